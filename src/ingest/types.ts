@@ -1,0 +1,84 @@
+/**
+ * The ingest contract: what callers give (DocumentInput, a JSON title tree or Markdown/plain text)
+ * and what the store writes (PreparedDocument, the title tree flattened into rows).
+ */
+
+/** A section of a JSON title tree, as a caller writes it. */
+export interface SectionInput {
+  title: string;
+  text?: string;
+  sections?: SectionInput[];
+}
+
+/**
+ * One document as a caller gives it. Exactly one of `sections`/`abstract` (the JSON title tree),
+ * `markdown` or `text` (plain text) carries the content; `title` may come from the Markdown's
+ * leading `# H1` when absent.
+ */
+export interface DocumentInput {
+  key?: string;
+  title?: string;
+  abstract?: string;
+  sections?: SectionInput[];
+  markdown?: string;
+  text?: string;
+  source?: string;
+  metadata?: Record<string, unknown>;
+}
+
+export interface IngestOptions {
+  /** Largest passage, in words (DHR: 100). */
+  maxWords: number;
+  /** Largest accepted document, in UTF-8 bytes of its content. */
+  maxDocumentBytes: number;
+}
+
+export const DEFAULT_INGEST_OPTIONS: IngestOptions = { maxWords: 100, maxDocumentBytes: 2_000_000 };
+
+/** A section row: the tree flattened in pre-order. */
+export interface PreparedSection {
+  /** Index of this section in pre-order (0-based) within the document. */
+  position: number;
+  /** Pre-order index of the parent section, or null at top level. */
+  parentPosition: number | null;
+  title: string;
+  /** 1 for top-level sections. */
+  depth: number;
+  /** Position among its siblings (0-based). */
+  ordinal: number;
+  /** Document title, then the titles of the ancestors, then this section's title. */
+  titlePath: string[];
+}
+
+export interface PreparedLink {
+  /** Target as written: a document key or title, or a URL. */
+  target: string;
+  anchorText: string;
+}
+
+export interface PreparedPassage {
+  /** Reading order within the whole document (0-based): abstract passages first, then sections in pre-order. */
+  ordinal: number;
+  /** Pre-order position of the section, or null for abstract passages. */
+  sectionPosition: number | null;
+  /** Passage text with link markup replaced by its anchor text. */
+  text: string;
+  /** Document title, then section titles down to the passage's section. */
+  titlePath: string[];
+  wordCount: number;
+  links: PreparedLink[];
+}
+
+export interface PreparedDocument {
+  key: string;
+  title: string;
+  abstract: string;
+  /** The text DHR embeds for the document: "title, abstract, toc". */
+  summary: string;
+  source: string | null;
+  metadata: Record<string, unknown>;
+  /** sha256 hex over the normalized content and the splitting options. */
+  contentHash: string;
+  sections: PreparedSection[];
+  passages: PreparedPassage[];
+}

@@ -1,0 +1,63 @@
+import { mkdirSync } from 'node:fs';
+import { PGlite, types } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite/vector';
+import { StatementCounter, type Database, type Queryable } from './db';
+
+export interface PgliteOptions {
+  /** Directory to persist into; undefined keeps everything in memory (tests). */
+  dataDir?: string;
+}
+
+export class PgliteDatabase implements Database {
+  readonly kind = 'pglite' as const;
+  readonly statements = new StatementCounter();
+  readonly location: string;
+
+  private constructor(private readonly db: PGlite, location: string) {
+    this.location = location;
+  }
+
+  static async open(options: PgliteOptions = {}): Promise<PgliteDatabase> {
+    if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
+    const db = await PGlite.create({
+      dataDir: options.dataDir,
+      extensions: { vector },
+      // Same int8 handling as the pg driver: counts as numbers.
+      parsers: { [types.INT8]: (v: string) => Number(v) },
+    });
+    return new PgliteDatabase(db, options.dataDir ?? 'memory://');
+  }
+
+  async query<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
+    this.statements.add();
+    const result = await this.db.query<T>(sql, params as unknown[]);
+    return result.rows;
+  }
+
+  async exec(sql: string): Promise<void> {
+    this.statements.add();
+    await this.db.exec(sql);
+  }
+
+  async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    const counter = this.statements;
+    return this.db.transaction(async (tx) => {
+      const queryable: Queryable = {
+        async query<R>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
+          counter.add();
+          const result = await tx.query<R>(sql, params as unknown[]);
+          return result.rows;
+        },
+        async exec(sql: string): Promise<void> {
+          counter.add();
+          await tx.exec(sql);
+        },
+      };
+      return fn(queryable);
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.db.close();
+  }
+}

@@ -1,0 +1,79 @@
+import { Pool, types, type PoolClient } from 'pg';
+import { StatementCounter, type Database, type Queryable } from './db';
+
+// int8 (count(*), sums) as JS numbers: our counts stay far below 2^53.
+types.setTypeParser(20, (v) => Number(v));
+
+export interface PostgresOptions {
+  url: string;
+  maxConnections?: number;
+}
+
+export class PostgresDatabase implements Database {
+  readonly kind = 'postgres' as const;
+  readonly statements = new StatementCounter();
+  readonly location: string;
+  private readonly pool: Pool;
+
+  constructor(options: PostgresOptions) {
+    this.pool = new Pool({ connectionString: options.url, max: options.maxConnections ?? 10 });
+    // An idle client erroring (server restart) must not crash the process.
+    this.pool.on('error', () => undefined);
+    this.location = redactUrl(options.url);
+  }
+
+  async query<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
+    this.statements.add();
+    const result = await this.pool.query(sql, params as unknown[]);
+    return result.rows as T[];
+  }
+
+  async exec(sql: string): Promise<void> {
+    this.statements.add();
+    await this.pool.query(sql);
+  }
+
+  async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    const tx = clientQueryable(client, this.statements);
+    try {
+      await tx.query('BEGIN');
+      const result = await fn(tx);
+      await tx.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}
+
+function clientQueryable(client: PoolClient, counter: StatementCounter): Queryable {
+  return {
+    async query<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
+      counter.add();
+      const result = await client.query(sql, params as unknown[]);
+      return result.rows as T[];
+    },
+    async exec(sql: string): Promise<void> {
+      counter.add();
+      await client.query(sql);
+    },
+  };
+}
+
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'postgresql://(unparseable url)';
+  }
+}
