@@ -114,9 +114,10 @@ export function passagePages(
   db: Queryable,
   pages: readonly { documentId: number; afterOrdinal: number }[],
   first: number,
-): Promise<PassageRow[]> {
-  return db.query<PassageRow>(
-    `SELECT ${PASSAGE_COLUMNS} FROM unnest($1::int[], $2::int[]) AS k(document_id, after_ordinal)
+): Promise<(PassageRow & { pageAfter: number })[]> {
+  return db.query(
+    `SELECT ${PASSAGE_COLUMNS}, k.after_ordinal AS "pageAfter"
+     FROM unnest($1::int[], $2::int[]) AS k(document_id, after_ordinal)
      CROSS JOIN LATERAL (
        SELECT * FROM passages p WHERE p.document_id = k.document_id AND p.ordinal > k.after_ordinal
        ORDER BY p.ordinal LIMIT $3

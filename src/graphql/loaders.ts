@@ -1,0 +1,94 @@
+import DataLoader from 'dataloader';
+import type { Queryable } from '../store/db';
+import * as reads from '../store/reads';
+import type { DocumentRow, LinkRow, PassageRow, SectionRow } from '../store/rows';
+
+/** Rows keyed by one column, in the order of the keys DataLoader asks for. */
+function byKey<K, R>(keys: readonly K[], rows: R[], keyOf: (row: R) => K): (R | null)[] {
+  const map = new Map<K, R>();
+  for (const row of rows) map.set(keyOf(row), row);
+  return keys.map((k) => map.get(k) ?? null);
+}
+
+function groupBy<K, R>(keys: readonly K[], rows: R[], keyOf: (row: R) => K): R[][] {
+  const map = new Map<K, R[]>();
+  for (const row of rows) {
+    const k = keyOf(row);
+    const list = map.get(k);
+    if (list) list.push(row);
+    else map.set(k, [row]);
+  }
+  return keys.map((k) => map.get(k) ?? []);
+}
+
+export interface PassagePageKey {
+  documentId: number;
+  afterOrdinal: number;
+  first: number;
+}
+
+/** One set per request: every nested field batches into one statement per level. */
+export function createLoaders(db: Queryable) {
+  return {
+    document: new DataLoader<number, DocumentRow | null>(async (ids) =>
+      byKey(ids, await reads.documentsByIds(db, ids), (r) => r.id),
+    ),
+    documentByKey: new DataLoader<string, DocumentRow | null>(async (keys) =>
+      byKey(keys, await reads.documentsByKeys(db, keys), (r) => r.key),
+    ),
+    section: new DataLoader<number, SectionRow | null>(async (ids) =>
+      byKey(ids, await reads.sectionsByIds(db, ids), (r) => r.id),
+    ),
+    tocByDocument: new DataLoader<number, SectionRow[]>(async (ids) =>
+      groupBy(ids, await reads.sectionsByDocumentIds(db, ids), (r) => r.documentId),
+    ),
+    childrenBySection: new DataLoader<number, SectionRow[]>(async (ids) =>
+      groupBy(ids, await reads.childrenBySectionIds(db, ids), (r) => r.parentId as number),
+    ),
+    passage: new DataLoader<number, PassageRow | null>(async (ids) =>
+      byKey(ids, await reads.passagesByIds(db, ids), (r) => r.id),
+    ),
+    passagesBySection: new DataLoader<number, PassageRow[]>(async (ids) =>
+      groupBy(ids, await reads.passagesBySectionIds(db, ids), (r) => r.sectionId as number),
+    ),
+    passageAt: new DataLoader<{ documentId: number; ordinal: number }, PassageRow | null, string>(
+      async (keys) =>
+        byKey(
+          keys.map((k) => `${k.documentId}:${k.ordinal}`),
+          await reads.passagesAt(db, keys),
+          (r) => `${r.documentId}:${r.ordinal}`,
+        ),
+      { cacheKeyFn: (k) => `${k.documentId}:${k.ordinal}` },
+    ),
+    passagePage: new DataLoader<PassagePageKey, PassageRow[], string>(
+      async (keys) => {
+        // One statement per distinct page size (normally one).
+        const result = new Map<string, PassageRow[]>();
+        for (const first of new Set(keys.map((k) => k.first))) {
+          const group = keys.filter((k) => k.first === first);
+          const rows = await reads.passagePages(db, group, first);
+          for (const k of group) {
+            // Rows come back tagged with their (document, after) pair: one document may be paged twice.
+            result.set(
+              `${k.documentId}:${k.afterOrdinal}:${first}`,
+              rows.filter((r) => r.documentId === k.documentId && r.pageAfter === k.afterOrdinal),
+            );
+          }
+        }
+        return keys.map((k) => result.get(`${k.documentId}:${k.afterOrdinal}:${k.first}`) ?? []);
+      },
+      { cacheKeyFn: (k) => `${k.documentId}:${k.afterOrdinal}:${k.first}` },
+    ),
+    passageCount: new DataLoader<number, number>(async (ids) =>
+      byKey(ids, await reads.passageCountsByDocumentIds(db, ids), (r) => r.documentId).map((r) => r?.n ?? 0),
+    ),
+    outgoingLinks: new DataLoader<number, LinkRow[]>(async (ids) =>
+      groupBy(ids, await reads.outgoingLinksByDocumentIds(db, ids), (r) => r.documentId),
+    ),
+    incomingLinks: new DataLoader<number, LinkRow[]>(async (ids) =>
+      groupBy(ids, await reads.incomingLinksByDocumentIds(db, ids), (r) => r.targetDocumentId as number),
+    ),
+  };
+}
+
+export type Loaders = ReturnType<typeof createLoaders>;

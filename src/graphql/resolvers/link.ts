@@ -1,0 +1,23 @@
+import { Ctx, FieldResolver, Resolver, Root } from 'type-graphql';
+import type { Context } from '../context';
+import { Document } from '../types/document';
+import { Link } from '../types/link';
+import { Passage } from '../types/passage';
+
+@Resolver(() => Link)
+export class LinkResolver {
+  @FieldResolver(() => Passage, { description: 'The passage the link is written in.' })
+  async passage(@Root() link: Link, @Ctx() ctx: Context): Promise<Passage> {
+    return (await ctx.loaders.passage.load(link.passageId)) as Passage;
+  }
+
+  @FieldResolver(() => Document)
+  async sourceDocument(@Root() link: Link, @Ctx() ctx: Context): Promise<Document> {
+    return (await ctx.loaders.document.load(link.documentId)) as Document;
+  }
+
+  @FieldResolver(() => Document, { nullable: true, description: 'Null until a document with that key or title exists.' })
+  targetDocument(@Root() link: Link, @Ctx() ctx: Context): Promise<Document | null> | null {
+    return link.targetDocumentId === null ? null : ctx.loaders.document.load(link.targetDocumentId);
+  }
+}

@@ -1,0 +1,34 @@
+import { Arg, Ctx, FieldResolver, ID, Query, Resolver, Root } from 'type-graphql';
+import type { Context } from '../context';
+import { parseId } from '../ids';
+import { Document } from '../types/document';
+import { Passage } from '../types/passage';
+import { Section } from '../types/section';
+
+@Resolver(() => Section)
+export class SectionResolver {
+  @Query(() => Section, { nullable: true })
+  section(@Ctx() ctx: Context, @Arg('id', () => ID) id: string): Promise<Section | null> {
+    return ctx.loaders.section.load(parseId(id, 'id'));
+  }
+
+  @FieldResolver(() => Document)
+  async document(@Root() section: Section, @Ctx() ctx: Context): Promise<Document> {
+    return (await ctx.loaders.document.load(section.documentId)) as Document;
+  }
+
+  @FieldResolver(() => Section, { nullable: true, description: 'Null for top-level sections.' })
+  parent(@Root() section: Section, @Ctx() ctx: Context): Promise<Section | null> | null {
+    return section.parentId === null ? null : ctx.loaders.section.load(section.parentId);
+  }
+
+  @FieldResolver(() => [Section])
+  children(@Root() section: Section, @Ctx() ctx: Context): Promise<Section[]> {
+    return ctx.loaders.childrenBySection.load(section.id);
+  }
+
+  @FieldResolver(() => [Passage], { description: "This section's own passages (not its subsections')." })
+  passages(@Root() section: Section, @Ctx() ctx: Context): Promise<Passage[]> {
+    return ctx.loaders.passagesBySection.load(section.id);
+  }
+}

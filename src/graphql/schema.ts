@@ -1,0 +1,30 @@
+import 'reflect-metadata';
+import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphql';
+import { buildSchema } from 'type-graphql';
+import { DocumentConnectionResolver, DocumentResolver } from './resolvers/document';
+import { IngestResolver } from './resolvers/ingest';
+import { LinkResolver } from './resolvers/link';
+import { PassageResolver } from './resolvers/passage';
+import { SectionResolver } from './resolvers/section';
+
+export const resolvers = [
+  DocumentResolver,
+  DocumentConnectionResolver,
+  SectionResolver,
+  PassageResolver,
+  LinkResolver,
+  IngestResolver,
+] as const;
+
+let built: Promise<GraphQLSchema> | undefined;
+
+/** Built once per process: type-graphql's metadata is global. */
+export function buildGraphQLSchema(): Promise<GraphQLSchema> {
+  built ??= buildSchema({ resolvers: [...resolvers], validate: false });
+  return built;
+}
+
+/** The checked-in schema.graphql: sorted, so diffs show real changes only. */
+export async function printGraphQLSchema(): Promise<string> {
+  return `${printSchema(lexicographicSortSchema(await buildGraphQLSchema()))}\n`;
+}

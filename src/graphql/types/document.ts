@@ -1,0 +1,53 @@
+import { GraphQLJSONObject } from 'graphql-scalars';
+import { Field, ID, Int, ObjectType } from 'type-graphql';
+
+@ObjectType({ description: 'A document: the root of a title tree.' })
+export class Document {
+  @Field(() => ID)
+  id!: number;
+
+  @Field({ description: "The caller's stable identifier (defaults to the title)." })
+  key!: string;
+
+  @Field()
+  title!: string;
+
+  @Field({ description: 'Text before the first heading.' })
+  abstract!: string;
+
+  @Field({ description: 'The document summary DHR embeds: "title, abstract, table of contents" (pre-order, comma-separated).' })
+  summary!: string;
+
+  @Field(() => String, { nullable: true })
+  source!: string | null;
+
+  @Field(() => GraphQLJSONObject)
+  metadata!: Record<string, unknown>;
+
+  @Field({ description: 'sha256 of the ingested content and splitting options; re-ingesting the same hash is a no-op.' })
+  contentHash!: string;
+
+  @Field()
+  createdAt!: Date;
+
+  @Field()
+  updatedAt!: Date;
+}
+
+@ObjectType()
+export class StoreStats {
+  @Field(() => Int)
+  documents!: number;
+
+  @Field(() => Int)
+  sections!: number;
+
+  @Field(() => Int)
+  passages!: number;
+
+  @Field(() => Int)
+  links!: number;
+
+  @Field(() => Int, { description: 'Links whose target names a stored document.' })
+  resolvedLinks!: number;
+}

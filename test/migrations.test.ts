@@ -1,0 +1,41 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadMigrations, migrate, MigrationError } from '../src/store/migrate';
+import { createTestDatabase, type TestDatabase } from './helpers/database';
+
+describe('migrations runner', () => {
+  let t: TestDatabase;
+  beforeEach(async () => {
+    t = await createTestDatabase({ migrated: false });
+  });
+  afterEach(() => t.drop());
+
+  it('applies every migration once, records it, and is a no-op the second time', async () => {
+    const versions = loadMigrations().map((m) => m.version);
+    expect(versions[0]).toBe('0001_title_tree');
+    expect(await migrate(t.db)).toEqual(versions);
+    expect(await migrate(t.db)).toEqual([]);
+    const rows = await t.db.query<{ version: string }>('SELECT version FROM schema_migrations ORDER BY version');
+    expect(rows.map((r) => r.version)).toEqual(versions);
+    const ext = await t.db.query("SELECT 1 FROM pg_extension WHERE extname = 'vector'");
+    expect(ext).toHaveLength(1);
+  });
+
+  it('rolls back a failing migration whole and refuses an edited one', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dhr-migrations-'));
+    writeFileSync(join(dir, '0001_ok.sql'), 'CREATE TABLE m_ok (id int);');
+    writeFileSync(join(dir, '0002_bad.sql'), 'CREATE TABLE m_half (id int); SELECT no_such_function();');
+    await expect(migrate(t.db, loadMigrations(dir))).rejects.toThrow(/no_such_function/);
+    // 0001 stays applied; 0002 left nothing behind.
+    const tables = await t.db.query<{ table_name: string }>(
+      "SELECT table_name FROM information_schema.tables WHERE table_name IN ('m_ok', 'm_half')",
+    );
+    expect(tables.map((r) => r.table_name)).toEqual(['m_ok']);
+
+    writeFileSync(join(dir, '0001_ok.sql'), 'CREATE TABLE m_ok (id int, edited int);');
+    writeFileSync(join(dir, '0002_bad.sql'), 'SELECT 1;');
+    await expect(migrate(t.db, loadMigrations(dir))).rejects.toThrow(MigrationError);
+    await expect(migrate(t.db, loadMigrations(dir))).rejects.toThrow(/0001_ok was changed after it was applied/);
+  });
+});

@@ -1,0 +1,89 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { packageRoot } from '../src/paths';
+import { createTestDatabase, type TestDatabase } from './helpers/database';
+
+/**
+ * prisma/schema.prisma must describe the tables the SQL migrations create: same tables, same
+ * columns, compatible types and nullability. (Prisma's own migrate cannot run offline, so the
+ * SQL files are the source of truth and this test keeps the Prisma schema honest.)
+ */
+
+interface PrismaColumn {
+  table: string;
+  column: string;
+  type: string;
+  optional: boolean;
+  list: boolean;
+  native?: string;
+}
+
+function parsePrismaSchema(text: string): PrismaColumn[] {
+  const models = [...text.matchAll(/^model\s+(\w+)\s*\{([\s\S]*?)^\}/gm)];
+  const modelNames = new Set(models.map((m) => m[1]));
+  const columns: PrismaColumn[] = [];
+  for (const [, , body] of models) {
+    const table = /@@map\("([^"]+)"\)/.exec(body)?.[1];
+    if (!table) throw new Error('every model needs @@map to its table');
+    for (const line of body.split('\n')) {
+      const m = /^\s*(\w+)\s+(\w+(?:\("[^"]*"\))?)(\[\])?(\?)?(.*)$/.exec(line);
+      if (!m || line.trim().startsWith('@@') || line.trim().startsWith('//')) continue;
+      const [, field, type, list, optional, attrs] = m;
+      if (modelNames.has(type)) continue; // relation field, no column
+      columns.push({
+        table,
+        column: /@map\("([^"]+)"\)/.exec(attrs)?.[1] ?? field,
+        type,
+        optional: Boolean(optional),
+        list: Boolean(list),
+        native: /@db\.(\w+)/.exec(attrs)?.[1],
+      });
+    }
+  }
+  return columns;
+}
+
+/** The PostgreSQL type each Prisma scalar maps to. */
+function expectedUdt(c: PrismaColumn): string {
+  const unsupported = /^Unsupported\("(\w+)/.exec(c.type);
+  if (unsupported) return unsupported[1];
+  const base: Record<string, string> = {
+    Int: 'int4',
+    BigInt: 'int8',
+    String: 'text',
+    Boolean: 'bool',
+    Float: 'float8',
+    Json: 'jsonb',
+    DateTime: c.native === 'Timestamptz' ? 'timestamptz' : 'timestamp',
+  };
+  const udt = base[c.type];
+  if (!udt) throw new Error(`no mapping for Prisma type ${c.type}`);
+  return c.list ? `_${udt}` : udt;
+}
+
+describe('prisma/schema.prisma agrees with migrations/', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+  });
+  afterAll(() => t.drop());
+
+  it('has the same tables, columns, types and nullability', async () => {
+    const prisma = parsePrismaSchema(readFileSync(join(packageRoot(), 'prisma/schema.prisma'), 'utf8'));
+    const db = await t.db.query<{ table: string; column: string; udt: string; nullable: string }>(
+      `SELECT table_name AS table, column_name AS column, udt_name AS udt, is_nullable AS nullable
+       FROM information_schema.columns WHERE table_schema = 'public' ORDER BY table_name, ordinal_position`,
+    );
+    const key = (table: string, column: string) => `${table}.${column}`;
+    expect(prisma.map((c) => key(c.table, c.column)).sort()).toEqual(db.map((c) => key(c.table, c.column)).sort());
+    const byKey = new Map(db.map((c) => [key(c.table, c.column), c]));
+    for (const c of prisma) {
+      const col = byKey.get(key(c.table, c.column))!;
+      expect(`${key(c.table, c.column)} ${col.udt}`).toBe(`${key(c.table, c.column)} ${expectedUdt(c)}`);
+      // Prisma lists are required arrays; only scalars carry `?`.
+      expect(`${key(c.table, c.column)} nullable=${col.nullable === 'YES'}`).toBe(
+        `${key(c.table, c.column)} nullable=${c.optional}`,
+      );
+    }
+  });
+});
