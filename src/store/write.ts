@@ -1,6 +1,8 @@
 import type { PreparedDocument } from '../ingest/types';
 import type { Database, Queryable } from './db';
 
+const LINK_RESOLUTION_LOCK = 7240312;
+
 export type WriteStatus = 'created' | 'updated' | 'unchanged';
 
 export interface WriteResult {
@@ -50,13 +52,18 @@ export async function writeDocumentIn(tx: Queryable, doc: PreparedDocument): Pro
     );
     documentId = rows[0].id;
   }
-  await insertTree(tx, documentId, doc);
+  const passageIds = await insertTree(tx, documentId, doc);
+  // Link resolution must see documents and links of concurrent ingests: with this lock held to
+  // commit, whichever transaction comes second sees the first one's rows (READ COMMITTED), so a
+  // link and its target written at the same time still meet. Taken last to keep the serial part short.
+  await tx.query('SELECT pg_advisory_xact_lock($1)', [LINK_RESOLUTION_LOCK]);
+  await insertLinks(tx, documentId, doc, passageIds);
   await resolveLinksTo(tx, documentId, doc.key, doc.title);
   return { status, documentId };
 }
 
-async function insertTree(tx: Queryable, documentId: number, doc: PreparedDocument): Promise<void> {
-  const linkCount = doc.passages.reduce((n, p) => n + p.links.length, 0);
+/** Writes sections and passages; returns the passage ids in passage order. */
+async function insertTree(tx: Queryable, documentId: number, doc: PreparedDocument): Promise<number[]> {
   // Ids are taken up front so parents, passages and links can reference them in single statements.
   const [ids] = await tx.query<{ sections: number[]; passages: number[] }>(
     `SELECT ARRAY(SELECT nextval(pg_get_serial_sequence('sections', 'id'))::int FROM generate_series(1, $1)) AS sections,
@@ -101,10 +108,14 @@ async function insertTree(tx: Queryable, documentId: number, doc: PreparedDocume
       [documentId, JSON.stringify(rows)],
     );
   }
-  if (linkCount > 0) {
-    const rows = doc.passages.flatMap((p, i) =>
-      p.links.map((l) => ({ passage_id: ids.passages[i], target: l.target, anchor_text: l.anchorText })),
-    );
+  return ids.passages;
+}
+
+async function insertLinks(tx: Queryable, documentId: number, doc: PreparedDocument, passageIds: number[]): Promise<void> {
+  const rows = doc.passages.flatMap((p, i) =>
+    p.links.map((l) => ({ passage_id: passageIds[i], target: l.target, anchor_text: l.anchorText })),
+  );
+  if (rows.length > 0) {
     // A target resolves to the document with that key, else to one with that title (any case).
     await tx.query(
       `INSERT INTO links (passage_id, document_id, target, target_document_id, anchor_text)

@@ -4,10 +4,10 @@ import { Passage } from './passage';
 
 @ObjectType()
 export class PageInfo {
-  @Field()
+  @Field(() => Boolean)
   hasNextPage!: boolean;
 
-  @Field()
+  @Field(() => Boolean)
   hasPreviousPage!: boolean;
 
   @Field(() => String, { nullable: true })
@@ -19,7 +19,7 @@ export class PageInfo {
 
 @ObjectType()
 export class DocumentEdge {
-  @Field()
+  @Field(() => String)
   cursor!: string;
 
   @Field(() => Document)
@@ -40,7 +40,7 @@ export class DocumentConnection {
 
 @ObjectType()
 export class PassageEdge {
-  @Field()
+  @Field(() => String)
   cursor!: string;
 
   @Field(() => Passage)

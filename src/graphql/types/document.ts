@@ -6,16 +6,16 @@ export class Document {
   @Field(() => ID)
   id!: number;
 
-  @Field({ description: "The caller's stable identifier (defaults to the title)." })
+  @Field(() => String, { description: "The caller's stable identifier (defaults to the title)." })
   key!: string;
 
-  @Field()
+  @Field(() => String)
   title!: string;
 
-  @Field({ description: 'Text before the first heading.' })
+  @Field(() => String, { description: 'Text before the first heading.' })
   abstract!: string;
 
-  @Field({ description: 'The document summary DHR embeds: "title, abstract, table of contents" (pre-order, comma-separated).' })
+  @Field(() => String, { description: 'The document summary DHR embeds: "title, abstract, table of contents" (pre-order, comma-separated).' })
   summary!: string;
 
   @Field(() => String, { nullable: true })
@@ -24,13 +24,13 @@ export class Document {
   @Field(() => GraphQLJSONObject)
   metadata!: Record<string, unknown>;
 
-  @Field({ description: 'sha256 of the ingested content and splitting options; re-ingesting the same hash is a no-op.' })
+  @Field(() => String, { description: 'sha256 of the ingested content and splitting options; re-ingesting the same hash is a no-op.' })
   contentHash!: string;
 
-  @Field()
+  @Field(() => Date)
   createdAt!: Date;
 
-  @Field()
+  @Field(() => Date)
   updatedAt!: Date;
 }
 

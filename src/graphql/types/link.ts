@@ -9,9 +9,9 @@ export class Link {
   documentId!: number;
   targetDocumentId!: number | null;
 
-  @Field({ description: 'The target as written.' })
+  @Field(() => String, { description: 'The target as written.' })
   target!: string;
 
-  @Field()
+  @Field(() => String)
   anchorText!: string;
 }

@@ -8,7 +8,7 @@ export class Passage {
   documentId!: number;
   sectionId!: number | null;
 
-  @Field()
+  @Field(() => String)
   text!: string;
 
   @Field(() => [String], { description: 'Document title, then section titles down to this passage.' })

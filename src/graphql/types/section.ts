@@ -8,7 +8,7 @@ export class Section {
   documentId!: number;
   parentId!: number | null;
 
-  @Field()
+  @Field(() => String)
   title!: string;
 
   @Field(() => Int, { description: '1 for top-level sections.' })
