@@ -1,0 +1,283 @@
+/**
+ * DocumentInput → PreparedDocument: validate one document, resolve its title tree (JSON tree,
+ * Markdown or plain text), flatten sections in pre-order and split each section's own text into
+ * passages. Pure and deterministic, so the store only writes rows and the hash tells it when a
+ * re-ingested document is unchanged.
+ */
+import { createHash } from 'node:crypto';
+import { IngestError } from './errors';
+import { extractLinks } from './links';
+import { parseMarkdown } from './markdown';
+import { splitPassages } from './splitter';
+import { documentSummary } from './summary';
+import {
+  DEFAULT_INGEST_OPTIONS,
+  type DocumentInput,
+  type IngestOptions,
+  type PreparedDocument,
+  type PreparedPassage,
+  type PreparedSection,
+  type SectionInput,
+} from './types';
+
+const MAX_WORDS_LIMIT = 10_000;
+
+/** Fill in defaults and check the options; bad options are the caller's bug, hence RangeError. */
+export function resolveIngestOptions(options?: Partial<IngestOptions>): IngestOptions {
+  const maxWords = options?.maxWords ?? DEFAULT_INGEST_OPTIONS.maxWords;
+  const maxDocumentBytes = options?.maxDocumentBytes ?? DEFAULT_INGEST_OPTIONS.maxDocumentBytes;
+  if (!Number.isInteger(maxWords) || maxWords < 1 || maxWords > MAX_WORDS_LIMIT) {
+    throw new RangeError(`maxWords must be an integer from 1 to ${MAX_WORDS_LIMIT}, got ${maxWords}`);
+  }
+  if (typeof maxDocumentBytes !== 'number' || !(maxDocumentBytes > 0) || !Number.isFinite(maxDocumentBytes)) {
+    throw new RangeError(`maxDocumentBytes must be a positive number, got ${maxDocumentBytes}`);
+  }
+  return { maxWords, maxDocumentBytes };
+}
+
+/**
+ * A plain object: an object literal or `Object.create(null)` (graphql-js builds input objects so),
+ * from any realm (jest and vm contexts have their own Object.prototype); not an array or class instance.
+ */
+const isPlainObject = (v: unknown): v is Record<string, unknown> => {
+  if (typeof v !== 'object' || v === null || Object.prototype.toString.call(v) !== '[object Object]') return false;
+  const proto: unknown = Object.getPrototypeOf(v);
+  return proto === null || Object.getPrototypeOf(proto) === null;
+};
+
+/** Unicode that PostgreSQL text can store: no lone surrogates, no NUL. */
+function checkString(document: string, field: string, value: string): void {
+  if (!(value as unknown as { isWellFormed(): boolean }).isWellFormed()) {
+    throw new IngestError(document, `invalid UTF-8 / malformed Unicode in ${field}`);
+  }
+  if (value.includes('\u0000')) throw new IngestError(document, `NUL character (\\u0000) in ${field}`);
+}
+
+/** Check every string of a JSON value (object keys included). */
+function checkJsonStrings(document: string, field: string, value: unknown): void {
+  if (typeof value === 'string') checkString(document, field, value);
+  else if (Array.isArray(value)) value.forEach((v, i) => checkJsonStrings(document, `${field}[${i}]`, v));
+  else if (value !== null && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      checkString(document, `${field} (a key)`, k);
+      checkJsonStrings(document, `${field}.${k}`, v);
+    }
+  }
+}
+
+/** JSON with object keys sorted at every level: equal values always serialize the same. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+const squash = (s: string): string => s.replace(/\s+/g, ' ').trim();
+/** Text keeps its paragraphs; only line endings and surrounding whitespace are normalized. */
+const normalizeText = (s: string): string => s.replace(/\r\n?/g, '\n').trim();
+const utf8Bytes = (s: string | undefined): number => (s ? Buffer.byteLength(s, 'utf8') : 0);
+
+/** A section as checked: the fields that matter, with their path for error messages. */
+interface CheckedSection {
+  path: string;
+  title: unknown;
+  text: string | undefined;
+  sections: CheckedSection[];
+}
+
+/** Check a JSON title tree's shape and strings (titles are checked later, with the path). */
+function checkSections(document: string, value: unknown, path: string): CheckedSection[] {
+  if (!Array.isArray(value)) throw new IngestError(document, `${path} must be an array`);
+  return value.map((raw, i) => {
+    const at = `${path}[${i}]`;
+    if (!isPlainObject(raw)) throw new IngestError(document, `${at} must be an object`);
+    const title = raw.title ?? undefined;
+    const text = raw.text ?? undefined;
+    if (title !== undefined && typeof title !== 'string') throw new IngestError(document, `${at}.title must be a string`);
+    if (text !== undefined && typeof text !== 'string') throw new IngestError(document, `${at}.text must be a string`);
+    if (title !== undefined) checkString(document, `${at}.title`, title);
+    if (text !== undefined) checkString(document, `${at}.text`, text);
+    const sections = raw.sections == null ? [] : checkSections(document, raw.sections, `${at}.sections`);
+    return { path: at, title, text, sections };
+  });
+}
+
+function fromSectionInputs(sections: SectionInput[], path: string): CheckedSection[] {
+  return sections.map((s, i) => ({
+    path: `${path}[${i}]`,
+    title: s.title,
+    text: s.text,
+    sections: fromSectionInputs(s.sections ?? [], `${path}[${i}].sections`),
+  }));
+}
+
+function treeBytes(sections: CheckedSection[]): number {
+  let n = 0;
+  for (const s of sections) n += utf8Bytes(s.title as string | undefined) + utf8Bytes(s.text) + treeBytes(s.sections);
+  return n;
+}
+
+/** For the content hash: only the fields that make up the tree. */
+function hashableTree(sections: CheckedSection[]): unknown[] {
+  return sections.map((s) => ({ title: s.title, text: s.text, sections: hashableTree(s.sections) }));
+}
+
+const STRING_FIELDS = ['key', 'title', 'abstract', 'markdown', 'text', 'source'] as const;
+
+/**
+ * Validate `input` and flatten it into rows. Errors are IngestErrors naming the document by its
+ * key, else its title, else `label` (e.g. `#3` or `file.jsonl:12`); bad options are RangeErrors.
+ */
+export function prepareDocument(
+  input: DocumentInput,
+  options?: Partial<IngestOptions>,
+  label?: string,
+): PreparedDocument {
+  const { maxWords, maxDocumentBytes } = resolveIngestOptions(options);
+  const raw: unknown = input;
+  const labelOf = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() ? squash(v) : undefined);
+  if (!isPlainObject(raw)) throw new IngestError(label ?? 'document', 'a document must be a JSON object');
+  const document = labelOf(raw.key) ?? labelOf(raw.title) ?? label ?? 'untitled document';
+
+  // Shape: GraphQL and JSON callers send null for absent fields, so null counts as absent.
+  const fields: Partial<Record<(typeof STRING_FIELDS)[number], string>> = {};
+  for (const name of STRING_FIELDS) {
+    const value = raw[name] ?? undefined;
+    if (value === undefined) continue;
+    if (typeof value !== 'string') throw new IngestError(document, `${name} must be a string`);
+    checkString(document, name, value);
+    fields[name] = value;
+  }
+  const sectionsRaw = raw.sections ?? undefined;
+  const metadataRaw = raw.metadata ?? undefined;
+  if (metadataRaw !== undefined && !isPlainObject(metadataRaw)) {
+    throw new IngestError(document, 'metadata must be a JSON object');
+  }
+  let metadata: Record<string, unknown> = {};
+  if (metadataRaw !== undefined) {
+    try {
+      metadata = JSON.parse(JSON.stringify(metadataRaw)) as Record<string, unknown>;
+    } catch (e) {
+      throw new IngestError(document, `metadata is not JSON: ${(e as Error).message}`);
+    }
+    checkJsonStrings(document, 'metadata', metadata);
+  }
+  if (fields.key !== undefined && !fields.key.trim()) throw new IngestError(document, 'key must be a non-empty string');
+
+  // Exactly one content form.
+  const forms = [
+    fields.abstract !== undefined || sectionsRaw !== undefined ? 'abstract/sections' : null,
+    fields.markdown !== undefined ? 'markdown' : null,
+    fields.text !== undefined ? 'text' : null,
+  ].filter((f): f is string => f !== null);
+  if (forms.length > 1) {
+    throw new IngestError(document, `conflicting content: give only one of abstract/sections, markdown or text (got ${forms.join(' and ')})`);
+  }
+  const treeSections = sectionsRaw === undefined ? [] : checkSections(document, sectionsRaw, 'sections');
+
+  const bytes =
+    utf8Bytes(fields.title) +
+    utf8Bytes(fields.abstract) +
+    utf8Bytes(fields.markdown) +
+    utf8Bytes(fields.text) +
+    treeBytes(treeSections) +
+    (metadataRaw === undefined ? 0 : utf8Bytes(JSON.stringify(metadata)));
+  if (bytes > maxDocumentBytes) {
+    throw new IngestError(document, `document is ${bytes} bytes, over the limit of ${maxDocumentBytes} bytes`);
+  }
+
+  // Resolve the title tree.
+  let title: string;
+  let abstractRaw: string;
+  let sections: CheckedSection[];
+  if (fields.markdown !== undefined) {
+    const parsed = parseMarkdown(fields.markdown, fields.title, document);
+    title = squash(parsed.title);
+    abstractRaw = parsed.abstract;
+    sections = fromSectionInputs(parsed.sections, 'sections');
+  } else {
+    title = squash(fields.title ?? '');
+    abstractRaw = fields.text ?? fields.abstract ?? '';
+    sections = treeSections;
+  }
+  if (!title) throw new IngestError(document, 'missing title');
+  const key = fields.key ?? title;
+
+  // Flatten sections in pre-order; each keeps its own text for splitting below.
+  const preparedSections: PreparedSection[] = [];
+  const sectionTexts: string[] = [];
+  const visit = (list: CheckedSection[], parent: PreparedSection | null): void => {
+    list.forEach((s, ordinal) => {
+      const sectionTitle = typeof s.title === 'string' ? squash(s.title) : '';
+      if (!sectionTitle) throw new IngestError(document, `section without a title at ${s.path}`);
+      const row: PreparedSection = {
+        position: preparedSections.length,
+        parentPosition: parent ? parent.position : null,
+        title: sectionTitle,
+        depth: parent ? parent.depth + 1 : 1,
+        ordinal,
+        titlePath: [...(parent ? parent.titlePath : [title]), sectionTitle],
+      };
+      preparedSections.push(row);
+      sectionTexts.push(s.text ?? '');
+      visit(s.sections, row);
+    });
+  };
+  visit(sections, null);
+
+  // Passages: abstract first, then each section's own text, never mixing two texts.
+  const passages: PreparedPassage[] = [];
+  const addPassages = (rawText: string, sectionPosition: number | null, titlePath: string[]): string => {
+    const { text, links } = extractLinks(normalizeText(rawText));
+    const blocks = splitPassages(text, maxWords);
+    const first = passages.length;
+    for (const block of blocks) {
+      passages.push({ ordinal: passages.length, sectionPosition, text: block.text, titlePath: [...titlePath], wordCount: block.wordCount, links: [] });
+    }
+    for (const link of links) {
+      // The passage holding the anchor's start; an anchor starting in the whitespace between
+      // passages belongs to the one before it (or the first).
+      let b = blocks.length - 1;
+      while (b > 0 && blocks[b].start > link.start) b--;
+      if (b >= 0) passages[first + b].links.push({ target: link.target, anchorText: link.anchorText });
+    }
+    return text.trim();
+  };
+  const abstract = addPassages(abstractRaw, null, [title]);
+  preparedSections.forEach((s, i) => addPassages(sectionTexts[i], s.position, s.titlePath));
+  if (passages.length === 0) throw new IngestError(document, 'empty document: no text in abstract or sections');
+
+  const contentHash = createHash('sha256')
+    .update(
+      canonicalJson({
+        v: 1,
+        key,
+        title,
+        abstract: fields.abstract,
+        sections: sectionsRaw === undefined ? undefined : hashableTree(treeSections),
+        markdown: fields.markdown,
+        text: fields.text,
+        source: fields.source,
+        metadata,
+        maxWords,
+      }),
+    )
+    .digest('hex');
+
+  return {
+    key,
+    title,
+    abstract,
+    summary: documentSummary(title, abstract, preparedSections.map((s) => s.title)),
+    source: fields.source ?? null,
+    metadata,
+    contentHash,
+    sections: preparedSections,
+    passages,
+  };
+}

@@ -1,0 +1,134 @@
+import { splitPassages, splitSentences } from './splitter';
+
+/** Small seeded PRNG (mulberry32): the property loop is random but reproducible. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const words = (s: string): string[] => s.split(/\s+/).filter(Boolean);
+
+describe('splitSentences', () => {
+  it('ends sentences at . ! ? followed by whitespace', () => {
+    expect(splitSentences('One two. Three four! Five six? Seven')).toEqual(['One two.', 'Three four!', 'Five six?', 'Seven']);
+  });
+
+  it('keeps closing quotes and brackets with the sentence', () => {
+    expect(splitSentences('He said "Stop." Then he left. (See above.) Next.')).toEqual([
+      'He said "Stop."',
+      'Then he left.',
+      '(See above.)',
+      'Next.',
+    ]);
+  });
+
+  it('does not split on abbreviations, initials or decimals', () => {
+    expect(splitSentences('Dr. Smith met Mr. Jones in the U.S. Army, e.g. at noon. Pi is 3.14 today. J. R. R. Tolkien wrote, i.e. much. End.')).toEqual([
+      'Dr. Smith met Mr. Jones in the U.S. Army, e.g. at noon.',
+      'Pi is 3.14 today.',
+      'J. R. R. Tolkien wrote, i.e. much.',
+      'End.',
+    ]);
+  });
+
+  it('ends a sentence after "etc." only before a capitalized word', () => {
+    expect(splitSentences('Apples, pears, etc. and more. Apples etc. Then more.')).toEqual([
+      'Apples, pears, etc. and more.',
+      'Apples etc.',
+      'Then more.',
+    ]);
+  });
+
+  it('ends a sentence at a paragraph break (blank line)', () => {
+    expect(splitSentences('A heading like line\n\nThen a paragraph\nwith a line break.')).toEqual([
+      'A heading like line',
+      'Then a paragraph with a line break.',
+    ]);
+  });
+});
+
+describe('splitPassages', () => {
+  it('returns nothing for empty or whitespace text', () => {
+    expect(splitPassages('', 5)).toEqual([]);
+    expect(splitPassages(' \n\t \n', 5)).toEqual([]);
+  });
+
+  it('rejects maxWords below 1 or not an integer', () => {
+    expect(() => splitPassages('a b', 0)).toThrow(RangeError);
+    expect(() => splitPassages('a b', -3)).toThrow(RangeError);
+    expect(() => splitPassages('a b', 1.5)).toThrow(RangeError);
+    expect(() => splitPassages('a b', NaN)).toThrow(RangeError);
+  });
+
+  it('packs whole sentences greedily', () => {
+    const blocks = splitPassages('One two three. Four five six. Seven eight.', 6);
+    expect(blocks.map((b) => b.text)).toEqual(['One two three. Four five six.', 'Seven eight.']);
+    expect(blocks.map((b) => b.wordCount)).toEqual([6, 2]);
+  });
+
+  it('breaks between sentences rather than filling a block mid-sentence', () => {
+    // 3 + 4 words with a limit of 5: the second sentence starts a new block.
+    const blocks = splitPassages('Alpha beta gamma. Delta epsilon zeta eta.', 5);
+    expect(blocks.map((b) => b.text)).toEqual(['Alpha beta gamma.', 'Delta epsilon zeta eta.']);
+  });
+
+  it('cuts a sentence longer than maxWords into chunks of maxWords', () => {
+    const blocks = splitPassages('Short one. a b c d e f g. Tail here.', 3);
+    expect(blocks.map((b) => b.text)).toEqual(['Short one.', 'a b c', 'd e f', 'g.', 'Tail here.']);
+  });
+
+  it('cuts an abbreviation-bearing sentence as one sentence', () => {
+    // Were "Mr." a sentence end, the blocks would be ["Mr."], ["Smith went home today."].
+    expect(splitPassages('Mr. Smith went home today.', 4).map((b) => b.text)).toEqual(['Mr. Smith went home', 'today.']);
+  });
+
+  it('normalizes whitespace and reports offsets into the input', () => {
+    const text = '  First   line\nstill first.\n\n  Second\tone.  ';
+    const blocks = splitPassages(text, 3);
+    expect(blocks).toEqual([
+      { text: 'First line still', wordCount: 3, start: 2, end: 20 },
+      { text: 'first.', wordCount: 1, start: 21, end: 27 },
+      { text: 'Second one.', wordCount: 2, start: 31, end: 42 },
+    ]);
+    for (const b of blocks) expect(text.slice(b.start, b.end).replace(/\s+/g, ' ')).toBe(b.text);
+  });
+
+  it('keeps every word once, in order, in blocks within the limit (property loop)', () => {
+    const random = prng(20240607);
+    const vocab = ['alpha', 'beta', 'Gamma', 'delta.', 'end!', 'why?', 'Dr.', 'e.g.', '3.5', 'U.S.', '"quoted."', 'x', 'etc.', '(aside.)'];
+    const gaps = [' ', ' ', ' ', '  ', '\n', '\n\n', '\t', ' \n \n '];
+    for (let round = 0; round < 300; round++) {
+      const n = Math.floor(random() * 60);
+      let text = random() < 0.5 ? '' : ' ';
+      for (let i = 0; i < n; i++) {
+        text += vocab[Math.floor(random() * vocab.length)] + gaps[Math.floor(random() * gaps.length)];
+      }
+      const maxWords = 1 + Math.floor(random() * 12);
+      const blocks = splitPassages(text, maxWords);
+      const sentenceEnds = new Set<number>();
+      let count = 0;
+      for (const s of splitSentences(text)) sentenceEnds.add((count += words(s).length));
+
+      expect(blocks.flatMap((b) => b.text.split(' '))).toEqual(words(text));
+      let seen = 0;
+      let lastEnd = 0;
+      for (const b of blocks) {
+        expect(b.wordCount).toBeGreaterThan(0);
+        expect(b.wordCount).toBeLessThanOrEqual(maxWords);
+        expect(b.text.split(' ')).toHaveLength(b.wordCount);
+        expect(b.start).toBeGreaterThanOrEqual(lastEnd);
+        expect(text.slice(b.start, b.end).replace(/\s+/g, ' ')).toBe(b.text);
+        lastEnd = b.end;
+        seen += b.wordCount;
+        // A block ends at a sentence end unless it is a full chunk of a cut sentence.
+        if (!sentenceEnds.has(seen)) expect(b.wordCount).toBe(maxWords);
+      }
+    }
+  });
+});
