@@ -140,6 +140,8 @@ describe('GraphQL: ingest and navigate the title tree', () => {
     const q = `query($t: String, $s: String) { documents(titleContains: $t, source: $s) { totalCount edges { node { key } } } }`;
     expect(dataOf(await api.exec(q, { t: 'BET' })).documents.edges.map((e: any) => e.node.key)).toEqual(['Beta']);
     expect(dataOf(await api.exec(q, { t: '%' })).documents.totalCount).toBe(0);
+    expect(dataOf(await api.exec(q, { t: '_eta' })).documents.totalCount).toBe(0);
+    expect(dataOf(await api.exec(q, { t: 'a\\' })).documents.totalCount).toBe(0);
     expect(dataOf(await api.exec(q, { s: 'test' })).documents.totalCount).toBe(2);
     expect(dataOf(await api.exec(q, { s: 'other' })).documents.totalCount).toBe(0);
   });

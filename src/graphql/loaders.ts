@@ -1,5 +1,5 @@
 import DataLoader from 'dataloader';
-import type { Queryable } from '../store/db';
+import type { Database } from '../store/db';
 import * as reads from '../store/reads';
 import type { DocumentRow, LinkRow, PassageRow, SectionRow } from '../store/rows';
 
@@ -28,7 +28,7 @@ export interface PassagePageKey {
 }
 
 /** One set per request: every nested field batches into one statement per level. */
-export function createLoaders(db: Queryable) {
+export function createLoaders(db: Database) {
   return {
     document: new DataLoader<number, DocumentRow | null>(async (ids) =>
       byKey(ids, await reads.documentsByIds(db, ids), (r) => r.id),

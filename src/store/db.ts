@@ -9,12 +9,16 @@ export interface Queryable {
   exec(sql: string): Promise<void>;
 }
 
+import type { PrismaClient } from './prisma';
+
 export type DatabaseKind = 'pglite' | 'postgres';
 
 export interface Database extends Queryable {
   readonly kind: DatabaseKind;
   /** Where the data lives: a directory for PGlite, the server URL (without password) for PostgreSQL. */
   readonly location: string;
+  /** Typed queries over the same connection (vector and bulk statements stay raw SQL). */
+  readonly prisma: PrismaClient;
   /** Runs fn in one transaction; rolls back if it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /** Counts every statement sent, for tests that bound round trips and for stats. */

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { PGlite, types } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite/vector';
 import { StatementCounter, type Database, type Queryable } from './db';
+import { createPrismaClient, type PrismaClient } from './prisma';
 
 export interface PgliteOptions {
   /** Directory to persist into; undefined keeps everything in memory (tests). */
@@ -12,9 +13,11 @@ export class PgliteDatabase implements Database {
   readonly kind = 'pglite' as const;
   readonly statements = new StatementCounter();
   readonly location: string;
+  readonly prisma: PrismaClient;
 
   private constructor(private readonly db: PGlite, location: string) {
     this.location = location;
+    this.prisma = createPrismaClient({ pglite: db }, this.statements);
   }
 
   static async open(options: PgliteOptions = {}): Promise<PgliteDatabase> {
@@ -58,6 +61,7 @@ export class PgliteDatabase implements Database {
   }
 
   async close(): Promise<void> {
+    await this.prisma.$disconnect();
     await this.db.close();
   }
 }

@@ -1,5 +1,6 @@
 import { Pool, types, type PoolClient } from 'pg';
 import { StatementCounter, type Database, type Queryable } from './db';
+import { createPrismaClient, type PrismaClient } from './prisma';
 
 // int8 (count(*), sums) as JS numbers: our counts stay far below 2^53.
 types.setTypeParser(20, (v) => Number(v));
@@ -13,6 +14,7 @@ export class PostgresDatabase implements Database {
   readonly kind = 'postgres' as const;
   readonly statements = new StatementCounter();
   readonly location: string;
+  readonly prisma: PrismaClient;
   private readonly pool: Pool;
 
   constructor(options: PostgresOptions) {
@@ -20,6 +22,7 @@ export class PostgresDatabase implements Database {
     // An idle client erroring (server restart) must not crash the process.
     this.pool.on('error', () => undefined);
     this.location = redactUrl(options.url);
+    this.prisma = createPrismaClient({ pool: this.pool }, this.statements);
   }
 
   async query<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
@@ -50,6 +53,7 @@ export class PostgresDatabase implements Database {
   }
 
   async close(): Promise<void> {
+    await this.prisma.$disconnect();
     await this.pool.end();
   }
 }

@@ -1,26 +1,24 @@
-import type { Queryable } from './db';
-import {
-  DOCUMENT_COLUMNS,
-  LINK_COLUMNS,
-  PASSAGE_COLUMNS,
-  SECTION_COLUMNS,
-  type DocumentRow,
-  type LinkRow,
-  type PassageRow,
-  type SectionRow,
-} from './rows';
+import type { Prisma } from '../generated/prisma/client';
+import type { Database, Queryable } from './db';
+import { PASSAGE_COLUMNS, type DocumentRow, type LinkRow, type PassageRow, type SectionRow } from './rows';
 
 /**
- * Batched reads: each takes many keys and answers in one statement, so the API's loaders
- * turn a nested query into a bounded number of round trips.
+ * Batched reads: each takes many keys and answers in one statement, so the API's loaders turn a
+ * nested query into a bounded number of round trips. Plain lookups go through the typed Prisma
+ * client; what Prisma cannot express in one statement (per-document pages, positional joins) is SQL.
  */
 
-export function documentsByIds(db: Queryable, ids: readonly number[]): Promise<DocumentRow[]> {
-  return db.query<DocumentRow>(`SELECT ${DOCUMENT_COLUMNS} FROM documents d WHERE d.id = ANY($1::int[])`, [ids]);
+const asDocument = (row: { metadata: Prisma.JsonValue } & Omit<DocumentRow, 'metadata'>): DocumentRow => ({
+  ...row,
+  metadata: row.metadata as Record<string, unknown>,
+});
+
+export async function documentsByIds(db: Database, ids: readonly number[]): Promise<DocumentRow[]> {
+  return (await db.prisma.document.findMany({ where: { id: { in: [...ids] } } })).map(asDocument);
 }
 
-export function documentsByKeys(db: Queryable, keys: readonly string[]): Promise<DocumentRow[]> {
-  return db.query<DocumentRow>(`SELECT ${DOCUMENT_COLUMNS} FROM documents d WHERE d.key = ANY($1::text[])`, [keys]);
+export async function documentsByKeys(db: Database, keys: readonly string[]): Promise<DocumentRow[]> {
+  return (await db.prisma.document.findMany({ where: { key: { in: [...keys] } } })).map(asDocument);
 }
 
 export interface DocumentListFilter {
@@ -28,73 +26,65 @@ export interface DocumentListFilter {
   source?: string;
 }
 
+// Prisma passes `contains` into ILIKE without escaping its wildcards; a title search is literal.
+const escapeLike = (s: string): string => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+function documentWhere(filter: DocumentListFilter): Prisma.DocumentWhereInput {
+  return {
+    ...(filter.titleContains !== undefined
+      ? { title: { contains: escapeLike(filter.titleContains), mode: 'insensitive' } }
+      : {}),
+    ...(filter.source !== undefined ? { source: filter.source } : {}),
+  };
+}
+
 /** A page of documents in id order after `afterId`; asks for one extra row to know if more follow. */
 export async function listDocuments(
-  db: Queryable,
+  db: Database,
   filter: DocumentListFilter,
   first: number,
   afterId: number,
 ): Promise<{ rows: DocumentRow[]; hasNextPage: boolean }> {
-  const { where, params } = documentFilter(filter, [afterId, first + 1]);
-  const rows = await db.query<DocumentRow>(
-    `SELECT ${DOCUMENT_COLUMNS} FROM documents d WHERE d.id > $1 ${where} ORDER BY d.id LIMIT $2`,
-    params,
-  );
-  return { rows: rows.slice(0, first), hasNextPage: rows.length > first };
+  const rows = await db.prisma.document.findMany({
+    where: { ...documentWhere(filter), id: { gt: afterId } },
+    orderBy: { id: 'asc' },
+    take: first + 1,
+  });
+  return { rows: rows.slice(0, first).map(asDocument), hasNextPage: rows.length > first };
 }
 
-export async function countDocuments(db: Queryable, filter: DocumentListFilter): Promise<number> {
-  const { where, params } = documentFilter(filter, []);
-  const [row] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM documents d WHERE true ${where}`, params);
-  return row.n;
+export function countDocuments(db: Database, filter: DocumentListFilter): Promise<number> {
+  return db.prisma.document.count({ where: documentWhere(filter) });
 }
 
-function documentFilter(filter: DocumentListFilter, params: unknown[]): { where: string; params: unknown[] } {
-  const clauses: string[] = [];
-  const all = [...params];
-  if (filter.titleContains !== undefined) {
-    all.push(`%${escapeLike(filter.titleContains)}%`);
-    clauses.push(`AND d.title ILIKE $${all.length}`);
-  }
-  if (filter.source !== undefined) {
-    all.push(filter.source);
-    clauses.push(`AND d.source = $${all.length}`);
-  }
-  return { where: clauses.join(' '), params: all };
-}
-
-function escapeLike(s: string): string {
-  return s.replace(/[\\%_]/g, (c) => `\\${c}`);
-}
-
-export function sectionsByIds(db: Queryable, ids: readonly number[]): Promise<SectionRow[]> {
-  return db.query<SectionRow>(`SELECT ${SECTION_COLUMNS} FROM sections s WHERE s.id = ANY($1::int[])`, [ids]);
+export function sectionsByIds(db: Database, ids: readonly number[]): Promise<SectionRow[]> {
+  return db.prisma.section.findMany({ where: { id: { in: [...ids] } } });
 }
 
 /** All sections of the documents in pre-order (the table of contents). */
-export function sectionsByDocumentIds(db: Queryable, ids: readonly number[]): Promise<SectionRow[]> {
-  return db.query<SectionRow>(
-    `SELECT ${SECTION_COLUMNS} FROM sections s WHERE s.document_id = ANY($1::int[]) ORDER BY s.document_id, s.position`,
-    [ids],
-  );
+export function sectionsByDocumentIds(db: Database, ids: readonly number[]): Promise<SectionRow[]> {
+  return db.prisma.section.findMany({
+    where: { documentId: { in: [...ids] } },
+    orderBy: [{ documentId: 'asc' }, { position: 'asc' }],
+  });
 }
 
-export function childrenBySectionIds(db: Queryable, ids: readonly number[]): Promise<SectionRow[]> {
-  return db.query<SectionRow>(
-    `SELECT ${SECTION_COLUMNS} FROM sections s WHERE s.parent_id = ANY($1::int[]) ORDER BY s.parent_id, s.ordinal`,
-    [ids],
-  );
+export function childrenBySectionIds(db: Database, ids: readonly number[]): Promise<SectionRow[]> {
+  return db.prisma.section.findMany({
+    where: { parentId: { in: [...ids] } },
+    orderBy: [{ parentId: 'asc' }, { ordinal: 'asc' }],
+  });
 }
 
-export function passagesByIds(db: Queryable, ids: readonly number[]): Promise<PassageRow[]> {
-  return db.query<PassageRow>(`SELECT ${PASSAGE_COLUMNS} FROM passages p WHERE p.id = ANY($1::int[])`, [ids]);
+export function passagesByIds(db: Database, ids: readonly number[]): Promise<PassageRow[]> {
+  return db.prisma.passage.findMany({ where: { id: { in: [...ids] } } });
 }
 
-export function passagesBySectionIds(db: Queryable, ids: readonly number[]): Promise<PassageRow[]> {
-  return db.query<PassageRow>(
-    `SELECT ${PASSAGE_COLUMNS} FROM passages p WHERE p.section_id = ANY($1::int[]) ORDER BY p.section_id, p.ordinal`,
-    [ids],
-  );
+export function passagesBySectionIds(db: Database, ids: readonly number[]): Promise<PassageRow[]> {
+  return db.prisma.passage.findMany({
+    where: { sectionId: { in: [...ids] } },
+    orderBy: [{ sectionId: 'asc' }, { ordinal: 'asc' }],
+  });
 }
 
 /** Passages at (document, ordinal) positions: previous/next navigation. */
@@ -126,30 +116,30 @@ export function passagePages(
   );
 }
 
-export function passageCountsByDocumentIds(
-  db: Queryable,
+export async function passageCountsByDocumentIds(
+  db: Database,
   ids: readonly number[],
 ): Promise<{ documentId: number; n: number }[]> {
-  return db.query(
-    `SELECT k.id AS "documentId", (SELECT count(*)::int FROM passages p WHERE p.document_id = k.id) AS n
-     FROM unnest($1::int[]) AS k(id)`,
-    [ids],
-  );
+  const groups = await db.prisma.passage.groupBy({
+    by: ['documentId'],
+    where: { documentId: { in: [...ids] } },
+    _count: { _all: true },
+  });
+  return groups.map((g) => ({ documentId: g.documentId, n: g._count._all }));
 }
 
-export function outgoingLinksByDocumentIds(db: Queryable, ids: readonly number[]): Promise<LinkRow[]> {
-  return db.query<LinkRow>(
-    `SELECT ${LINK_COLUMNS} FROM links l WHERE l.document_id = ANY($1::int[]) ORDER BY l.document_id, l.id`,
-    [ids],
-  );
+export function outgoingLinksByDocumentIds(db: Database, ids: readonly number[]): Promise<LinkRow[]> {
+  return db.prisma.link.findMany({
+    where: { documentId: { in: [...ids] } },
+    orderBy: [{ documentId: 'asc' }, { id: 'asc' }],
+  });
 }
 
-export function incomingLinksByDocumentIds(db: Queryable, ids: readonly number[]): Promise<LinkRow[]> {
-  return db.query<LinkRow>(
-    `SELECT ${LINK_COLUMNS} FROM links l WHERE l.target_document_id = ANY($1::int[])
-     ORDER BY l.target_document_id, l.id`,
-    [ids],
-  );
+export function incomingLinksByDocumentIds(db: Database, ids: readonly number[]): Promise<LinkRow[]> {
+  return db.prisma.link.findMany({
+    where: { targetDocumentId: { in: [...ids] } },
+    orderBy: [{ targetDocumentId: 'asc' }, { id: 'asc' }],
+  });
 }
 
 export interface StoreStats {

@@ -25,34 +25,30 @@ export async function writeDocumentIn(tx: Queryable, doc: PreparedDocument): Pro
     'SELECT id, content_hash AS "contentHash" FROM documents WHERE key = $1 FOR UPDATE',
     [doc.key],
   );
-  let documentId: number;
+  const fields = [doc.key, doc.title, doc.abstract, doc.summary, doc.source, JSON.stringify(doc.metadata), doc.contentHash];
+  let writeDoc: string;
   let status: WriteStatus;
   if (existing.length > 0) {
-    documentId = existing[0].id;
-    if (existing[0].contentHash === doc.contentHash) return { status: 'unchanged', documentId };
+    if (existing[0].contentHash === doc.contentHash) return { status: 'unchanged', documentId: existing[0].id };
     status = 'updated';
     // Sections cascade to their passages and links; abstract passages have no section.
     await tx.query(
       `WITH p AS (DELETE FROM passages WHERE document_id = $1 AND section_id IS NULL)
        DELETE FROM sections WHERE document_id = $1`,
-      [documentId],
+      [existing[0].id],
     );
-    await tx.query(
-      `UPDATE documents SET title = $2, abstract = $3, summary = $4, source = $5, metadata = $6::jsonb,
-         content_hash = $7, updated_at = now()
-       WHERE id = $1`,
-      [documentId, doc.title, doc.abstract, doc.summary, doc.source, JSON.stringify(doc.metadata), doc.contentHash],
-    );
+    writeDoc = `UPDATE documents SET title = $2, abstract = $3, summary = $4, source = $5, metadata = $6::jsonb,
+                  content_hash = $7, updated_at = now()
+                WHERE key = $1 RETURNING id`;
   } else {
     status = 'created';
-    const rows = await tx.query<{ id: number }>(
-      `INSERT INTO documents (key, title, abstract, summary, source, metadata, content_hash)
-       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7) RETURNING id`,
-      [doc.key, doc.title, doc.abstract, doc.summary, doc.source, JSON.stringify(doc.metadata), doc.contentHash],
-    );
-    documentId = rows[0].id;
+    writeDoc = `INSERT INTO documents (key, title, abstract, summary, source, metadata, content_hash)
+                VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7) RETURNING id`;
   }
-  const passageIds = await insertTree(tx, documentId, doc);
+  const [{ id: documentId, passageIds }] = await tx.query<{ id: number; passageIds: number[] }>(
+    `${WRITE_TREE_PREFIX} doc AS (${writeDoc}) ${WRITE_TREE_BODY}`,
+    [...fields, ...treeParams(doc)],
+  );
   // Link resolution must see documents and links of concurrent ingests: with this lock held to
   // commit, whichever transaction comes second sees the first one's rows (READ COMMITTED), so a
   // link and its target written at the same time still meet. Taken last to keep the serial part short.
@@ -62,53 +58,51 @@ export async function writeDocumentIn(tx: Queryable, doc: PreparedDocument): Pro
   return { status, documentId };
 }
 
-/** Writes sections and passages; returns the passage ids in passage order. */
-async function insertTree(tx: Queryable, documentId: number, doc: PreparedDocument): Promise<number[]> {
-  // Ids are taken up front so parents, passages and links can reference them in single statements.
-  const [ids] = await tx.query<{ sections: number[]; passages: number[] }>(
-    `SELECT ARRAY(SELECT nextval(pg_get_serial_sequence('sections', 'id'))::int FROM generate_series(1, $1)) AS sections,
-            ARRAY(SELECT nextval(pg_get_serial_sequence('passages', 'id'))::int FROM generate_series(1, $2)) AS passages`,
-    [doc.sections.length, doc.passages.length],
-  );
-  const sectionId = (position: number | null) => (position === null ? null : ids.sections[position]);
+/**
+ * The document row, its sections and its passages in one statement (data-modifying CTEs; foreign
+ * keys are checked at the end of the statement). Ids are drawn from the sequences up front so
+ * parents and passages can point at sections written in the same statement.
+ */
+const WRITE_TREE_PREFIX = 'WITH';
+const WRITE_TREE_BODY = `,
+  ids AS (
+    SELECT ARRAY(SELECT nextval(pg_get_serial_sequence('sections', 'id'))::int FROM generate_series(1, $8::int)) AS s,
+           ARRAY(SELECT nextval(pg_get_serial_sequence('passages', 'id'))::int FROM generate_series(1, $9::int)) AS p
+  ),
+  sec AS (
+    INSERT INTO sections (id, document_id, parent_id, title, depth, ordinal, position, title_path)
+    SELECT ids.s[r.position + 1], doc.id, ids.s[r.parent_position + 1], r.title, r.depth, r.ordinal, r.position,
+           ARRAY(SELECT jsonb_array_elements_text(r.title_path))
+    FROM doc, ids, jsonb_to_recordset($10::jsonb)
+      AS r(parent_position int, title text, depth int, ordinal int, position int, title_path jsonb)
+  ),
+  pas AS (
+    INSERT INTO passages (id, document_id, section_id, ordinal, text, title_path, word_count)
+    SELECT ids.p[r.i + 1], doc.id, ids.s[r.section_position + 1], r.ordinal, r.text,
+           ARRAY(SELECT jsonb_array_elements_text(r.title_path)), r.word_count
+    FROM doc, ids, jsonb_to_recordset($11::jsonb)
+      AS r(i int, section_position int, ordinal int, text text, title_path jsonb, word_count int)
+  )
+  SELECT doc.id, ids.p AS "passageIds" FROM doc, ids`;
 
-  if (doc.sections.length > 0) {
-    const rows = doc.sections.map((s) => ({
-      id: sectionId(s.position),
-      parent_id: sectionId(s.parentPosition),
-      title: s.title,
-      depth: s.depth,
-      ordinal: s.ordinal,
-      position: s.position,
-      title_path: s.titlePath,
-    }));
-    await tx.query(
-      `INSERT INTO sections (id, document_id, parent_id, title, depth, ordinal, position, title_path)
-       SELECT r.id, $1, r.parent_id, r.title, r.depth, r.ordinal, r.position,
-              ARRAY(SELECT jsonb_array_elements_text(r.title_path))
-       FROM jsonb_to_recordset($2::jsonb)
-         AS r(id int, parent_id int, title text, depth int, ordinal int, position int, title_path jsonb)`,
-      [documentId, JSON.stringify(rows)],
-    );
-  }
-  if (doc.passages.length > 0) {
-    const rows = doc.passages.map((p, i) => ({
-      id: ids.passages[i],
-      section_id: sectionId(p.sectionPosition),
-      ordinal: p.ordinal,
-      text: p.text,
-      title_path: p.titlePath,
-      word_count: p.wordCount,
-    }));
-    await tx.query(
-      `INSERT INTO passages (id, document_id, section_id, ordinal, text, title_path, word_count)
-       SELECT r.id, $1, r.section_id, r.ordinal, r.text, ARRAY(SELECT jsonb_array_elements_text(r.title_path)), r.word_count
-       FROM jsonb_to_recordset($2::jsonb)
-         AS r(id int, section_id int, ordinal int, text text, title_path jsonb, word_count int)`,
-      [documentId, JSON.stringify(rows)],
-    );
-  }
-  return ids.passages;
+function treeParams(doc: PreparedDocument): unknown[] {
+  const sections = doc.sections.map((s) => ({
+    parent_position: s.parentPosition,
+    title: s.title,
+    depth: s.depth,
+    ordinal: s.ordinal,
+    position: s.position,
+    title_path: s.titlePath,
+  }));
+  const passages = doc.passages.map((p, i) => ({
+    i,
+    section_position: p.sectionPosition,
+    ordinal: p.ordinal,
+    text: p.text,
+    title_path: p.titlePath,
+    word_count: p.wordCount,
+  }));
+  return [doc.sections.length, doc.passages.length, JSON.stringify(sections), JSON.stringify(passages)];
 }
 
 async function insertLinks(tx: Queryable, documentId: number, doc: PreparedDocument, passageIds: number[]): Promise<void> {
@@ -142,6 +136,6 @@ async function resolveLinksTo(tx: Queryable, documentId: number, key: string, ti
 
 /** Deletes a document; its sections, passages and links go with it. False when there was none. */
 export async function deleteDocument(db: Database, documentId: number): Promise<boolean> {
-  const rows = await db.query('DELETE FROM documents WHERE id = $1 RETURNING id', [documentId]);
-  return rows.length > 0;
+  const { count } = await db.prisma.document.deleteMany({ where: { id: documentId } });
+  return count > 0;
 }
