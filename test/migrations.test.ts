@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadMigrations, migrate, MigrationError } from '../src/store/migrate';
+import { PgliteDatabase } from '../src/store/pglite';
 import { createTestDatabase, type TestDatabase } from './helpers/database';
 
 describe('migrations runner', () => {
@@ -37,5 +38,19 @@ describe('migrations runner', () => {
     writeFileSync(join(dir, '0002_bad.sql'), 'SELECT 1;');
     await expect(migrate(t.db, loadMigrations(dir))).rejects.toThrow(MigrationError);
     await expect(migrate(t.db, loadMigrations(dir))).rejects.toThrow(/0001_ok was changed after it was applied/);
+  });
+});
+
+describe('a database without pgvector', () => {
+  it('stops with a message that says how to install it, and creates nothing', async () => {
+    const db = await PgliteDatabase.open({ pgvector: false });
+    try {
+      await expect(migrate(db)).rejects.toThrow(MigrationError);
+      await expect(migrate(db)).rejects.toThrow(/pgvector is not installed.*apt install postgresql-<major>-pgvector/);
+      const tables = await db.query("SELECT 1 FROM information_schema.tables WHERE table_name IN ('documents', 'schema_migrations')");
+      expect(tables).toEqual([]);
+    } finally {
+      await db.close();
+    }
   });
 });

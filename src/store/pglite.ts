@@ -7,6 +7,8 @@ import { createPrismaClient, type PrismaClient } from './prisma';
 export interface PgliteOptions {
   /** Directory to persist into; undefined keeps everything in memory (tests). */
   dataDir?: string;
+  /** Load pgvector (default). False only to exercise the missing-extension error path. */
+  pgvector?: boolean;
 }
 
 export class PgliteDatabase implements Database {
@@ -24,7 +26,7 @@ export class PgliteDatabase implements Database {
     if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
     const db = await PGlite.create({
       dataDir: options.dataDir,
-      extensions: { vector },
+      extensions: options.pgvector === false ? {} : { vector },
       // Same int8 handling as the pg driver: counts as numbers.
       parsers: { [types.INT8]: (v: string) => Number(v) },
     });
