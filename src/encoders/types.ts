@@ -1,0 +1,69 @@
+/**
+ * The encoder contract. DHR uses four encoders (paper §3): question→document (E_Q^φ), document
+ * (E_D^φ), question→passage (E_Q^ψ) and passage (E_P^ψ); each role may be served by another model.
+ */
+export type EncoderRole = 'questionDocument' | 'document' | 'questionPassage' | 'passage';
+
+export const ENCODER_ROLES: readonly EncoderRole[] = ['questionDocument', 'document', 'questionPassage', 'passage'];
+
+export const isQuestionRole = (role: EncoderRole): boolean => role === 'questionDocument' || role === 'questionPassage';
+
+/** Token budget per kind of text (DHR: documents 512, passages 280, questions 80). */
+export interface MaxTokens {
+  question: number;
+  document: number;
+  passage: number;
+}
+
+export const DEFAULT_MAX_TOKENS: MaxTokens = { question: 80, document: 512, passage: 280 };
+
+export function maxTokensFor(limits: MaxTokens, role: EncoderRole): number {
+  if (isQuestionRole(role)) return limits.question;
+  return role === 'document' ? limits.document : limits.passage;
+}
+
+/** What one encode call did, so truncation is reported rather than silent. */
+export interface EncodeStats {
+  texts: number;
+  /** Tokens fed to the model, after truncation. */
+  tokens: number;
+  /** Texts whose token count exceeded the limit and were cut. */
+  truncated: number;
+}
+
+export interface EncodeResult {
+  /** One vector per input text, in input order; unit length when the model normalizes. */
+  vectors: Float32Array[];
+  stats: EncodeStats;
+}
+
+export interface Encoder {
+  /** Registry name, e.g. "use-lite". */
+  readonly name: string;
+  readonly runtime: 'onnxruntime-node';
+  readonly dimension: number;
+  /** sha256 over the model's files: identifies the weights an embedding came from. */
+  readonly checksum: string;
+  /** Whether vectors are L2-normalized (inner product = cosine). */
+  readonly normalized: boolean;
+  /** The effective limit for a role: the configured budget capped by what the model accepts. */
+  maxTokens(role: EncoderRole): number;
+  encode(texts: readonly string[], role: EncoderRole, options?: { batchSize?: number }): Promise<EncodeResult>;
+  close(): Promise<void>;
+}
+
+/** A model that cannot be loaded or used; the message names the model and the file. */
+export class EncoderError extends Error {
+  constructor(
+    readonly model: string,
+    problem: string,
+  ) {
+    super(`model "${model}": ${problem}`);
+    this.name = 'EncoderError';
+  }
+}
+
+export interface OnnxSessionOptions {
+  /** onnxruntime intra-op threads; 0 = onnxruntime's default (all cores). */
+  intraOpThreads?: number;
+}
