@@ -1,0 +1,73 @@
+import { TransformerEncoder } from './transformer/encoder';
+import { DEFAULT_MODEL, defaultEncoderSpec, type EncoderSpec } from './spec';
+import { ENCODER_ROLES, EncoderError, type EncodeStats, type Encoder, type EncoderRole } from './types';
+import { UseLiteEncoder } from './use-lite/encoder';
+
+export interface EncoderSetOptions {
+  cacheDir?: string;
+  threads?: number;
+}
+
+/**
+ * The four DHR encoders. A model named for several roles is loaded once; a question is
+ * encoded once per distinct question model.
+ */
+export class EncoderSet {
+  private constructor(readonly byRole: Readonly<Record<EncoderRole, Encoder>>) {}
+
+  static async load(spec: EncoderSpec = defaultEncoderSpec(), options: EncoderSetOptions = {}): Promise<EncoderSet> {
+    const loaded = new Map<string, Promise<Encoder>>();
+    const load = (source: string): Promise<Encoder> => {
+      const known = loaded.get(source);
+      if (known) return known;
+      const encoder: Promise<Encoder> =
+        source === DEFAULT_MODEL
+          ? UseLiteEncoder.load({ cacheDir: options.cacheDir, threads: options.threads })
+          : TransformerEncoder.load(source, { threads: options.threads });
+      loaded.set(source, encoder);
+      return encoder;
+    };
+    const entries = await Promise.all(ENCODER_ROLES.map(async (role) => [role, await load(spec[role])] as const));
+    return EncoderSet.of(Object.fromEntries(entries) as Record<EncoderRole, Encoder>);
+  }
+
+  /** A set from encoders already loaded (tests, custom wiring); checks that paired roles agree. */
+  static of(byRole: Record<EncoderRole, Encoder>): EncoderSet {
+    for (const [question, target] of [
+      ['questionDocument', 'document'],
+      ['questionPassage', 'passage'],
+    ] as const) {
+      const q = byRole[question];
+      const t = byRole[target];
+      if (q.dimension !== t.dimension) {
+        throw new EncoderError(
+          q.name,
+          `serves ${question} with dimension ${q.dimension}, but the ${target} model "${t.name}" has dimension ${t.dimension}; ` +
+            'inner products need the same space',
+        );
+      }
+    }
+    return new EncoderSet(byRole);
+  }
+
+  distinct(): Encoder[] {
+    return [...new Set(Object.values(this.byRole))];
+  }
+
+  /** E_Q^φ(q) and E_Q^ψ(q): one forward pass when both roles share a model. */
+  async encodeQuestion(question: string): Promise<{ document: Float32Array; passage: Float32Array; stats: EncodeStats[] }> {
+    const qd = this.byRole.questionDocument;
+    const qp = this.byRole.questionPassage;
+    const forDocument = await qd.encode([question], 'questionDocument');
+    const forPassage = qp === qd ? forDocument : await qp.encode([question], 'questionPassage');
+    return {
+      document: forDocument.vectors[0],
+      passage: forPassage.vectors[0],
+      stats: qp === qd ? [forDocument.stats] : [forDocument.stats, forPassage.stats],
+    };
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.distinct().map((e) => e.close()));
+  }
+}

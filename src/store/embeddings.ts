@@ -1,0 +1,188 @@
+import type { Encoder } from '../encoders/types';
+import type { Database, Queryable } from './db';
+
+/** A stored model disagrees with the encoder now configured under its name. */
+export class EmbeddingModelError extends Error {}
+
+export interface EmbeddingModelRow {
+  id: number;
+  name: string;
+  runtime: string;
+  dimension: number;
+  checksum: string;
+  settings: Record<string, unknown>;
+}
+
+/** HNSW build settings (pgvector defaults); ef_search is per query, in retrieval. */
+const HNSW = { m: 16, efConstruction: 64 };
+
+/**
+ * Registers the encoder as an embedding model (or finds it), and makes sure its per-model HNSW
+ * indexes exist. The same name with another dimension or other weights is refused: its stored
+ * vectors would silently mix with new ones.
+ */
+export async function registerModel(db: Database, encoder: Encoder, settings: Record<string, unknown> = {}): Promise<EmbeddingModelRow> {
+  const model = await db.transaction(async (tx) => {
+    await tx.query(
+      `INSERT INTO embedding_models (name, runtime, dimension, checksum, settings)
+       VALUES ($1, $2, $3, $4, $5::jsonb) ON CONFLICT (name) DO NOTHING`,
+      [encoder.name, encoder.runtime, encoder.dimension, encoder.checksum, JSON.stringify(settings)],
+    );
+    const [row] = await tx.query<EmbeddingModelRow>(
+      'SELECT id, name, runtime, dimension, checksum, settings FROM embedding_models WHERE name = $1',
+      [encoder.name],
+    );
+    return row;
+  });
+  if (model.dimension !== encoder.dimension) {
+    throw new EmbeddingModelError(
+      `model "${encoder.name}" is stored with dimension ${model.dimension}, but the configured encoder gives ${encoder.dimension}: ` +
+        'register it under another name (its stored embeddings cannot be reused)',
+    );
+  }
+  if (model.checksum !== encoder.checksum) {
+    throw new EmbeddingModelError(
+      `model "${encoder.name}" is stored with files of checksum ${model.checksum.slice(0, 12)}…, but the configured files have ` +
+        `${encoder.checksum.slice(0, 12)}…: the weights changed, so its stored embeddings are not comparable; register the new files under another name`,
+    );
+  }
+  await ensureIndexes(db, model);
+  return model;
+}
+
+/** Partial expression indexes: one HNSW graph per model and level, inner-product ops (vectors are unit length). */
+async function ensureIndexes(db: Queryable, model: EmbeddingModelRow): Promise<void> {
+  const id = Number(model.id);
+  const dim = Number(model.dimension);
+  for (const table of ['document_embeddings', 'passage_embeddings']) {
+    await db.query(
+      `CREATE INDEX IF NOT EXISTS ${table}_hnsw_m${id} ON ${table}
+       USING hnsw ((embedding::vector(${dim})) vector_ip_ops) WITH (m = ${HNSW.m}, ef_construction = ${HNSW.efConstruction})
+       WHERE model_id = ${id}`,
+    );
+  }
+}
+
+export function vectorLiteral(vector: Float32Array | readonly number[]): string {
+  return `[${Array.from(vector).join(',')}]`;
+}
+
+export async function modelByName(db: Queryable, name: string): Promise<EmbeddingModelRow | undefined> {
+  const [row] = await db.query<EmbeddingModelRow>(
+    'SELECT id, name, runtime, dimension, checksum, settings FROM embedding_models WHERE name = $1',
+    [name],
+  );
+  return row;
+}
+
+export interface PendingDocument {
+  id: number;
+  summary: string;
+  contentHash: string;
+}
+
+/** Documents with no embedding for the model, or one computed from other content. */
+export function pendingDocuments(db: Queryable, modelId: number, limit: number, afterId = 0, onlyIds?: number[]): Promise<PendingDocument[]> {
+  return db.query<PendingDocument>(
+    `SELECT d.id, d.summary, d.content_hash AS "contentHash" FROM documents d
+     LEFT JOIN document_embeddings e ON e.model_id = $1 AND e.document_id = d.id
+     WHERE d.id > $3 AND (e.document_id IS NULL OR e.content_hash <> d.content_hash)
+       AND ($4::int[] IS NULL OR d.id = ANY($4::int[]))
+     ORDER BY d.id LIMIT $2`,
+    [modelId, limit, afterId, onlyIds ?? null],
+  );
+}
+
+export interface PendingPassage {
+  id: number;
+  documentId: number;
+  text: string;
+  titlePath: string[];
+}
+
+/** Passages with no embedding for the model (a changed document's passages are new rows). */
+export function pendingPassages(db: Queryable, modelId: number, limit: number, afterId = 0, onlyDocumentIds?: number[]): Promise<PendingPassage[]> {
+  return db.query<PendingPassage>(
+    `SELECT p.id, p.document_id AS "documentId", p.text, p.title_path AS "titlePath" FROM passages p
+     WHERE p.id > $3 AND ($4::int[] IS NULL OR p.document_id = ANY($4::int[]))
+       AND NOT EXISTS (SELECT 1 FROM passage_embeddings e WHERE e.model_id = $1 AND e.passage_id = p.id)
+     ORDER BY p.id LIMIT $2`,
+    [modelId, limit, afterId, onlyDocumentIds ?? null],
+  );
+}
+
+/**
+ * Writes document vectors; a row whose document changed (or vanished) since it was read is
+ * skipped, so a stale vector is never stored under a new hash.
+ */
+export async function writeDocumentEmbeddings(
+  db: Database,
+  model: EmbeddingModelRow,
+  rows: { documentId: number; contentHash: string; vector: Float32Array }[],
+): Promise<number> {
+  if (rows.length === 0) return 0;
+  checkDimensions(model, rows.map((r) => r.vector));
+  const written = await db.query<{ n: number }>(
+    `WITH w AS (
+       INSERT INTO document_embeddings (model_id, document_id, content_hash, embedding)
+       SELECT $1, u.document_id, u.content_hash, u.embedding::vector
+       FROM unnest($2::int[], $3::text[], $4::text[]) AS u(document_id, content_hash, embedding)
+       JOIN documents d ON d.id = u.document_id AND d.content_hash = u.content_hash
+       ON CONFLICT (model_id, document_id) DO UPDATE
+         SET content_hash = EXCLUDED.content_hash, embedding = EXCLUDED.embedding, embedded_at = now()
+       RETURNING 1)
+     SELECT count(*)::int AS n FROM w`,
+    [model.id, rows.map((r) => r.documentId), rows.map((r) => r.contentHash), rows.map((r) => vectorLiteral(r.vector))],
+  );
+  return written[0].n;
+}
+
+/** Writes passage vectors; passages deleted since they were read are skipped. */
+export async function writePassageEmbeddings(
+  db: Database,
+  model: EmbeddingModelRow,
+  rows: { passageId: number; documentId: number; vector: Float32Array }[],
+): Promise<number> {
+  if (rows.length === 0) return 0;
+  checkDimensions(model, rows.map((r) => r.vector));
+  const written = await db.query<{ n: number }>(
+    `WITH w AS (
+       INSERT INTO passage_embeddings (model_id, passage_id, document_id, embedding)
+       SELECT $1, u.passage_id, p.document_id, u.embedding::vector
+       FROM unnest($2::int[], $3::text[]) AS u(passage_id, embedding)
+       JOIN passages p ON p.id = u.passage_id
+       ON CONFLICT (model_id, passage_id) DO NOTHING
+       RETURNING 1)
+     SELECT count(*)::int AS n FROM w`,
+    [model.id, rows.map((r) => r.passageId), rows.map((r) => vectorLiteral(r.vector))],
+  );
+  return written[0].n;
+}
+
+function checkDimensions(model: EmbeddingModelRow, vectors: Float32Array[]): void {
+  for (const v of vectors) {
+    if (v.length !== model.dimension) {
+      throw new EmbeddingModelError(`model "${model.name}" stores ${model.dimension}-d vectors, got one of ${v.length}`);
+    }
+  }
+}
+
+export interface ModelCounts {
+  name: string;
+  dimension: number;
+  runtime: string;
+  documents: number;
+  staleDocuments: number;
+  passages: number;
+}
+
+export function modelCounts(db: Queryable): Promise<ModelCounts[]> {
+  return db.query<ModelCounts>(
+    `SELECT m.name, m.dimension, m.runtime,
+            (SELECT count(*)::int FROM document_embeddings e WHERE e.model_id = m.id) AS documents,
+            (SELECT count(*)::int FROM document_embeddings e JOIN documents d ON d.id = e.document_id
+              WHERE e.model_id = m.id AND e.content_hash <> d.content_hash) AS "staleDocuments",
+            (SELECT count(*)::int FROM passage_embeddings e WHERE e.model_id = m.id) AS passages
+     FROM embedding_models m ORDER BY m.id`,
+  );
+}

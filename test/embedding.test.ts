@@ -1,0 +1,235 @@
+import { EncoderSet } from '../src/encoders/set';
+import type { EncodeResult, Encoder, EncoderRole } from '../src/encoders/types';
+import { UseLiteEncoder } from '../src/encoders/use-lite/encoder';
+import { passageEncodingText } from '../src/ingest/summary';
+import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
+import { embedPending, prepareEmbedding } from '../src/store/embed';
+import { EmbeddingModelError, registerModel, writeDocumentEmbeddings } from '../src/store/embeddings';
+import { ingestDocuments } from '../src/store/ingest';
+import { createTestDatabase, type TestDatabase } from './helpers/database';
+
+/** The real default model, counting what it is asked to encode (to prove what is not re-embedded). */
+class Counting implements Encoder {
+  readonly runtime = 'onnxruntime-node' as const;
+  encoded: string[] = [];
+  constructor(
+    private readonly inner: Encoder,
+    readonly name = inner.name,
+    readonly checksum = inner.checksum,
+    readonly dimension = inner.dimension,
+  ) {}
+  get normalized() {
+    return this.inner.normalized;
+  }
+  maxTokens(role: EncoderRole) {
+    return this.inner.maxTokens(role);
+  }
+  encode(texts: readonly string[], role: EncoderRole, options?: { batchSize?: number }): Promise<EncodeResult> {
+    this.encoded.push(...texts);
+    return this.inner.encode(texts, role, options);
+  }
+  async close() {}
+}
+
+const docs = [
+  {
+    key: 'berlin',
+    title: 'Berlin',
+    abstract: 'Berlin is the capital of Germany.',
+    sections: [
+      { title: 'History', text: 'Berlin was divided by a wall from 1961 to 1989.' },
+      { title: 'Geography', text: 'The Spree river flows through the city.' },
+    ],
+  },
+  { key: 'paris', title: 'Paris', abstract: 'Paris is the capital of France.', sections: [{ title: 'Art', text: 'The Louvre is a museum.' }] },
+  { key: 'oslo', title: 'Oslo', text: 'Oslo is the capital of Norway, at the head of a fjord.' },
+];
+
+function parseVector(text: string): number[] {
+  return JSON.parse(text) as number[];
+}
+
+const dot = (a: ArrayLike<number>, b: ArrayLike<number>) => {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += a[i] * b[i];
+  return s;
+};
+
+describe('embedding pipeline with the default model', () => {
+  let t: TestDatabase;
+  let useLite: UseLiteEncoder;
+  let counting: Counting;
+  let set: EncoderSet;
+
+  beforeAll(async () => {
+    useLite = await UseLiteEncoder.load();
+  });
+  afterAll(() => useLite.close());
+
+  beforeEach(async () => {
+    t = await createTestDatabase();
+    counting = new Counting(useLite);
+    set = EncoderSet.of({ questionDocument: counting, document: counting, questionPassage: counting, passage: counting });
+    await ingestDocuments(t.db, docs, DEFAULT_INGEST_OPTIONS);
+  });
+  afterEach(() => t.drop());
+
+  it('registers the model once with its own partial HNSW indexes (inner product)', async () => {
+    const first = await prepareEmbedding(t.db, set);
+    const again = await prepareEmbedding(t.db, set);
+    expect(again.document.id).toBe(first.document.id);
+    expect(first.document).toMatchObject({ name: 'use-lite', dimension: 512, runtime: 'onnxruntime-node' });
+    const indexes = await t.db.query<{ indexname: string; indexdef: string }>(
+      `SELECT indexname, indexdef FROM pg_indexes WHERE indexname LIKE '%hnsw_m${first.document.id}' ORDER BY indexname`,
+    );
+    expect(indexes.map((i) => i.indexname)).toEqual([
+      `document_embeddings_hnsw_m${first.document.id}`,
+      `passage_embeddings_hnsw_m${first.document.id}`,
+    ]);
+    for (const i of indexes) {
+      expect(i.indexdef).toMatch(/USING hnsw \(\(\(?embedding\)?::vector\(512\)\) vector_ip_ops\)/);
+      expect(i.indexdef).toMatch(new RegExp(`WHERE \\(model_id = ${first.document.id}\\)`));
+    }
+  });
+
+  it('embeds document summaries and title-path passages, exactly as the encoder computes them', async () => {
+    const targets = await prepareEmbedding(t.db, set);
+    const summary = await embedPending(t.db, targets, { batchSize: 2 });
+    const [{ passages }] = await t.db.query<{ passages: number }>('SELECT count(*)::int AS passages FROM passages');
+    expect(summary).toMatchObject({ documents: 3, passages, truncated: 0 });
+
+    const rows = await t.db.query<{ summary: string; embedding: string }>(
+      `SELECT d.summary, e.embedding::text AS embedding FROM document_embeddings e JOIN documents d ON d.id = e.document_id
+       WHERE e.model_id = $1 ORDER BY d.id`,
+      [targets.document.id],
+    );
+    const expected = await useLite.encode(rows.map((r) => r.summary), 'document');
+    rows.forEach((r, i) => expect(dot(parseVector(r.embedding), expected.vectors[i])).toBeGreaterThan(0.99999));
+    expect(rows[0].summary).toBe('Berlin, Berlin is the capital of Germany., History, Geography');
+
+    const passageRows = await t.db.query<{ text: string; titlePath: string[]; embedding: string }>(
+      `SELECT p.text, p.title_path AS "titlePath", e.embedding::text AS embedding
+       FROM passage_embeddings e JOIN passages p ON p.id = e.passage_id WHERE e.model_id = $1 ORDER BY p.id`,
+      [targets.passage.id],
+    );
+    expect(passageRows).toHaveLength(passages);
+    const texts = passageRows.map(passageEncodingText);
+    expect(texts[1]).toBe('Berlin, History, Berlin was divided by a wall from 1961 to 1989.');
+    const expectedPassages = await useLite.encode(texts, 'passage');
+    passageRows.forEach((r, i) => expect(dot(parseVector(r.embedding), expectedPassages.vectors[i])).toBeGreaterThan(0.99999));
+
+    // The stored vectors answer a nearest-neighbour query through the model's HNSW index.
+    const [question] = (await useLite.encode(['Which river flows through Berlin?'], 'questionPassage')).vectors;
+    const hits = await t.db.transaction(async (tx) => {
+      await tx.query('SET LOCAL enable_seqscan = off');
+      const plan = await tx.query<{ 'QUERY PLAN': string }>(
+        `EXPLAIN SELECT passage_id FROM passage_embeddings WHERE model_id = ${targets.passage.id}
+         ORDER BY embedding::vector(512) <#> $1::vector(512) LIMIT 1`,
+        [JSON.stringify(Array.from(question))],
+      );
+      const nearest = await tx.query<{ text: string }>(
+        `SELECT p.text FROM passage_embeddings e JOIN passages p ON p.id = e.passage_id WHERE e.model_id = ${targets.passage.id}
+         ORDER BY e.embedding::vector(512) <#> $1::vector(512) LIMIT 1`,
+        [JSON.stringify(Array.from(question))],
+      );
+      return { plan: plan.map((r) => r['QUERY PLAN']).join('\n'), nearest };
+    });
+    expect(hits.plan).toMatch(new RegExp(`passage_embeddings_hnsw_m${targets.passage.id}`));
+    expect(hits.nearest[0].text).toBe('The Spree river flows through the city.');
+  });
+
+  it('re-embeds only what changed; unchanged documents are not encoded again', async () => {
+    const targets = await prepareEmbedding(t.db, set);
+    await embedPending(t.db, targets);
+    counting.encoded = [];
+    expect(await embedPending(t.db, targets)).toMatchObject({ documents: 0, passages: 0 });
+    await ingestDocuments(t.db, docs, DEFAULT_INGEST_OPTIONS); // unchanged: no-op
+    expect(await embedPending(t.db, targets)).toMatchObject({ documents: 0, passages: 0 });
+    expect(counting.encoded).toEqual([]);
+
+    const changed = { ...docs[1], sections: [{ title: 'Art', text: 'The Louvre is the largest art museum.' }] };
+    await ingestDocuments(t.db, [changed], DEFAULT_INGEST_OPTIONS);
+    const [{ stale }] = await t.db.query<{ stale: number }>(
+      `SELECT count(*)::int AS stale FROM document_embeddings e JOIN documents d ON d.id = e.document_id
+       WHERE e.content_hash <> d.content_hash`,
+    );
+    expect(stale).toBe(1);
+    const summary = await embedPending(t.db, targets);
+    expect(summary).toMatchObject({ documents: 1, passages: 2 });
+    expect(counting.encoded).toEqual([
+      'Paris, Paris is the capital of France., Art',
+      'Paris, Paris is the capital of France.',
+      'Paris, Art, The Louvre is the largest art museum.',
+    ]);
+    const [{ n }] = await t.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM passage_embeddings e LEFT JOIN passages p ON p.id = e.passage_id WHERE p.id IS NULL`,
+    );
+    expect(n).toBe(0);
+  });
+
+  it('never stores a vector under a hash its document no longer has', async () => {
+    const targets = await prepareEmbedding(t.db, set);
+    const [doc] = await t.db.query<{ id: number; contentHash: string }>(`SELECT id, content_hash AS "contentHash" FROM documents WHERE key = 'oslo'`);
+    const vector = (await useLite.encode(['x'], 'document')).vectors[0];
+    expect(await writeDocumentEmbeddings(t.db, targets.document, [{ documentId: doc.id, contentHash: 'old-hash', vector }])).toBe(0);
+    await expect(
+      writeDocumentEmbeddings(t.db, targets.document, [{ documentId: doc.id, contentHash: doc.contentHash, vector: vector.slice(0, 10) }]),
+    ).rejects.toThrow(/stores 512-d vectors, got one of 10/);
+  });
+
+  it('keeps several models side by side and deletes embeddings with their document', async () => {
+    const other = new Counting(useLite, 'use-lite-second', 'f'.repeat(64));
+    const targetsA = await prepareEmbedding(t.db, set);
+    const targetsB = await prepareEmbedding(t.db, EncoderSet.of({ questionDocument: other, document: other, questionPassage: other, passage: other }));
+    expect(targetsB.document.id).not.toBe(targetsA.document.id);
+    await embedPending(t.db, targetsA);
+    expect(await embedPending(t.db, targetsB)).toMatchObject({ documents: 3 });
+    const counts = await t.db.query<{ model: string; d: number; p: number }>(
+      `SELECT m.name AS model, (SELECT count(*)::int FROM document_embeddings e WHERE e.model_id = m.id) AS d,
+              (SELECT count(*)::int FROM passage_embeddings e WHERE e.model_id = m.id) AS p
+       FROM embedding_models m ORDER BY m.id`,
+    );
+    expect(counts.map((c) => [c.model, c.d])).toEqual([
+      ['use-lite', 3],
+      ['use-lite-second', 3],
+    ]);
+    expect(counts[0].p).toBe(counts[1].p);
+
+    await t.db.query(`DELETE FROM documents WHERE key = 'berlin'`);
+    const [{ d, p }] = await t.db.query<{ d: number; p: number }>(
+      `SELECT (SELECT count(*)::int FROM document_embeddings) AS d, (SELECT count(*)::int FROM passage_embeddings) AS p`,
+    );
+    expect(d).toBe(4);
+    expect(p).toBe(2 * (counts[0].p - 3));
+  });
+
+  it('refuses a model whose stored dimension or weights differ, changing nothing', async () => {
+    await prepareEmbedding(t.db, set);
+    const before = await t.db.query('SELECT * FROM embedding_models');
+    await expect(registerModel(t.db, new Counting(useLite, 'use-lite', useLite.checksum, 384))).rejects.toThrow(EmbeddingModelError);
+    await expect(registerModel(t.db, new Counting(useLite, 'use-lite', useLite.checksum, 384))).rejects.toThrow(
+      /stored with dimension 512, but the configured encoder gives 384/,
+    );
+    await expect(registerModel(t.db, new Counting(useLite, 'use-lite', '0'.repeat(64)))).rejects.toThrow(/the weights changed/);
+    expect(await t.db.query('SELECT * FROM embedding_models')).toEqual(before);
+  });
+
+  it('refuses a question model whose space differs from its target model', () => {
+    const small = new Counting(useLite, 'small', 'a'.repeat(64), 256);
+    expect(() => EncoderSet.of({ questionDocument: small, document: counting, questionPassage: counting, passage: counting })).toThrow(
+      /serves questionDocument with dimension 256, but the document model "use-lite" has dimension 512/,
+    );
+  });
+
+  it('encodes a question once per distinct question model', async () => {
+    await set.encodeQuestion('What is the capital of Norway?');
+    expect(counting.encoded).toEqual(['What is the capital of Norway?']);
+    const second = new Counting(useLite, 'use-lite-q', 'b'.repeat(64));
+    const split = EncoderSet.of({ questionDocument: counting, document: counting, questionPassage: second, passage: counting });
+    counting.encoded = [];
+    const q = await split.encodeQuestion('Where is Oslo?');
+    expect(counting.encoded).toEqual(['Where is Oslo?']);
+    expect(second.encoded).toEqual(['Where is Oslo?']);
+    expect(dot(q.document, q.passage)).toBeGreaterThan(0.99999);
+  });
+});
