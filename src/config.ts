@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { DEFAULT_MODEL, type EncoderSpec } from './encoders/spec';
 import { DEFAULT_INGEST_OPTIONS, type IngestOptions } from './ingest/types';
 
 /** Settings from the environment; every one has a default so the embedded demo needs none. */
@@ -13,6 +14,16 @@ export interface Config {
   maxIngestBatch: number;
   /** Largest page a connection returns. */
   maxPageSize: number;
+  /** Model per DHR role: "use-lite" (default) or a custom ONNX model folder. */
+  encoders: EncoderSpec;
+  /** Where converted models are cached (never in git). */
+  modelCacheDir?: string;
+  /** onnxruntime intra-op threads; 0 = all cores. */
+  encoderThreads: number;
+  /** Rows read, encoded and written per step when embedding the corpus (the encoder picks its own forward batch). */
+  embedBatchSize: number;
+  /** Embed new and changed documents as part of ingest. */
+  embedOnIngest: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -29,6 +40,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     maxIngestBatch: intSetting(env, 'MAX_INGEST_BATCH', 1000, 1, 100_000),
     maxPageSize: intSetting(env, 'MAX_PAGE_SIZE', 100, 1, 10_000),
+    encoders: encoderSpec(env),
+    modelCacheDir: env.MODEL_CACHE_DIR || undefined,
+    encoderThreads: intSetting(env, 'ENCODER_THREADS', 0, 0, 256),
+    embedBatchSize: intSetting(env, 'EMBED_BATCH_SIZE', 64, 1, 4096),
+    embedOnIngest: boolSetting(env, 'EMBED_ON_INGEST', true),
   };
 }
 
@@ -40,4 +56,23 @@ function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min:
     throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
   }
   return value;
+}
+
+/** ENCODER names the model for every role; ENCODER_<ROLE> overrides one role. */
+function encoderSpec(env: NodeJS.ProcessEnv): EncoderSpec {
+  const all = env.ENCODER || DEFAULT_MODEL;
+  return {
+    questionDocument: env.ENCODER_QUESTION_DOCUMENT || all,
+    document: env.ENCODER_DOCUMENT || all,
+    questionPassage: env.ENCODER_QUESTION_PASSAGE || all,
+    passage: env.ENCODER_PASSAGE || all,
+  };
+}
+
+function boolSetting(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (/^(1|true|yes|on)$/i.test(raw)) return true;
+  if (/^(0|false|no|off)$/i.test(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
 }

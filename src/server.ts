@@ -4,6 +4,7 @@ import type { Config } from './config';
 import { createContext, type Context } from './graphql/context';
 import { buildGraphQLSchema } from './graphql/schema';
 import type { Database } from './store/db';
+import type { EmbeddingTargets } from './store/embed';
 
 export async function createApolloServer(): Promise<ApolloServer<Context>> {
   const schema = await buildGraphQLSchema();
@@ -11,11 +12,15 @@ export async function createApolloServer(): Promise<ApolloServer<Context>> {
   return new ApolloServer<Context>({ schema, csrfPrevention: true, introspection: true });
 }
 
-export async function startServer(db: Database, config: Config): Promise<{ url: string; stop: () => Promise<void> }> {
+export async function startServer(
+  db: Database,
+  config: Config,
+  embedding?: EmbeddingTargets,
+): Promise<{ url: string; stop: () => Promise<void> }> {
   const server = await createApolloServer();
   const { url } = await startStandaloneServer(server, {
     listen: { port: config.port, host: config.host },
-    context: async () => createContext(db, config),
+    context: async () => createContext(db, config, embedding),
   });
   return { url, stop: () => server.stop() };
 }

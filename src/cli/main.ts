@@ -11,7 +11,9 @@ import { ingestDocuments, summarize, type IngestOutcome } from '../store/ingest'
 import { migrate } from '../store/migrate';
 import { openDatabase, openMigratedDatabase } from '../store/open';
 import { storeStats } from '../store/reads';
+import { modelCounts } from '../store/embeddings';
 import { loadDemoCorpus } from './demo';
+import { describeEmbed, embedWithProgress, loadEmbedding } from './embed';
 import { ProgressBar } from './progress';
 
 const USAGE = `usage: dhr <command> [options]
@@ -19,12 +21,15 @@ const USAGE = `usage: dhr <command> [options]
 commands:
   serve [--demo] [--port N]     start the GraphQL server (--demo loads the Factbook corpus into an empty store)
   migrate                       apply pending migrations
-  ingest <files|dirs...> [--source S]
-                                ingest .json (title tree or array), .jsonl, .md, .txt files
-  stats                         count documents, sections, passages and links
+  ingest <files|dirs...> [--source S] [--no-embed]
+                                ingest .json (title tree or array), .jsonl, .md, .txt files, then embed them
+  embed                         embed every document and passage that lacks a current embedding
+  stats                         count documents, sections, passages, links and embeddings per model
 
 environment: DATABASE_URL (PostgreSQL server; unset = embedded PGlite in DATA_DIR, default ./data),
-  PORT (4000), HOST (127.0.0.1), MAX_WORDS (100), MAX_DOCUMENT_BYTES, MAX_INGEST_BATCH, MAX_PAGE_SIZE`;
+  PORT (4000), HOST (127.0.0.1), MAX_WORDS (100), MAX_DOCUMENT_BYTES, MAX_INGEST_BATCH, MAX_PAGE_SIZE,
+  ENCODER (use-lite | custom model folder), ENCODER_QUESTION_DOCUMENT, ENCODER_DOCUMENT, ENCODER_QUESTION_PASSAGE,
+  ENCODER_PASSAGE, MODEL_CACHE_DIR (.cache/models), ENCODER_THREADS (0 = all cores), EMBED_BATCH_SIZE (32), EMBED_ON_INGEST (true)`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -44,10 +49,25 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'ingest':
       return ingest(config, rest);
+    case 'embed': {
+      const db = await openMigratedDatabase(config);
+      try {
+        const targets = await loadEmbedding(db, config);
+        try {
+          console.log(describeEmbed(await embedWithProgress(db, targets, config), targets));
+        } finally {
+          await targets.encoders.close();
+        }
+      } finally {
+        await db.close();
+      }
+      return 0;
+    }
     case 'stats': {
       const db = await openMigratedDatabase(config);
       try {
-        console.log(JSON.stringify({ database: db.kind, location: db.location, ...(await storeStats(db)) }, null, 2));
+        const stats = { database: db.kind, location: db.location, ...(await storeStats(db)), models: await modelCounts(db) };
+        console.log(JSON.stringify(stats, null, 2));
       } finally {
         await db.close();
       }
@@ -69,17 +89,28 @@ async function serve(config: Config, args: string[]): Promise<number> {
   if (values.port !== undefined) config = loadConfig({ ...process.env, PORT: values.port });
   const db = await openMigratedDatabase(config);
   console.error(`database: ${db.kind} (${db.location})`);
+  const embedding = await loadEmbedding(db, config);
+  console.error(`encoders: ${embedding.encoders.distinct().map((e) => `${e.name} (${e.dimension}-d)`).join(', ')}`);
   if (values.demo) {
     const loaded = await loadDemoCorpus(db, config.ingest);
     if (loaded > 0) console.error(`demo corpus: loaded ${loaded} Factbook documents`);
   }
-  const { url, stop } = await startServer(db, config);
+  const { url, stop } = await startServer(db, config, embedding);
   console.log(`DHR-GraphQL ready at ${url}`);
+  // Whatever lacks an embedding (the demo corpus on first start) is embedded while the server answers.
+  const background = embedWithProgress(db, embedding, config).then(
+    (summary) => {
+      if (summary.documents + summary.passages > 0) console.error(describeEmbed(summary, embedding));
+    },
+    (error: unknown) => console.error(`embedding stopped: ${error instanceof Error ? error.message : error}`),
+  );
   const shutdown = async () => {
     await stop();
+    await embedding.encoders.close();
     await db.close();
     process.exit(0);
   };
+  void background;
   process.once('SIGINT', shutdown);
   process.once('SIGTERM', shutdown);
   return new Promise<number>(() => undefined);
@@ -89,7 +120,7 @@ async function ingest(config: Config, args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { source: { type: 'string' }, batch: { type: 'string' } },
+    options: { source: { type: 'string' }, 'no-embed': { type: 'boolean' } },
   });
   if (positionals.length === 0) {
     console.error('ingest: give at least one file or directory');
@@ -117,6 +148,15 @@ async function ingest(config: Config, args: string[]): Promise<number> {
       outcomes.push(...summary.outcomes.map((o) => ({ ...o, index: o.index + start })));
     }
     bar.finish();
+    const written = outcomes.filter((o) => o.status === 'created' || o.status === 'updated').map((o) => o.documentId as number);
+    if (config.embedOnIngest && !values['no-embed'] && written.length > 0) {
+      const targets = await loadEmbedding(db, config);
+      try {
+        console.log(describeEmbed(await embedWithProgress(db, targets, config, written), targets));
+      } finally {
+        await targets.encoders.close();
+      }
+    }
   } finally {
     await db.close();
   }

@@ -11,7 +11,11 @@ export class ProgressBar {
   ) {}
 
   tick(extra = ''): void {
-    this.done += 1;
+    this.update(this.done + 1, extra);
+  }
+
+  update(done: number, extra = ''): void {
+    this.done = done;
     const now = Date.now();
     const interval = this.stream.isTTY ? 100 : 5000;
     if (now - this.lastDraw >= interval || this.done === this.total) {

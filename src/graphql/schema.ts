@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphql';
 import { buildSchema } from 'type-graphql';
 import { DocumentConnectionResolver, DocumentResolver } from './resolvers/document';
+import { EmbeddingModelResolver } from './resolvers/embedding';
 import { IngestResolver } from './resolvers/ingest';
 import { LinkResolver } from './resolvers/link';
 import { PassageResolver } from './resolvers/passage';
@@ -14,6 +15,7 @@ export const resolvers = [
   PassageResolver,
   LinkResolver,
   IngestResolver,
+  EmbeddingModelResolver,
 ] as const;
 
 let built: Promise<GraphQLSchema> | undefined;

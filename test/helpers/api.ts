@@ -1,7 +1,9 @@
 import type { ApolloServer } from '@apollo/server';
 import { loadConfig, type Config } from '../../src/config';
 import { createContext, type Context } from '../../src/graphql/context';
+import type { EncoderSet } from '../../src/encoders/set';
 import { createApolloServer } from '../../src/server';
+import { prepareEmbedding, type EmbeddingTargets } from '../../src/store/embed';
 import { createTestDatabase, type TestDatabase } from './database';
 
 export interface GraphQLResult<T = any> {
@@ -17,9 +19,11 @@ export interface TestApi {
   close(): Promise<void>;
 }
 
-export async function createTestApi(env: Record<string, string> = {}): Promise<TestApi> {
+/** With `encoders`, the API embeds on ingest and reports models, as the server does. */
+export async function createTestApi(env: Record<string, string> = {}, encoders?: EncoderSet): Promise<TestApi> {
   const testDb = await createTestDatabase();
   const config = loadConfig({ ...env });
+  const embedding: EmbeddingTargets | undefined = encoders ? await prepareEmbedding(testDb.db, encoders) : undefined;
   const server: ApolloServer<Context> = await createApolloServer();
   await server.start();
   return {
@@ -28,7 +32,7 @@ export async function createTestApi(env: Record<string, string> = {}): Promise<T
     async exec(query, variables) {
       const response = await server.executeOperation(
         { query, variables },
-        { contextValue: createContext(testDb.db, config) },
+        { contextValue: createContext(testDb.db, config, embedding) },
       );
       if (response.body.kind !== 'single') throw new Error('unexpected incremental response');
       return response.body.singleResult as GraphQLResult;

@@ -1,5 +1,6 @@
 import { Arg, Ctx, Mutation, Resolver } from 'type-graphql';
 import type { DocumentInput as IngestInput, SectionInput as IngestSection } from '../../ingest/types';
+import { embedPending } from '../../store/embed';
 import { ingestDocuments } from '../../store/ingest';
 import type { Context } from '../context';
 import { badUserInput } from '../errors';
@@ -22,9 +23,17 @@ export class IngestResolver {
       );
     }
     const summary = await ingestDocuments(ctx.db, documents.map(toIngestInput), ctx.config.ingest);
+    const written = summary.outcomes
+      .filter((o) => o.status === 'created' || o.status === 'updated')
+      .map((o) => o.documentId as number);
+    const embedded =
+      ctx.embedding && ctx.config.embedOnIngest
+        ? await embedPending(ctx.db, ctx.embedding, { documentIds: written, batchSize: ctx.config.embedBatchSize })
+        : null;
     return {
       ...summary,
       outcomes: summary.outcomes.map((o) => ({ ...o, status: o.status as IngestStatus })),
+      embedded,
     };
   }
 }

@@ -1,5 +1,6 @@
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { EmbedResult } from './embedding';
 
 // Titles are nullable here on purpose: a missing title is reported per document by ingest,
 // so one bad document does not make GraphQL reject the whole batch.
@@ -96,4 +97,7 @@ export class IngestResult {
 
   @Field(() => [IngestOutcome])
   outcomes!: IngestOutcome[];
+
+  @Field(() => EmbedResult, { nullable: true, description: 'Embeddings computed for created and updated documents (null when embedding is off).' })
+  embedded!: EmbedResult | null;
 }
