@@ -1,16 +1,5 @@
 import type { DocumentInput } from '../src/ingest/types';
-
-/** Deterministic PRNG (mulberry32) so every run generates the same corpus from a seed. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from '../src/testing/prng';
 
 const VOCABULARY = (
   'the of and in to a is was for on as by with from at that which river city state population history ' +

@@ -61,6 +61,9 @@ describe('dhr CLI', () => {
     expect(ingested.stderr).toMatch(/failed: .*bulk\.jsonl:2.*JSON/);
     expect(ingested.stderr).toMatch(/failed: .*broken\.md.*UTF-8/);
     expect(ingested.stderr).toMatch(/ingest \[#+\] 7\/7/);
+    // Ingest embeds what it wrote with the default model.
+    expect(ingested.stdout).toMatch(/embedded 5 documents and \d+ passages with use-lite/);
+    expect((await dhr(['embed'], env)).stdout).toMatch(/embedded 0 documents and 0 passages/);
 
     const again = await dhr(['ingest', join(dir, 'tree.json'), '--source', 'cli'], env);
     expect(again.stdout).toMatch(/1 unchanged/);
@@ -68,6 +71,9 @@ describe('dhr CLI', () => {
     const stats = JSON.parse((await dhr(['stats'], env)).stdout);
     expect(stats).toMatchObject({ documents: 5, sections: 2, links: 1, resolvedLinks: 1 });
     expect(stats.database).toBe(process.env.DATABASE_URL ? 'postgres' : 'pglite');
+    expect(stats.models).toEqual([
+      { name: 'use-lite', dimension: 512, runtime: 'onnxruntime-node', documents: 5, staleDocuments: 0, passages: stats.passages },
+    ]);
   });
 
   it('answers an unknown command with usage and a non-zero exit', async () => {

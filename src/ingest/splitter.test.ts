@@ -1,16 +1,5 @@
 import { splitPassages, splitSentences } from './splitter';
-
-/** Small seeded PRNG (mulberry32): the property loop is random but reproducible. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from '../testing/prng';
 
 const words = (s: string): string[] => s.split(/\s+/).filter(Boolean);
 

@@ -1,7 +1,9 @@
 import { passageEncodingText } from '../ingest/summary';
 import type { EncoderSet } from '../encoders/set';
+import type { EncodeResult, EncodeStats } from '../encoders/types';
 import type { Database } from './db';
 import {
+  pendingCounts,
   pendingDocuments,
   pendingPassages,
   registerModel,
@@ -60,46 +62,44 @@ export async function embedPending(db: Database, targets: EmbeddingTargets, opti
   const summary: EmbedSummary = { documents: 0, passages: 0, truncated: 0, tokens: 0 };
   if (only && only.length === 0) return summary;
   const { encoders } = targets;
+  const totals = await pendingCounts(db, targets.document.id, targets.passage.id, only);
+  const track = (level: EmbedProgress['level'], written: number, stats: EncodeStats) => {
+    summary[level] += written;
+    summary.truncated += stats.truncated;
+    summary.tokens += stats.tokens;
+    options.onProgress?.({ level, done: summary[level], total: totals[level] });
+  };
 
-  const [{ documents, passages }] = await db.query<{ documents: number; passages: number }>(
-    `SELECT
-       (SELECT count(*)::int FROM documents d LEFT JOIN document_embeddings e ON e.model_id = $1 AND e.document_id = d.id
-         WHERE (e.document_id IS NULL OR e.content_hash <> d.content_hash) AND ($3::int[] IS NULL OR d.id = ANY($3::int[]))) AS documents,
-       (SELECT count(*)::int FROM passages p WHERE ($3::int[] IS NULL OR p.document_id = ANY($3::int[]))
-         AND NOT EXISTS (SELECT 1 FROM passage_embeddings e WHERE e.model_id = $2 AND e.passage_id = p.id)) AS passages`,
-    [targets.document.id, targets.passage.id, only ?? null],
+  await embedLevel(
+    (after) => pendingDocuments(db, targets.document.id, batchSize, after, only),
+    (batch) => encoders.byRole.document.encode(batch.map((d) => d.summary), 'document'),
+    (batch, vectors) =>
+      writeDocumentEmbeddings(db, targets.document, batch.map((d, i) => ({ documentId: d.id, contentHash: d.contentHash, vector: vectors[i] }))),
+    (written, stats) => track('documents', written, stats),
   );
+  await embedLevel(
+    (after) => pendingPassages(db, targets.passage.id, batchSize, after, only),
+    (batch) => encoders.byRole.passage.encode(batch.map(passageEncodingText), 'passage'),
+    (batch, vectors) =>
+      writePassageEmbeddings(db, targets.passage, batch.map((p, i) => ({ passageId: p.id, documentId: p.documentId, vector: vectors[i] }))),
+    (written, stats) => track('passages', written, stats),
+  );
+  return summary;
+}
 
+/** Reads pending rows in id order, a batch at a time, encodes and writes them until none are left. */
+async function embedLevel<T extends { id: number }>(
+  read: (afterId: number) => Promise<T[]>,
+  encode: (batch: T[]) => Promise<EncodeResult>,
+  write: (batch: T[], vectors: Float32Array[]) => Promise<number>,
+  done: (written: number, stats: EncodeStats) => void,
+): Promise<void> {
   let after = 0;
   for (;;) {
-    const batch = await pendingDocuments(db, targets.document.id, batchSize, after, only);
-    if (batch.length === 0) break;
+    const batch = await read(after);
+    if (batch.length === 0) return;
     after = batch[batch.length - 1].id;
-    const { vectors, stats } = await encoders.byRole.document.encode(batch.map((d) => d.summary), 'document');
-    summary.documents += await writeDocumentEmbeddings(
-      db,
-      targets.document,
-      batch.map((d, i) => ({ documentId: d.id, contentHash: d.contentHash, vector: vectors[i] })),
-    );
-    summary.truncated += stats.truncated;
-    summary.tokens += stats.tokens;
-    options.onProgress?.({ level: 'documents', done: summary.documents, total: documents });
+    const { vectors, stats } = await encode(batch);
+    done(await write(batch, vectors), stats);
   }
-
-  after = 0;
-  for (;;) {
-    const batch = await pendingPassages(db, targets.passage.id, batchSize, after, only);
-    if (batch.length === 0) break;
-    after = batch[batch.length - 1].id;
-    const { vectors, stats } = await encoders.byRole.passage.encode(batch.map(passageEncodingText), 'passage');
-    summary.passages += await writePassageEmbeddings(
-      db,
-      targets.passage,
-      batch.map((p, i) => ({ passageId: p.id, documentId: p.documentId, vector: vectors[i] })),
-    );
-    summary.truncated += stats.truncated;
-    summary.tokens += stats.tokens;
-    options.onProgress?.({ level: 'passages', done: summary.passages, total: passages });
-  }
-  return summary;
 }

@@ -75,6 +75,30 @@ export async function modelByName(db: Queryable, name: string): Promise<Embeddin
   return row;
 }
 
+const DOCUMENT_PENDING = `FROM documents d LEFT JOIN document_embeddings e ON e.model_id = $1 AND e.document_id = d.id
+  WHERE (e.document_id IS NULL OR e.content_hash <> d.content_hash)`;
+const PASSAGE_PENDING = `FROM passages p
+  WHERE NOT EXISTS (SELECT 1 FROM passage_embeddings e WHERE e.model_id = $1 AND e.passage_id = p.id)`;
+
+/** How many documents and passages lack a current vector (optionally among some documents). */
+export async function pendingCounts(
+  db: Queryable,
+  documentModelId: number,
+  passageModelId: number,
+  onlyDocumentIds?: number[],
+): Promise<{ documents: number; passages: number }> {
+  const only = onlyDocumentIds ?? null;
+  const [{ n: documents }] = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n ${DOCUMENT_PENDING} AND ($2::int[] IS NULL OR d.id = ANY($2::int[]))`,
+    [documentModelId, only],
+  );
+  const [{ n: passages }] = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n ${PASSAGE_PENDING} AND ($2::int[] IS NULL OR p.document_id = ANY($2::int[]))`,
+    [passageModelId, only],
+  );
+  return { documents, passages };
+}
+
 export interface PendingDocument {
   id: number;
   summary: string;
@@ -84,10 +108,8 @@ export interface PendingDocument {
 /** Documents with no embedding for the model, or one computed from other content. */
 export function pendingDocuments(db: Queryable, modelId: number, limit: number, afterId = 0, onlyIds?: number[]): Promise<PendingDocument[]> {
   return db.query<PendingDocument>(
-    `SELECT d.id, d.summary, d.content_hash AS "contentHash" FROM documents d
-     LEFT JOIN document_embeddings e ON e.model_id = $1 AND e.document_id = d.id
-     WHERE d.id > $3 AND (e.document_id IS NULL OR e.content_hash <> d.content_hash)
-       AND ($4::int[] IS NULL OR d.id = ANY($4::int[]))
+    `SELECT d.id, d.summary, d.content_hash AS "contentHash" ${DOCUMENT_PENDING}
+       AND d.id > $3 AND ($4::int[] IS NULL OR d.id = ANY($4::int[]))
      ORDER BY d.id LIMIT $2`,
     [modelId, limit, afterId, onlyIds ?? null],
   );
@@ -103,9 +125,8 @@ export interface PendingPassage {
 /** Passages with no embedding for the model (a changed document's passages are new rows). */
 export function pendingPassages(db: Queryable, modelId: number, limit: number, afterId = 0, onlyDocumentIds?: number[]): Promise<PendingPassage[]> {
   return db.query<PendingPassage>(
-    `SELECT p.id, p.document_id AS "documentId", p.text, p.title_path AS "titlePath" FROM passages p
-     WHERE p.id > $3 AND ($4::int[] IS NULL OR p.document_id = ANY($4::int[]))
-       AND NOT EXISTS (SELECT 1 FROM passage_embeddings e WHERE e.model_id = $1 AND e.passage_id = p.id)
+    `SELECT p.id, p.document_id AS "documentId", p.text, p.title_path AS "titlePath" ${PASSAGE_PENDING}
+       AND p.id > $3 AND ($4::int[] IS NULL OR p.document_id = ANY($4::int[]))
      ORDER BY p.id LIMIT $2`,
     [modelId, limit, afterId, onlyDocumentIds ?? null],
   );

@@ -7,6 +7,7 @@
  * with residual → `last_hidden_state` [B,S,H] (or a BERT-style `pooler_output` [B,H]).
  */
 import { onnx } from 'onnx-proto';
+import { prng } from '../../../testing/prng';
 
 export interface TinyBertOptions {
   vocabSize: number;
@@ -46,18 +47,6 @@ export interface TinyBertWeights {
 }
 
 const EPS = 1e-12;
-
-/** mulberry32: small seeded PRNG so weights are reproducible. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export function makeWeights(o: TinyBertOptions): TinyBertWeights {
   const rand = prng(o.seed);
