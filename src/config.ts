@@ -24,6 +24,8 @@ export interface Config {
   embedBatchSize: number;
   /** Embed new and changed documents as part of ingest. */
   embedOnIngest: boolean;
+  /** HNSW ef_search for retrieval (raised per query to the rows a stage must return). */
+  efSearch: number;
 }
 
 export class ConfigError extends Error {}
@@ -45,6 +47,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     encoderThreads: intSetting(env, 'ENCODER_THREADS', 0, 0, 256),
     embedBatchSize: intSetting(env, 'EMBED_BATCH_SIZE', 64, 1, 4096),
     embedOnIngest: boolSetting(env, 'EMBED_ON_INGEST', true),
+    efSearch: intSetting(env, 'HNSW_EF_SEARCH', 100, 1, 1000),
   };
 }
 

@@ -6,6 +6,7 @@ import { EmbeddingModelResolver } from './resolvers/embedding';
 import { IngestResolver } from './resolvers/ingest';
 import { LinkResolver } from './resolvers/link';
 import { PassageResolver } from './resolvers/passage';
+import { RetrievalResolver, ScoredDocumentResolver, ScoredPassageResolver } from './resolvers/retrieval';
 import { SectionResolver } from './resolvers/section';
 
 export const resolvers = [
@@ -16,6 +17,9 @@ export const resolvers = [
   LinkResolver,
   IngestResolver,
   EmbeddingModelResolver,
+  RetrievalResolver,
+  ScoredPassageResolver,
+  ScoredDocumentResolver,
 ] as const;
 
 let built: Promise<GraphQLSchema> | undefined;

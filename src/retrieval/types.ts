@@ -1,0 +1,60 @@
+/** DHR retrieval modes (paper §3.5 and its baselines), all answered by one SQL statement each. */
+export const RETRIEVAL_MODES = ['HIERARCHICAL', 'PARALLEL', 'FLAT', 'DOCUMENTS', 'LEXICAL', 'HYBRID'] as const;
+export type RetrievalMode = (typeof RETRIEVAL_MODES)[number];
+
+export interface RetrievalFilter {
+  documentIds?: number[];
+  sources?: string[];
+  /** Documents whose metadata contains these key/values (jsonb @>). */
+  metadata?: Record<string, unknown>;
+}
+
+export interface ModelRef {
+  id: number;
+  dimension: number;
+}
+
+/** A search over stored vectors: the question is already encoded (once per distinct question model). */
+export interface VectorSearch {
+  mode: RetrievalMode;
+  /** The model of document vectors (E_D^φ) and of passage vectors (E_P^ψ). */
+  documentModel: ModelRef;
+  passageModel: ModelRef;
+  /** E_Q^φ(q): compared with document vectors. */
+  questionForDocuments?: Float32Array;
+  /** E_Q^ψ(q): compared with passage vectors. */
+  questionForPassages?: Float32Array;
+  /** The question's text, for LEXICAL and HYBRID. */
+  questionText?: string;
+  k1: number;
+  k2: number;
+  lambda: number;
+  filter?: RetrievalFilter;
+  /** No ANN index: exact inner products by sequential scan (the DPR paper's setting for FLAT). */
+  exact?: boolean;
+  /** HNSW candidate list size; raised to the number of rows a stage must return. */
+  efSearch?: number;
+}
+
+export interface ScoredPassageRow {
+  passageId: number;
+  documentId: number;
+  /** What the ranking sorts by: passageScore + λ·documentScore (DHR), or the mode's own score. */
+  score: number;
+  passageScore: number | null;
+  documentScore: number | null;
+}
+
+export interface ScoredDocumentRow {
+  documentId: number;
+  score: number;
+}
+
+export interface SearchResult {
+  passages: ScoredPassageRow[];
+  documents: ScoredDocumentRow[];
+}
+
+/** Reciprocal rank fusion constant (Cormack et al. 2009) for HYBRID. */
+export const RRF_K = 60;
+export const DEFAULT_EF_SEARCH = 100;

@@ -1,0 +1,68 @@
+import { RETRIEVAL_MODES, type RetrievalFilter, type RetrievalMode } from './types';
+
+/** The documented limits of `retrieve`. */
+export const RETRIEVAL_LIMITS = {
+  maxQuestionChars: 2000,
+  maxK: 1000,
+  lambdaMin: 0,
+  lambdaMax: 10,
+  maxFilterIds: 1000,
+  maxFilterSources: 100,
+} as const;
+
+/** A bad argument: names the argument and says what is allowed. */
+export class RetrievalInputError extends Error {
+  constructor(
+    readonly argument: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'RetrievalInputError';
+  }
+}
+
+export interface RetrieveArgs {
+  question: string;
+  k1: number;
+  k2: number;
+  lambda: number;
+  mode: RetrievalMode;
+  filter?: RetrievalFilter;
+}
+
+export function validateRetrieveArgs(args: RetrieveArgs): RetrieveArgs {
+  const question = args.question.trim();
+  if (question.length === 0) throw new RetrievalInputError('question', 'question must not be empty');
+  if (question.length > RETRIEVAL_LIMITS.maxQuestionChars) {
+    throw new RetrievalInputError(
+      'question',
+      `question is ${question.length} characters, over the limit of ${RETRIEVAL_LIMITS.maxQuestionChars}`,
+    );
+  }
+  if (!question.isWellFormed() || question.includes('\u0000')) {
+    throw new RetrievalInputError('question', 'question contains malformed Unicode or a NUL character');
+  }
+  for (const name of ['k1', 'k2'] as const) {
+    const k = args[name];
+    if (!Number.isInteger(k) || k < 1 || k > RETRIEVAL_LIMITS.maxK) {
+      throw new RetrievalInputError(name, `${name} must be an integer from 1 to ${RETRIEVAL_LIMITS.maxK}, got ${k}`);
+    }
+  }
+  if (!Number.isFinite(args.lambda) || args.lambda < RETRIEVAL_LIMITS.lambdaMin || args.lambda > RETRIEVAL_LIMITS.lambdaMax) {
+    throw new RetrievalInputError(
+      'lambda',
+      `lambda must be a finite number from ${RETRIEVAL_LIMITS.lambdaMin} to ${RETRIEVAL_LIMITS.lambdaMax}, got ${args.lambda}`,
+    );
+  }
+  if (!RETRIEVAL_MODES.includes(args.mode)) {
+    throw new RetrievalInputError('mode', `mode must be one of ${RETRIEVAL_MODES.join(', ')}, got ${args.mode}`);
+  }
+  const f = args.filter;
+  if (f?.documentIds && f.documentIds.length > RETRIEVAL_LIMITS.maxFilterIds) {
+    throw new RetrievalInputError('filter.documentIds', `filter.documentIds has ${f.documentIds.length} ids, over the limit of ${RETRIEVAL_LIMITS.maxFilterIds}`);
+  }
+  if (f?.sources && f.sources.length > RETRIEVAL_LIMITS.maxFilterSources) {
+    throw new RetrievalInputError('filter.sources', `filter.sources has ${f.sources.length} items, over the limit of ${RETRIEVAL_LIMITS.maxFilterSources}`);
+  }
+  return { ...args, question };
+}
