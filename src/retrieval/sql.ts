@@ -92,10 +92,11 @@ const DOCUMENTS_JSON = (from: string) => `(SELECT coalesce(json_agg(json_build_o
 function lexicalCte(s: VectorSearch, p: Params, limit: string): string {
   const question = p.add(s.questionText ?? '');
   return `lexical AS (
-    SELECT ps.id AS passage_id, ps.document_id, ts_rank_cd(ps.search, query) AS score
-    FROM passages ps JOIN documents d ON d.id = ps.document_id,
-         replace(plainto_tsquery('english', ${question})::text, '&', '|')::tsquery AS query
-    WHERE ps.search @@ query${filterSql(p, s.filter)}
+    SELECT ps.id AS passage_id, ps.document_id, ts_rank_cd(ps.search, tsq.query) AS score
+    FROM (SELECT replace(plainto_tsquery('english', ${question})::text, '&', '|')::tsquery AS query) tsq
+    JOIN passages ps ON ps.search @@ tsq.query
+    JOIN documents d ON d.id = ps.document_id
+    WHERE true${filterSql(p, s.filter)}
     ORDER BY score DESC, ps.id LIMIT ${limit}
   )`;
 }
@@ -160,10 +161,11 @@ export function searchStatement(s: VectorSearch): SearchStatement {
       break;
     }
     case 'HYBRID': {
-      // Reciprocal rank fusion of the lexical and the hierarchical rankings (top k1 of each).
+      // Reciprocal rank fusion of the lexical and the hierarchical rankings (top max(k1, k2) of
+      // each, so k2 results come back whenever they exist).
       settings['hnsw.ef_search'] = ef(s.k1);
       const ctes = hierarchicalCtes(s, p, exact);
-      const k1 = p.add(s.k1);
+      const k1 = p.add(Math.max(s.k1, s.k2));
       sql = `WITH ${ctes},
         dense AS (SELECT *, row_number() OVER (ORDER BY score DESC, passage_id) AS r FROM (SELECT * FROM fused ORDER BY score DESC, passage_id LIMIT ${k1}) f),
         ${lexicalCte(s, p, k1)},

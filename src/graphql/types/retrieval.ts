@@ -8,11 +8,11 @@ registerEnumType(RetrievalModeEnum, {
   description: 'HIERARCHICAL: DHR (top-k1 documents, then their passages, fused); PARALLEL: passage ANN fused with document scores; FLAT: passage ANN only (DPR); DOCUMENTS: documents only; LEXICAL: PostgreSQL full-text search; HYBRID: reciprocal rank fusion of LEXICAL and HIERARCHICAL.',
   valuesConfig: {
     HIERARCHICAL: { description: 'DHR serial: stage 1 documents by ANN, stage 2 exact over their passages, score = passage + λ·document.' },
-    PARALLEL: { description: 'DHR para-rerank: top-k1 passages by ANN over the corpus, fused with their documents’ scores.' },
+    PARALLEL: { description: 'DHR para-rerank: the top max(k1, k2) passages by ANN over the corpus, fused with their documents’ scores.' },
     FLAT: { description: 'DPR baseline: passage ANN over all passages, no document score.' },
     DOCUMENTS: { description: 'DHR-D alone: the top-k1 documents; passages empty.' },
     LEXICAL: { description: 'PostgreSQL full-text search (ts_rank_cd, any question term) over passage text and title path. Not BM25.' },
-    HYBRID: { description: 'Reciprocal rank fusion (k = 60) of the LEXICAL and HIERARCHICAL top-k1 rankings.' },
+    HYBRID: { description: 'Reciprocal rank fusion (k = 60) of the LEXICAL and HIERARCHICAL rankings (top max(k1, k2) of each).' },
   },
 });
 

@@ -1,0 +1,184 @@
+import { EncoderSet } from '../src/encoders/set';
+import { createTestApi, dataOf, type TestApi } from './helpers/api';
+
+/** `retrieve` end to end with the real default model, checked against brute force computed here. */
+
+const INGEST = `mutation($docs: [DocumentInput!]!) { ingestDocuments(documents: $docs) { created failed } }`;
+const RETRIEVE = `query($q: String!, $k1: Int, $k2: Int, $lambda: Float, $mode: RetrievalMode, $filter: RetrievalFilter, $exact: Boolean) {
+  retrieve(question: $q, k1: $k1, k2: $k2, lambda: $lambda, mode: $mode, filter: $filter, exact: $exact) {
+    mode k1 k2 lambda model
+    timings { encodeMs searchMs totalMs }
+    passages { rank score passageScore documentScore passage { id text titlePath document { key } } }
+    documents { rank score document { id key } }
+  }
+}`;
+
+const docs = [
+  {
+    key: 'berlin',
+    title: 'Berlin',
+    source: 'cities',
+    metadata: { country: 'Germany' },
+    abstract: 'Berlin is the capital and largest city of Germany.',
+    sections: [
+      { title: 'History', text: 'The Berlin Wall divided the city from 1961 to 1989.' },
+      { title: 'Geography', text: 'The Spree river flows through the centre of the city.' },
+    ],
+  },
+  {
+    key: 'paris',
+    title: 'Paris',
+    source: 'cities',
+    metadata: { country: 'France' },
+    abstract: 'Paris is the capital of France.',
+    sections: [
+      { title: 'Culture', text: 'The Louvre is the most visited art museum in the world.' },
+      { title: 'Geography', text: 'The Seine river runs through Paris.' },
+    ],
+  },
+  {
+    key: 'oslo',
+    title: 'Oslo',
+    source: 'cities',
+    metadata: { country: 'Norway' },
+    abstract: 'Oslo is the capital of Norway.',
+    sections: [{ title: 'Geography', text: 'Oslo lies at the head of the Oslofjord.' }],
+  },
+  {
+    key: 'rhine',
+    title: 'Rhine',
+    source: 'rivers',
+    metadata: {},
+    abstract: 'The Rhine is a river that flows from the Alps to the North Sea.',
+    sections: [{ title: 'Course', text: 'The Rhine passes Basel, Cologne and Rotterdam.' }],
+  },
+];
+
+const dot = (a: ArrayLike<number>, b: ArrayLike<number>) => {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += a[i] * b[i];
+  return s;
+};
+
+describe('GraphQL retrieve with the default model', () => {
+  let api: TestApi;
+  let encoders: EncoderSet;
+  beforeAll(async () => {
+    encoders = await EncoderSet.load();
+    api = await createTestApi({}, encoders);
+    expect(dataOf(await api.exec(INGEST, { docs })).ingestDocuments).toEqual({ created: 4, failed: 0 });
+  });
+  afterAll(async () => {
+    await api.close();
+    await encoders.close();
+  });
+
+  it('HIERARCHICAL equals the brute-force DHR ranking over the stored vectors, exact and through HNSW', async () => {
+    const question = 'Which river flows through Berlin?';
+    const q = await encoders.encodeQuestion(question);
+    const docRows = await api.testDb.db.query<{ key: string; embedding: string }>(
+      `SELECT d.key, e.embedding::text AS embedding FROM document_embeddings e JOIN documents d ON d.id = e.document_id`,
+    );
+    const passageRows = await api.testDb.db.query<{ text: string; key: string; embedding: string }>(
+      `SELECT p.text, d.key, e.embedding::text AS embedding FROM passage_embeddings e
+       JOIN passages p ON p.id = e.passage_id JOIN documents d ON d.id = p.document_id`,
+    );
+    const docScore = new Map(docRows.map((r) => [r.key, dot(q.document, JSON.parse(r.embedding))]));
+    const topDocs = [...docScore].sort((a, b) => b[1] - a[1]).slice(0, 2);
+    const chosen = new Map(topDocs);
+    const lambda = 0.5;
+    const expected = passageRows
+      .filter((r) => chosen.has(r.key))
+      .map((r) => {
+        const passageScore = dot(q.passage, JSON.parse(r.embedding));
+        return { text: r.text, passageScore, documentScore: chosen.get(r.key)!, score: passageScore + lambda * chosen.get(r.key)! };
+      })
+      .sort((a, b) => b.score - a.score)
+      .slice(0, 3);
+
+    for (const exact of [true, false]) {
+      const r = dataOf(await api.exec(RETRIEVE, { q: question, k1: 2, k2: 3, lambda, exact })).retrieve;
+      expect(r).toMatchObject({ mode: 'HIERARCHICAL', k1: 2, k2: 3, lambda, model: 'use-lite' });
+      expect(r.documents.map((d: any) => d.document.key)).toEqual(topDocs.map(([key]) => key));
+      expect(r.passages.map((p: any) => p.passage.text)).toEqual(expected.map((e) => e.text));
+      r.passages.forEach((p: any, i: number) => {
+        expect(p.rank).toBe(i + 1);
+        expect(Math.abs(p.score - expected[i].score)).toBeLessThan(1e-5);
+        expect(Math.abs(p.passageScore - expected[i].passageScore)).toBeLessThan(1e-5);
+        expect(Math.abs(p.documentScore - expected[i].documentScore)).toBeLessThan(1e-5);
+      });
+      expect(r.timings.totalMs).toBeGreaterThanOrEqual(r.timings.searchMs);
+    }
+    // And the model really answers a question.
+    const top = dataOf(await api.exec(RETRIEVE, { q: 'When did the Berlin Wall divide the city?', k1: 4, k2: 1 })).retrieve.passages[0];
+    expect(top.passage.text).toBe('The Berlin Wall divided the city from 1961 to 1989.');
+    expect(top.passage.titlePath).toEqual(['Berlin', 'History']);
+  });
+
+  it('answers every mode through the same API', async () => {
+    const run = async (mode: string, q = 'Where is the most visited art museum?') =>
+      dataOf(await api.exec(RETRIEVE, { q, mode, k1: 4, k2: 5 })).retrieve;
+    const lexical = await run('LEXICAL', 'Louvre museum');
+    expect(lexical.model).toBe('postgres-fts');
+    expect(lexical.passages[0].passage.text).toMatch(/Louvre/);
+    expect(lexical.passages[0].documentScore).toBeNull();
+    expect(lexical.documents).toEqual([]);
+    const flat = await run('FLAT');
+    expect(flat.passages).toHaveLength(5);
+    expect(flat.passages.every((p: any) => p.documentScore === null && p.score === p.passageScore)).toBe(true);
+    const documents = await run('DOCUMENTS');
+    expect(documents.passages).toEqual([]);
+    expect(documents.documents).toHaveLength(4);
+    const parallel = await run('PARALLEL');
+    expect(parallel.passages).toHaveLength(5);
+    for (const p of parallel.passages) expect(Math.abs(p.score - (p.passageScore + p.documentScore))).toBeLessThan(1e-6);
+    const hybrid = await run('HYBRID', 'Louvre art museum');
+    expect(hybrid.passages).toHaveLength(5);
+    expect(hybrid.passages[0].passage.text).toMatch(/Louvre/);
+    // Reciprocal rank fusion: a passage first in both rankings scores 2/(60+1).
+    expect(hybrid.passages[0].score).toBeCloseTo(2 / 61, 10);
+  });
+
+  it('filters by source, metadata and document ids inside the SQL', async () => {
+    const q = 'Which river flows through the city?';
+    const bySource = dataOf(await api.exec(RETRIEVE, { q, k2: 50, filter: { sources: ['rivers'] } })).retrieve;
+    expect(new Set(bySource.passages.map((p: any) => p.passage.document.key))).toEqual(new Set(['rhine']));
+    expect(bySource.passages).toHaveLength(2);
+    const byMeta = dataOf(await api.exec(RETRIEVE, { q, k2: 50, filter: { metadata: { country: 'France' } } })).retrieve;
+    expect(new Set(byMeta.passages.map((p: any) => p.passage.document.key))).toEqual(new Set(['paris']));
+    const osloId = dataOf(await api.exec(`{ document(key: "oslo") { id } }`)).document.id;
+    const byId = dataOf(await api.exec(RETRIEVE, { q, mode: 'FLAT', k2: 50, filter: { documentIds: [osloId] } })).retrieve;
+    expect(byId.passages.map((p: any) => p.passage.document.key)).toEqual(['oslo', 'oslo']);
+  });
+
+  it.each([
+    ['an empty question', { q: '   ' }, 'question', /question must not be empty/],
+    ['a question too long', { q: 'x'.repeat(2001) }, 'question', /2001 characters, over the limit of 2000/],
+    ['k1 = 0', { q: 'x', k1: 0 }, 'k1', /k1 must be an integer from 1 to 1000, got 0/],
+    ['k1 over 1000', { q: 'x', k1: 1001 }, 'k1', /k1 must be an integer from 1 to 1000/],
+    ['k2 = 0', { q: 'x', k2: 0 }, 'k2', /k2 must be an integer from 1 to 1000, got 0/],
+    ['a negative lambda', { q: 'x', lambda: -0.5 }, 'lambda', /lambda must be a finite number from 0 to 10, got -0.5/],
+    ['lambda over 10', { q: 'x', lambda: 11 }, 'lambda', /lambda must be/],
+    ['a malformed document id', { q: 'x', filter: { documentIds: ['abc'] } }, 'filter.documentIds', /positive integer id/],
+  ])('rejects %s with BAD_USER_INPUT naming the argument', async (_name, vars, argument, message) => {
+    const result = await api.exec(RETRIEVE, vars);
+    expect(result.errors?.[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument });
+    expect(result.errors?.[0].message).toMatch(message);
+  });
+});
+
+describe('GraphQL retrieve without encoders', () => {
+  let api: TestApi;
+  beforeAll(async () => {
+    api = await createTestApi();
+    await api.exec(INGEST, { docs });
+  });
+  afterAll(() => api.close());
+
+  it('still answers LEXICAL and says dense modes are unavailable', async () => {
+    const lexical = dataOf(await api.exec(RETRIEVE, { q: 'Oslofjord', mode: 'LEXICAL' })).retrieve;
+    expect(lexical.passages.map((p: any) => p.passage.text)).toEqual(['Oslo lies at the head of the Oslofjord.']);
+    const dense = await api.exec(RETRIEVE, { q: 'Oslofjord' });
+    expect(dense.errors?.[0].extensions?.code).toBe('SERVICE_UNAVAILABLE');
+  });
+});
