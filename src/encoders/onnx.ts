@@ -19,8 +19,9 @@ export async function createOnnxSession(model: string, path: string, options: Se
       interOpNumThreads: 1, // one graph at a time; parallelism is inside the ops
       executionMode: 'sequential',
       graphOptimizationLevel: options.graphOptimizationLevel ?? 'all',
+      logSeverityLevel: 3, // errors only: its warnings are about graph rewrites, not our inputs
     });
   } catch (e) {
-    throw new EncoderError(model, `cannot load ONNX file ${path}: ${(e as Error).message}`);
+    throw new EncoderError(model, `${path} could not be loaded by onnxruntime (corrupt or not an ONNX model?): ${(e as Error).message}`);
   }
 }

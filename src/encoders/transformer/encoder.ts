@@ -17,7 +17,8 @@ import { parseModelConfig, type TransformerModelConfig } from './config';
 import { checkFilesExist, folderName, modelFiles, sha256, type ModelFiles } from './files';
 import { embeddingRows } from './graph';
 import { l2Normalize, sentenceVectors } from './pooling';
-import { buildFeeds, describeIO, openSession, type ModelIO } from './session';
+import { createOnnxSession } from '../onnx';
+import { buildFeeds, describeIO, type ModelIO } from './session';
 import { TextTokenizer } from './tokenizer';
 
 export interface TransformerLoadOptions {
@@ -57,7 +58,7 @@ export class TransformerEncoder implements Encoder {
     const [modelBytes, tokenizerBytes, configBytes] = await Promise.all([readFile(files.model), readFile(files.tokenizer), readFile(files.config)]);
     const config = parseModelConfig(configBytes.toString('utf8'), files.config, folderName(files));
     const tokenizer = TextTokenizer.parse(tokenizerBytes.toString('utf8'), files.tokenizer, config.name);
-    const session = await openSession(files.model, config.name, options.threads);
+    const session = await createOnnxSession(config.name, files.model, { intraOpThreads: options.threads });
     try {
       const io = describeIO(session, files.model, config.name);
       // The model's own input limit caps the configured budget: longer inputs would fail or be silently wrong.

@@ -36,17 +36,6 @@ const INPUT_ROLES: Record<string, ModelInput['role']> = {
 const SENTENCE_OUTPUTS = ['sentence_embedding', 'sentence_embeddings'];
 const TOKEN_OUTPUTS = ['last_hidden_state', 'token_embeddings'];
 
-export async function openSession(file: string, model: string, threads: number | undefined): Promise<ort.InferenceSession> {
-  try {
-    return await ort.InferenceSession.create(file, {
-      ...(threads ? { intraOpNumThreads: threads } : {}),
-      logSeverityLevel: 3,
-    });
-  } catch (e) {
-    throw new EncoderError(model, `${file} could not be loaded by onnxruntime (corrupt or not an ONNX model?): ${(e as Error).message}`);
-  }
-}
-
 const tensorMeta = (m: ort.InferenceSession.ValueMetadata) => (m.isTensor ? m : undefined);
 
 export function describeIO(session: ort.InferenceSession, file: string, model: string): ModelIO {
