@@ -21,6 +21,15 @@ describe('migrations runner', () => {
     expect(rows.map((r) => r.version)).toEqual(versions);
     const ext = await t.db.query("SELECT 1 FROM pg_extension WHERE extname = 'vector'");
     expect(ext).toHaveLength(1);
+    // Vectors stay in the row (not TOAST): exact scoring reads them without a second lookup.
+    const storage = await t.db.query<{ rel: string; attstorage: string }>(
+      `SELECT attrelid::regclass::text AS rel, attstorage FROM pg_attribute
+       WHERE attname = 'embedding' AND attrelid IN ('document_embeddings'::regclass, 'passage_embeddings'::regclass) ORDER BY 1`,
+    );
+    expect(storage).toEqual([
+      { rel: 'document_embeddings', attstorage: 'm' },
+      { rel: 'passage_embeddings', attstorage: 'm' },
+    ]);
   });
 
   it('rolls back a failing migration whole and refuses an edited one', async () => {

@@ -6,8 +6,10 @@ import type { ScoredDocumentRow, ScoredPassageRow, SearchResult, VectorSearch } 
 export async function search(db: Database, s: VectorSearch): Promise<SearchResult> {
   const statement = searchStatement(s);
   const [row] = await db.transaction(async (tx) => {
-    for (const [name, value] of Object.entries(statement.settings)) {
-      await tx.query(`SELECT set_config($1, $2, true)`, [name, value]);
+    // All settings in one round trip.
+    const settings = Object.entries(statement.settings);
+    if (settings.length > 0) {
+      await tx.query(`SELECT ${settings.map((_, i) => `set_config($${2 * i + 1}, $${2 * i + 2}, true)`).join(', ')}`, settings.flat());
     }
     return tx.query<{ passages: ScoredPassageRow[]; documents: ScoredDocumentRow[] }>(statement.sql, statement.params);
   });

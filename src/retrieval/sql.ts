@@ -1,5 +1,5 @@
 import { vectorLiteral } from '../store/embeddings';
-import { RRF_K, type RetrievalFilter, type VectorSearch } from './types';
+import { DEFAULT_EF_SEARCH, RRF_K, type RetrievalFilter, type VectorSearch } from './types';
 
 /**
  * One statement per mode. Stage results come back as JSON columns so a whole retrieval is one
@@ -104,7 +104,9 @@ function lexicalCte(s: VectorSearch, p: Params, limit: string): string {
 export function searchStatement(s: VectorSearch): SearchStatement {
   const p = new Params();
   const exact = s.exact === true;
-  const ef = (rows: number) => String(Math.min(1000, Math.max(s.efSearch ?? 100, rows)));
+  // ef_search of 4× the rows a stage returns: at 1M passages, ef = k1 = 100 gave stage-1 recall@20
+  // of 0.914 and 4·k1 gave 0.989 at no measurable latency cost (bench:retrieve). pgvector caps it at 1000.
+  const ef = (rows: number) => String(Math.min(1000, Math.max(s.efSearch ?? DEFAULT_EF_SEARCH, 4 * rows)));
   // Filters are applied after the index scan: iterative scans keep searching until enough rows pass.
   const settings: Record<string, string> = { 'hnsw.iterative_scan': 'strict_order' };
   let sql: string;
