@@ -15,6 +15,7 @@ import { prepareDocument } from '../src/ingest/prepare';
 import { DEFAULT_INGEST_OPTIONS, type PreparedDocument } from '../src/ingest/types';
 import type { Database } from '../src/store/db';
 import { ingestDocuments } from '../src/store/ingest';
+import { indexLexical } from '../src/store/lexical';
 import { migrate } from '../src/store/migrate';
 import { PgliteDatabase } from '../src/store/pglite';
 import { PostgresDatabase } from '../src/store/postgres';
@@ -81,11 +82,20 @@ async function benchOne(name: string, open: () => Promise<{ db: Database; cleanu
       const summary = await ingestDocuments(db, corpus, { ...DEFAULT_INGEST_OPTIONS, concurrency });
       if (summary.failed > 0) throw new Error(`${summary.failed} documents failed`);
     });
+    // LEXICAL's full-text vectors are a separate, set-based step after the writes (as in the product).
+    // (The baseline's passages are indexed too: counted in.)
+    const lexical = await measure('full-text indexing (indexLexical)', db, totalPassages + baselinePassages, async () => {
+      if ((await indexLexical(db)) !== totalPassages + baselinePassages) throw new Error('expected every passage indexed');
+    });
+    const both = 1 / (1 / ours + 1 / lexical);
+    console.log(`  ${'ingest + full-text indexing'.padEnd(34)} ${totalPassages.toString().padStart(7)} passages  ${(totalPassages / both).toFixed(2).padStart(7)} s  ${both.toFixed(0).padStart(7)} passages/s`);
     const again = await measure('re-ingest, unchanged (no-op)', db, totalPassages, async () => {
       const summary = await ingestDocuments(db, corpus, { ...DEFAULT_INGEST_OPTIONS, concurrency });
       if (summary.unchanged !== documents) throw new Error('expected every document unchanged');
     });
-    console.log(`  ratio dhr ingest / baseline: ${(ours / base).toFixed(2)}x   (re-ingest no-op: ${(again / base).toFixed(2)}x)`);
+    console.log(
+      `  ratio dhr ingest / baseline: ${(ours / base).toFixed(2)}x   (with full-text indexing: ${(both / base).toFixed(2)}x; re-ingest no-op: ${(again / base).toFixed(2)}x)`,
+    );
   } finally {
     await cleanup();
   }

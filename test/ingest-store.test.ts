@@ -1,4 +1,5 @@
 import { ingestDocuments } from '../src/store/ingest';
+import { indexLexical } from '../src/store/lexical';
 import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
 import { createTestDatabase, type TestDatabase } from './helpers/database';
 
@@ -72,5 +73,27 @@ describe('store: ingest transactions and link resolution', () => {
       `SELECT p.text FROM passages p JOIN documents d ON d.id = p.document_id WHERE d.key = 'boom'`,
     );
     expect(texts).toEqual([{ text: 'old version' }]);
+  });
+
+  it('indexes passages for full-text search in a separate step, only those not indexed yet', async () => {
+    await ingestDocuments(t.db, [
+      { key: 'a', title: 'Rivers', sections: [{ title: 'Flow', text: 'The rivers were flowing.' }] },
+      { key: 'b', title: 'Mountains', text: 'Peaks and valleys.' },
+    ], DEFAULT_INGEST_OPTIONS);
+    const unindexed = async () => (await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM passages WHERE search IS NULL'))[0].n;
+    expect(await unindexed()).toBe(2);
+    const [a] = await t.db.query<{ id: number }>(`SELECT id FROM documents WHERE key = 'a'`);
+    expect(await indexLexical(t.db, [a.id])).toBe(1);
+    expect(await unindexed()).toBe(1);
+    expect(await indexLexical(t.db)).toBe(1);
+    expect(await indexLexical(t.db)).toBe(0);
+    // English stemming over title path and text: "flow" finds "flowing", the section title counts.
+    const hits = await t.db.query<{ text: string }>(
+      `SELECT text FROM passages WHERE search @@ plainto_tsquery('english', 'flow river')`,
+    );
+    expect(hits).toEqual([{ text: 'The rivers were flowing.' }]);
+    // A changed document's new passages need indexing again; the unchanged one stays indexed.
+    await ingestDocuments(t.db, [{ key: 'a', title: 'Rivers', sections: [{ title: 'Flow', text: 'Changed.' }] }], DEFAULT_INGEST_OPTIONS);
+    expect(await unindexed()).toBe(1);
   });
 });

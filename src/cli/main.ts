@@ -12,6 +12,7 @@ import { migrate } from '../store/migrate';
 import { openDatabase, openMigratedDatabase } from '../store/open';
 import { storeStats } from '../store/reads';
 import { modelCounts } from '../store/embeddings';
+import { indexLexical } from '../store/lexical';
 import { loadDemoCorpus } from './demo';
 import { describeEmbed, embedWithProgress, loadEmbedding } from './embed';
 import { ProgressBar } from './progress';
@@ -95,6 +96,8 @@ async function serve(config: Config, args: string[]): Promise<number> {
     const loaded = await loadDemoCorpus(db, config.ingest);
     if (loaded > 0) console.error(`demo corpus: loaded ${loaded} Factbook documents`);
   }
+  const lexical = await indexLexical(db);
+  if (lexical > 0) console.error(`full-text index: ${lexical} passages`);
   const { url, stop } = await startServer(db, config, embedding);
   console.log(`DHR-GraphQL ready at ${url}`);
   // Whatever lacks an embedding (the demo corpus on first start) is embedded while the server answers.
@@ -149,6 +152,7 @@ async function ingest(config: Config, args: string[]): Promise<number> {
     }
     bar.finish();
     const written = outcomes.filter((o) => o.status === 'created' || o.status === 'updated').map((o) => o.documentId as number);
+    await indexLexical(db, written);
     if (config.embedOnIngest && !values['no-embed'] && written.length > 0) {
       const targets = await loadEmbedding(db, config);
       try {

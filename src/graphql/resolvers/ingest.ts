@@ -2,6 +2,7 @@ import { Arg, Ctx, Mutation, Resolver } from 'type-graphql';
 import type { DocumentInput as IngestInput, SectionInput as IngestSection } from '../../ingest/types';
 import { embedPending } from '../../store/embed';
 import { ingestDocuments } from '../../store/ingest';
+import { indexLexical } from '../../store/lexical';
 import type { Context } from '../context';
 import { badUserInput } from '../errors';
 import { DocumentInput, IngestResult, IngestStatus, SectionInput } from '../types/ingest';
@@ -26,6 +27,7 @@ export class IngestResolver {
     const written = summary.outcomes
       .filter((o) => o.status === 'created' || o.status === 'updated')
       .map((o) => o.documentId as number);
+    await indexLexical(ctx.db, written);
     const embedded =
       ctx.embedding && ctx.config.embedOnIngest
         ? await embedPending(ctx.db, ctx.embedding, { documentIds: written, batchSize: ctx.config.embedBatchSize })
