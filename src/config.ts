@@ -24,6 +24,12 @@ export interface Config {
   embedBatchSize: number;
   /** Embed new and changed documents as part of ingest. */
   embedOnIngest: boolean;
+  /** Job workers the server runs in-process (0: only `dhr worker` processes work jobs). */
+  jobWorkers: number;
+  /** Documents or passages per job batch: what a crash can lose, and how long a batch holds its lock. */
+  jobBatchSize: number;
+  /** How often an idle worker looks for work. */
+  jobPollMs: number;
   /** HNSW ef_search for retrieval (raised per query to the rows a stage must return). */
   efSearch: number;
 }
@@ -48,6 +54,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     embedBatchSize: intSetting(env, 'EMBED_BATCH_SIZE', 64, 1, 4096),
     embedOnIngest: boolSetting(env, 'EMBED_ON_INGEST', true),
     efSearch: intSetting(env, 'HNSW_EF_SEARCH', 100, 1, 1000),
+    jobWorkers: intSetting(env, 'JOB_WORKERS', 1, 0, 64),
+    jobBatchSize: intSetting(env, 'JOB_BATCH_SIZE', 32, 1, 4096),
+    jobPollMs: intSetting(env, 'JOB_POLL_MS', 1000, 10, 600_000),
   };
 }
 

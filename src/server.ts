@@ -4,7 +4,7 @@ import type { Config } from './config';
 import { createContext, type Context } from './graphql/context';
 import { buildGraphQLSchema } from './graphql/schema';
 import type { Database } from './store/db';
-import type { EmbeddingTargets } from './store/embed';
+import type { ModelRegistry } from './jobs/registry';
 
 export async function createApolloServer(): Promise<ApolloServer<Context>> {
   const schema = await buildGraphQLSchema();
@@ -15,12 +15,12 @@ export async function createApolloServer(): Promise<ApolloServer<Context>> {
 export async function startServer(
   db: Database,
   config: Config,
-  embedding?: EmbeddingTargets,
+  models?: ModelRegistry,
 ): Promise<{ url: string; stop: () => Promise<void> }> {
   const server = await createApolloServer();
   const { url } = await startStandaloneServer(server, {
     listen: { port: config.port, host: config.host },
-    context: async () => createContext(db, config, embedding),
+    context: async () => createContext(db, config, models),
   });
   return { url, stop: () => server.stop() };
 }

@@ -1,15 +1,18 @@
 import type { Config } from '../config';
-import { EncoderSet } from '../encoders/set';
+import { ModelRegistry } from '../jobs/registry';
 import type { Database } from '../store/db';
-import { embedPending, prepareEmbedding, type EmbeddingTargets, type EmbedSummary } from '../store/embed';
+import { embedPending, type EmbeddingTargets, type EmbedSummary } from '../store/embed';
 import { ProgressBar } from './progress';
 
-export async function loadEmbedding(db: Database, config: Config): Promise<EmbeddingTargets> {
-  const encoders = await EncoderSet.load(config.encoders, { cacheDir: config.modelCacheDir, threads: config.encoderThreads });
+/** The active models (the configured encoders on a store that has none yet), loaded. */
+export async function loadEmbedding(db: Database, config: Config): Promise<{ models: ModelRegistry; targets: EmbeddingTargets }> {
+  const models = await ModelRegistry.open(db, config);
   try {
-    return await prepareEmbedding(db, encoders);
+    const targets = await models.current();
+    if (!targets) throw new Error('no embedding model is active for every role');
+    return { models, targets };
   } catch (error) {
-    await encoders.close();
+    await models.close();
     throw error;
   }
 }

@@ -15,6 +15,7 @@ import { modelCounts } from '../store/embeddings';
 import { indexLexical } from '../store/lexical';
 import { loadDemoCorpus } from './demo';
 import { describeEmbed, embedWithProgress, loadEmbedding } from './embed';
+import { jobsCommand, modelsCommand, reembedCommand, startWorkers, workerCommand } from './jobs';
 import { ProgressBar } from './progress';
 
 const USAGE = `usage: dhr <command> [options]
@@ -26,11 +27,23 @@ commands:
                                 ingest .json (title tree or array), .jsonl, .md, .txt files, then embed them
   embed                         embed every document and passage that lacks a current embedding
   stats                         count documents, sections, passages, links and embeddings per model
+  models [list]                 registered embedding models, their coverage and the roles they serve
+  models register <folder|use-lite>   register a model (loaded and probed first)
+  models activate <name> [--roles questionDocument,document,questionPassage,passage]
+                                switch retrieval to a model (refused until its embeddings are complete)
+  models drop <name>            delete a model that serves no role, with its embeddings
+  reembed --model M [--scope ALL|STALE|DOCUMENTS] [--documents 1,2] [--job ID] [--no-work]
+                                queue a re-embedding job (or attach to the model's open one, or to --job),
+                                work on it here and show its progress until it ends
+  worker [--concurrency N] [--exit-when-idle]
+                                work re-embedding jobs (the server also runs JOB_WORKERS of its own)
+  jobs [--status S] | jobs cancel <id>
 
 environment: DATABASE_URL (PostgreSQL server; unset = embedded PGlite in DATA_DIR, default ./data),
   PORT (4000), HOST (127.0.0.1), MAX_WORDS (100), MAX_DOCUMENT_BYTES, MAX_INGEST_BATCH, MAX_PAGE_SIZE,
   ENCODER (use-lite | custom model folder), ENCODER_QUESTION_DOCUMENT, ENCODER_DOCUMENT, ENCODER_QUESTION_PASSAGE,
-  ENCODER_PASSAGE, MODEL_CACHE_DIR (.cache/models), ENCODER_THREADS (0 = all cores), EMBED_BATCH_SIZE (32), EMBED_ON_INGEST (true)`;
+  ENCODER_PASSAGE, MODEL_CACHE_DIR (.cache/models), ENCODER_THREADS (0 = all cores), EMBED_BATCH_SIZE (64), EMBED_ON_INGEST (true),
+  JOB_WORKERS (1), JOB_BATCH_SIZE (32), JOB_POLL_MS (1000)`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -53,11 +66,11 @@ async function main(argv: string[]): Promise<number> {
     case 'embed': {
       const db = await openMigratedDatabase(config);
       try {
-        const targets = await loadEmbedding(db, config);
+        const { models, targets } = await loadEmbedding(db, config);
         try {
           console.log(describeEmbed(await embedWithProgress(db, targets, config), targets));
         } finally {
-          await targets.encoders.close();
+          await models.close();
         }
       } finally {
         await db.close();
@@ -73,6 +86,20 @@ async function main(argv: string[]): Promise<number> {
         await db.close();
       }
       return 0;
+    }
+    case 'reembed':
+    case 'worker':
+    case 'models':
+    case 'jobs': {
+      const db = await openMigratedDatabase(config);
+      try {
+        if (command === 'reembed') return await reembedCommand(db, config, rest);
+        if (command === 'worker') return await workerCommand(db, config, rest);
+        if (command === 'models') return await modelsCommand(db, config, rest);
+        return await jobsCommand(db, rest);
+      } finally {
+        await db.close();
+      }
     }
     case undefined:
     case 'help':
@@ -90,7 +117,7 @@ async function serve(config: Config, args: string[]): Promise<number> {
   if (values.port !== undefined) config = loadConfig({ ...process.env, PORT: values.port });
   const db = await openMigratedDatabase(config);
   console.error(`database: ${db.kind} (${db.location})`);
-  const embedding = await loadEmbedding(db, config);
+  const { models, targets: embedding } = await loadEmbedding(db, config);
   console.error(`encoders: ${embedding.encoders.distinct().map((e) => `${e.name} (${e.dimension}-d)`).join(', ')}`);
   if (values.demo) {
     const loaded = await loadDemoCorpus(db, config.ingest);
@@ -98,7 +125,9 @@ async function serve(config: Config, args: string[]): Promise<number> {
   }
   const lexical = await indexLexical(db);
   if (lexical > 0) console.error(`full-text index: ${lexical} passages`);
-  const { url, stop } = await startServer(db, config, embedding);
+  const { url, stop } = await startServer(db, config, models);
+  const workers = new AbortController();
+  if (config.jobWorkers > 0) startWorkers(db, models, config, config.jobWorkers, workers.signal);
   console.log(`DHR-GraphQL ready at ${url}`);
   // Whatever lacks an embedding (the demo corpus on first start) is embedded while the server answers.
   const background = embedWithProgress(db, embedding, config).then(
@@ -108,8 +137,9 @@ async function serve(config: Config, args: string[]): Promise<number> {
     (error: unknown) => console.error(`embedding stopped: ${error instanceof Error ? error.message : error}`),
   );
   const shutdown = async () => {
+    workers.abort();
     await stop();
-    await embedding.encoders.close();
+    await models.close();
     await db.close();
     process.exit(0);
   };
@@ -154,11 +184,11 @@ async function ingest(config: Config, args: string[]): Promise<number> {
     const written = outcomes.filter((o) => o.status === 'created' || o.status === 'updated').map((o) => o.documentId as number);
     await indexLexical(db, written);
     if (config.embedOnIngest && !values['no-embed'] && written.length > 0) {
-      const targets = await loadEmbedding(db, config);
+      const { models, targets } = await loadEmbedding(db, config);
       try {
         console.log(describeEmbed(await embedWithProgress(db, targets, config, written), targets));
       } finally {
-        await targets.encoders.close();
+        await models.close();
       }
     }
   } finally {

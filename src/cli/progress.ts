@@ -5,7 +5,7 @@ export class ProgressBar {
   private lastDraw = 0;
 
   constructor(
-    private readonly total: number,
+    private total: number,
     private readonly label: string,
     private readonly stream: NodeJS.WriteStream = process.stderr,
   ) {}
@@ -14,8 +14,10 @@ export class ProgressBar {
     this.update(this.done + 1, extra);
   }
 
-  update(done: number, extra = ''): void {
+  /** `total` may grow (a job plans more work as documents arrive). */
+  update(done: number, extra = '', total = this.total): void {
     this.done = done;
+    this.total = total;
     const now = Date.now();
     const interval = this.stream.isTTY ? 100 : 5000;
     if (now - this.lastDraw >= interval || this.done === this.total) {

@@ -44,6 +44,8 @@ export interface Encoder {
   readonly dimension: number;
   /** sha256 over the model's files: identifies the weights an embedding came from. */
   readonly checksum: string;
+  /** Where the model loads from ('use-lite' or a model folder), so another process can load it by name. */
+  readonly source?: string;
   /** Whether vectors are L2-normalized (inner product = cosine). */
   readonly normalized: boolean;
   /** The effective limit for a role: the configured budget capped by what the model accepts. */

@@ -4,6 +4,7 @@ import { buildSchema } from 'type-graphql';
 import { DocumentConnectionResolver, DocumentResolver } from './resolvers/document';
 import { EmbeddingModelResolver } from './resolvers/embedding';
 import { IngestResolver } from './resolvers/ingest';
+import { JobResolver } from './resolvers/job';
 import { LinkResolver } from './resolvers/link';
 import { PassageResolver } from './resolvers/passage';
 import { RetrievalResolver, ScoredDocumentResolver, ScoredPassageResolver } from './resolvers/retrieval';
@@ -17,6 +18,7 @@ export const resolvers = [
   LinkResolver,
   IngestResolver,
   EmbeddingModelResolver,
+  JobResolver,
   RetrievalResolver,
   ScoredPassageResolver,
   ScoredDocumentResolver,

@@ -11,7 +11,11 @@ export interface EmbeddingModelRow {
   dimension: number;
   checksum: string;
   settings: Record<string, unknown>;
+  /** 'use-lite' or a model folder; null for rows registered before sources were recorded. */
+  source: string | null;
 }
+
+export const MODEL_COLUMNS = 'id, name, runtime, dimension, checksum, settings, source';
 
 /** HNSW build settings (pgvector defaults); ef_search is per query, in retrieval. */
 const HNSW = { m: 16, efConstruction: 64 };
@@ -24,14 +28,19 @@ const HNSW = { m: 16, efConstruction: 64 };
 export async function registerModel(db: Database, encoder: Encoder, settings: Record<string, unknown> = {}): Promise<EmbeddingModelRow> {
   const model = await db.transaction(async (tx) => {
     await tx.query(
-      `INSERT INTO embedding_models (name, runtime, dimension, checksum, settings)
-       VALUES ($1, $2, $3, $4, $5::jsonb) ON CONFLICT (name) DO NOTHING`,
-      [encoder.name, encoder.runtime, encoder.dimension, encoder.checksum, JSON.stringify(settings)],
+      `INSERT INTO embedding_models (name, runtime, dimension, checksum, settings, source)
+       VALUES ($1, $2, $3, $4, $5::jsonb, $6) ON CONFLICT (name) DO NOTHING`,
+      [encoder.name, encoder.runtime, encoder.dimension, encoder.checksum, JSON.stringify(settings), encoder.source ?? null],
     );
-    const [row] = await tx.query<EmbeddingModelRow>(
-      'SELECT id, name, runtime, dimension, checksum, settings FROM embedding_models WHERE name = $1',
-      [encoder.name],
-    );
+    // A model registered before sources were recorded, or whose folder moved, learns where it lives now.
+    if (encoder.source) {
+      await tx.query('UPDATE embedding_models SET source = $2 WHERE name = $1 AND checksum = $3 AND source IS DISTINCT FROM $2', [
+        encoder.name,
+        encoder.source,
+        encoder.checksum,
+      ]);
+    }
+    const [row] = await tx.query<EmbeddingModelRow>(`SELECT ${MODEL_COLUMNS} FROM embedding_models WHERE name = $1`, [encoder.name]);
     return row;
   });
   if (model.dimension !== encoder.dimension) {
@@ -51,7 +60,7 @@ export async function registerModel(db: Database, encoder: Encoder, settings: Re
 }
 
 /** Partial expression indexes: one HNSW graph per model and level, inner-product ops (vectors are unit length). */
-async function ensureIndexes(db: Queryable, model: EmbeddingModelRow): Promise<void> {
+export async function ensureIndexes(db: Queryable, model: EmbeddingModelRow): Promise<void> {
   const id = Number(model.id);
   const dim = Number(model.dimension);
   for (const table of ['document_embeddings', 'passage_embeddings']) {
@@ -68,10 +77,7 @@ export function vectorLiteral(vector: Float32Array | readonly number[]): string 
 }
 
 export async function modelByName(db: Queryable, name: string): Promise<EmbeddingModelRow | undefined> {
-  const [row] = await db.query<EmbeddingModelRow>(
-    'SELECT id, name, runtime, dimension, checksum, settings FROM embedding_models WHERE name = $1',
-    [name],
-  );
+  const [row] = await db.query<EmbeddingModelRow>(`SELECT ${MODEL_COLUMNS} FROM embedding_models WHERE name = $1`, [name]);
   return row;
 }
 
@@ -137,7 +143,7 @@ export function pendingPassages(db: Queryable, modelId: number, limit: number, a
  * skipped, so a stale vector is never stored under a new hash.
  */
 export async function writeDocumentEmbeddings(
-  db: Database,
+  db: Queryable,
   model: EmbeddingModelRow,
   rows: { documentId: number; contentHash: string; vector: Float32Array }[],
 ): Promise<number> {
@@ -158,11 +164,15 @@ export async function writeDocumentEmbeddings(
   return written[0].n;
 }
 
-/** Writes passage vectors; passages deleted since they were read are skipped. */
+/**
+ * Writes passage vectors; passages deleted since they were read are skipped. `replace` overwrites
+ * an existing vector (a re-embedding job of scope ALL); otherwise the first one stays.
+ */
 export async function writePassageEmbeddings(
-  db: Database,
+  db: Queryable,
   model: EmbeddingModelRow,
   rows: { passageId: number; documentId: number; vector: Float32Array }[],
+  options: { replace?: boolean } = {},
 ): Promise<number> {
   if (rows.length === 0) return 0;
   checkDimensions(model, rows.map((r) => r.vector));
@@ -172,7 +182,7 @@ export async function writePassageEmbeddings(
        SELECT $1, u.passage_id, p.document_id, u.embedding::vector
        FROM unnest($2::int[], $3::text[]) AS u(passage_id, embedding)
        JOIN passages p ON p.id = u.passage_id
-       ON CONFLICT (model_id, passage_id) DO NOTHING
+       ON CONFLICT (model_id, passage_id) ${options.replace ? 'DO UPDATE SET embedding = EXCLUDED.embedding, embedded_at = now()' : 'DO NOTHING'}
        RETURNING 1)
      SELECT count(*)::int AS n FROM w`,
     [model.id, rows.map((r) => r.passageId), rows.map((r) => vectorLiteral(r.vector))],
@@ -192,6 +202,9 @@ export interface ModelCounts {
   name: string;
   dimension: number;
   runtime: string;
+  source: string | null;
+  /** DHR roles the model serves now (active_encoders). */
+  roles: string[];
   documents: number;
   staleDocuments: number;
   passages: number;
@@ -199,7 +212,8 @@ export interface ModelCounts {
 
 export function modelCounts(db: Queryable): Promise<ModelCounts[]> {
   return db.query<ModelCounts>(
-    `SELECT m.name, m.dimension, m.runtime,
+    `SELECT m.name, m.dimension, m.runtime, m.source,
+            coalesce((SELECT array_agg(a.role::text) FROM active_encoders a WHERE a.model_id = m.id), '{}') AS roles,
             (SELECT count(*)::int FROM document_embeddings e WHERE e.model_id = m.id) AS documents,
             (SELECT count(*)::int FROM document_embeddings e JOIN documents d ON d.id = e.document_id
               WHERE e.model_id = m.id AND e.content_hash <> d.content_hash) AS "staleDocuments",

@@ -3,7 +3,7 @@ import { loadConfig, type Config } from '../../src/config';
 import { createContext, type Context } from '../../src/graphql/context';
 import type { EncoderSet } from '../../src/encoders/set';
 import { createApolloServer } from '../../src/server';
-import { prepareEmbedding, type EmbeddingTargets } from '../../src/store/embed';
+import { ModelRegistry } from '../../src/jobs/registry';
 import { createTestDatabase, type TestDatabase } from './database';
 
 export interface GraphQLResult<T = any> {
@@ -15,6 +15,8 @@ export interface GraphQLResult<T = any> {
 export interface TestApi {
   testDb: TestDatabase;
   config: Config;
+  /** The active models when the API was given encoders. */
+  models?: ModelRegistry;
   exec<T = any>(query: string, variables?: Record<string, unknown>): Promise<GraphQLResult<T>>;
   close(): Promise<void>;
 }
@@ -23,16 +25,17 @@ export interface TestApi {
 export async function createTestApi(env: Record<string, string> = {}, encoders?: EncoderSet): Promise<TestApi> {
   const testDb = await createTestDatabase();
   const config = loadConfig({ ...env });
-  const embedding: EmbeddingTargets | undefined = encoders ? await prepareEmbedding(testDb.db, encoders) : undefined;
+  const models = encoders ? await ModelRegistry.of(testDb.db, encoders) : undefined;
   const server: ApolloServer<Context> = await createApolloServer();
   await server.start();
   return {
     testDb,
     config,
+    models,
     async exec(query, variables) {
       const response = await server.executeOperation(
         { query, variables },
-        { contextValue: createContext(testDb.db, config, embedding) },
+        { contextValue: createContext(testDb.db, config, models) },
       );
       if (response.body.kind !== 'single') throw new Error('unexpected incremental response');
       return response.body.singleResult as GraphQLResult;

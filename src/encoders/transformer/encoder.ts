@@ -3,6 +3,7 @@
  * model.onnx, tokenizer.json and dhr-model.json, run on onnxruntime-node.
  */
 import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import type * as ort from 'onnxruntime-node';
 import {
   EncoderError,
@@ -36,6 +37,8 @@ export class TransformerEncoder implements Encoder {
   readonly runtime = 'onnxruntime-node' as const;
   readonly name: string;
   readonly normalized: boolean;
+  /** The model folder, absolute. */
+  source = '';
   private closed = false;
 
   private constructor(
@@ -84,7 +87,9 @@ export class TransformerEncoder implements Encoder {
         throw new EncoderError(config.name, `${files.model}: embedding dimension is ${dimension}, expected ${options.expectDimension}`);
       }
       const checksum = sha256([modelBytes, tokenizerBytes, configBytes]);
-      return new TransformerEncoder(config, files.model, session, io, tokenizer, limits, checksum, dimension);
+      const encoder = new TransformerEncoder(config, files.model, session, io, tokenizer, limits, checksum, dimension);
+      encoder.source = resolve(dir);
+      return encoder;
     } catch (e) {
       await session.release().catch(() => undefined);
       throw e;

@@ -38,6 +38,7 @@ const NAME = 'use-lite';
 
 export class UseLiteEncoder implements Encoder {
   readonly name = NAME;
+  readonly source = NAME;
   readonly runtime = 'onnxruntime-node' as const;
   readonly dimension = USE_LITE_DIM;
   readonly normalized = true;

@@ -28,10 +28,10 @@ export class IngestResolver {
       .filter((o) => o.status === 'created' || o.status === 'updated')
       .map((o) => o.documentId as number);
     await indexLexical(ctx.db, written);
-    const embedded =
-      ctx.embedding && ctx.config.embedOnIngest
-        ? await embedPending(ctx.db, ctx.embedding, { documentIds: written, batchSize: ctx.config.embedBatchSize })
-        : null;
+    const targets = ctx.config.embedOnIngest ? await ctx.models?.current() : undefined;
+    const embedded = targets
+      ? await embedPending(ctx.db, targets, { documentIds: written, batchSize: ctx.config.embedBatchSize })
+      : null;
     return {
       ...summary,
       outcomes: summary.outcomes.map((o) => ({ ...o, status: o.status as IngestStatus })),

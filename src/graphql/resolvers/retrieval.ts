@@ -34,7 +34,9 @@ export class RetrievalResolver {
           metadata: filter.metadata ?? undefined,
         }
       : undefined;
-    if (mode !== 'LEXICAL' && !ctx.embedding) {
+    // One snapshot of the active models for the whole query, even if an activation lands meanwhile.
+    const targets = await ctx.models?.current();
+    if (mode !== 'LEXICAL' && !targets) {
       throw new GraphQLError('retrieval needs encoders, and this server runs without them', {
         extensions: { code: 'SERVICE_UNAVAILABLE' },
       });
@@ -42,7 +44,7 @@ export class RetrievalResolver {
     try {
       const result = await retrieve(
         ctx.db,
-        ctx.embedding,
+        targets,
         { question, k1, k2, lambda, mode, filter: parsedFilter },
         { exact, efSearch: ctx.config.efSearch },
       );

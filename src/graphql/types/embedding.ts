@@ -22,7 +22,10 @@ export class EmbeddingModel {
   @Field(() => String)
   runtime!: string;
 
-  @Field(() => [EncoderRoleName], { description: 'Roles this model serves in the running server.' })
+  @Field(() => String, { nullable: true, description: "Where it loads from: 'use-lite' or a model folder." })
+  source!: string | null;
+
+  @Field(() => [EncoderRoleName], { description: 'DHR roles this model serves now (empty: registered, not active).' })
   roles!: EncoderRoleName[];
 
   @Field(() => Int, { description: 'Documents with a current embedding (summary unchanged since).' })

@@ -1,0 +1,166 @@
+import type { Config } from '../config';
+import { EncoderSet } from '../encoders/set';
+import { DEFAULT_MODEL } from '../encoders/spec';
+import { TransformerEncoder } from '../encoders/transformer/encoder';
+import { ENCODER_ROLES, EncoderError, type Encoder, type EncoderRole } from '../encoders/types';
+import { UseLiteEncoder } from '../encoders/use-lite/encoder';
+import { activateModel, activeAssignment, type ActiveAssignment } from '../store/active';
+import type { Database } from '../store/db';
+import { prepareEmbedding, type EmbeddingTargets } from '../store/embed';
+import type { EmbeddingModelRow } from '../store/embeddings';
+
+export interface RegistryOptions {
+  cacheDir?: string;
+  threads?: number;
+  /** How long a process trusts its view of the active models before reading it again. */
+  ttlMs?: number;
+}
+
+/**
+ * The models this process has loaded, and which of them serve each DHR role now. The active
+ * assignment lives in the database (active_encoders), so an activation by any process reaches
+ * every server within ttlMs; each query takes one snapshot, so it never mixes two assignments.
+ */
+export class ModelRegistry {
+  private readonly loaded = new Map<number, Promise<Encoder>>();
+  /** Encoders handed in by the caller (`of`) are the caller's to close. */
+  private readonly borrowed = new Set<Encoder>();
+  private snapshot?: { key: string; targets: EmbeddingTargets | undefined; at: number };
+  private readonly ttlMs: number;
+
+  constructor(
+    private readonly db: Database,
+    private readonly options: RegistryOptions = {},
+  ) {
+    this.ttlMs = options.ttlMs ?? 1000;
+  }
+
+  /**
+   * Opens the registry for a server or CLI. A store with no active model yet gets the configured
+   * encoders (ENCODER…) as its first assignment; after that the database decides, and switching
+   * is activateEmbeddingModel's job.
+   */
+  static async open(db: Database, config: Config): Promise<ModelRegistry> {
+    const registry = new ModelRegistry(db, { cacheDir: config.modelCacheDir, threads: config.encoderThreads });
+    const active = await activeAssignment(db);
+    if (ENCODER_ROLES.some((r) => !active[r])) {
+      const encoders = await EncoderSet.load(config.encoders, { cacheDir: config.modelCacheDir, threads: config.encoderThreads });
+      try {
+        await registry.adopt(encoders);
+      } catch (error) {
+        await encoders.close();
+        throw error;
+      }
+    }
+    return registry;
+  }
+
+  /** A registry serving encoders already loaded (tests, embedding tools), activated for their roles. */
+  static async of(db: Database, encoders: EncoderSet, options: RegistryOptions = {}): Promise<ModelRegistry> {
+    const registry = new ModelRegistry(db, options);
+    for (const encoder of encoders.distinct()) registry.borrowed.add(encoder);
+    await registry.adopt(encoders);
+    return registry;
+  }
+
+  private async adopt(encoders: EncoderSet): Promise<void> {
+    const targets = await prepareEmbedding(this.db, encoders);
+    const rows = new Map<string, EmbeddingModelRow>([
+      [targets.document.name, targets.document],
+      [targets.passage.name, targets.passage],
+    ]);
+    const byModel = new Map<Encoder, EncoderRole[]>();
+    for (const role of ENCODER_ROLES) {
+      const encoder = encoders.byRole[role];
+      byModel.set(encoder, [...(byModel.get(encoder) ?? []), role]);
+    }
+    for (const [encoder, roles] of byModel) {
+      // Question-only models are not registered by prepareEmbedding (they store no vectors).
+      const row = rows.get(encoder.name) ?? (await prepareEmbedding(this.db, EncoderSet.of(sameForAll(encoder)))).document;
+      this.loaded.set(row.id, Promise.resolve(encoder));
+      await activateModel(this.db, row.name, roles, { bootstrap: true });
+    }
+    this.invalidate();
+  }
+
+  /** The encoder for a stored model, loaded once from its recorded source and checked against its checksum. */
+  encoderFor(model: EmbeddingModelRow): Promise<Encoder> {
+    let encoder = this.loaded.get(model.id);
+    if (!encoder) {
+      encoder = loadEncoder(model, this.options);
+      this.loaded.set(model.id, encoder);
+      encoder.catch(() => this.loaded.delete(model.id));
+    }
+    return encoder;
+  }
+
+  /** The encoders and stored models retrieval and ingest use now; undefined if nothing is active. */
+  async current(): Promise<EmbeddingTargets | undefined> {
+    const now = Date.now();
+    if (this.snapshot && now - this.snapshot.at < this.ttlMs) return this.snapshot.targets;
+    const assignment = await activeAssignment(this.db);
+    const key = ENCODER_ROLES.map((r) => assignment[r]?.id ?? '-').join(',');
+    if (this.snapshot?.key !== key) {
+      this.snapshot = { key, targets: await this.targetsFor(assignment), at: now };
+    } else {
+      this.snapshot.at = now;
+    }
+    return this.snapshot.targets;
+  }
+
+  private readonly jobListeners = new Set<() => void>();
+
+  /** Workers in this process listen, so a job queued here starts without waiting for a poll. */
+  onJobQueued(listener: () => void): () => void {
+    this.jobListeners.add(listener);
+    return () => this.jobListeners.delete(listener);
+  }
+
+  jobQueued(): void {
+    for (const listener of this.jobListeners) listener();
+  }
+
+  /** Forget the cached assignment (this process just changed it). */
+  invalidate(): void {
+    this.snapshot = undefined;
+  }
+
+  private async targetsFor(assignment: ActiveAssignment): Promise<EmbeddingTargets | undefined> {
+    if (ENCODER_ROLES.some((r) => !assignment[r])) return undefined;
+    const entries = await Promise.all(ENCODER_ROLES.map(async (r) => [r, await this.encoderFor(assignment[r]!)] as const));
+    return {
+      encoders: EncoderSet.of(Object.fromEntries(entries) as Record<EncoderRole, Encoder>),
+      document: assignment.document!,
+      passage: assignment.passage!,
+    };
+  }
+
+  async close(): Promise<void> {
+    const encoders = await Promise.allSettled(this.loaded.values());
+    await Promise.all(encoders.map((e) => (e.status === 'fulfilled' && !this.borrowed.has(e.value) ? e.value.close() : undefined)));
+    this.loaded.clear();
+  }
+}
+
+function sameForAll(encoder: Encoder): Record<EncoderRole, Encoder> {
+  return { questionDocument: encoder, document: encoder, questionPassage: encoder, passage: encoder };
+}
+
+async function loadEncoder(model: EmbeddingModelRow, options: RegistryOptions): Promise<Encoder> {
+  if (!model.source) {
+    throw new EncoderError(model.name, 'no source recorded for this model; register its folder again (registerEmbeddingModel)');
+  }
+  const encoder =
+    model.source === DEFAULT_MODEL
+      ? await UseLiteEncoder.load({ cacheDir: options.cacheDir, threads: options.threads })
+      : await TransformerEncoder.load(model.source, { threads: options.threads });
+  if (encoder.checksum !== model.checksum || encoder.dimension !== model.dimension || encoder.name !== model.name) {
+    await encoder.close();
+    throw new EncoderError(
+      model.name,
+      `${model.source}: the files there are no longer the registered model (checksum, dimension or name differ); ` +
+        'their vectors would not match the stored ones',
+    );
+  }
+  return encoder;
+}

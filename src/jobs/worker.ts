@@ -1,0 +1,133 @@
+import { appendFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { EncoderError } from '../encoders/types';
+import { passageEncodingText } from '../ingest/summary';
+import type { Database } from '../store/db';
+import { writeDocumentEmbeddings, writePassageEmbeddings } from '../store/embeddings';
+import {
+  batchDocuments,
+  batchPassages,
+  claimBatch,
+  completeBatch,
+  failJob,
+  finishJobs,
+  startQueuedJobs,
+  type ClaimedBatch,
+} from '../store/jobs';
+import type { ModelRegistry } from './registry';
+
+export interface WorkerOptions {
+  /** Items per batch when a job plans catch-up work (new batches are planned by createJob's caller). */
+  batchSize: number;
+  /** Sleep between polls when there is nothing to do. */
+  pollMs?: number;
+  /** A failing batch is retried this many times (a concurrent delete can break its write) before the job fails. */
+  maxAttempts?: number;
+  /** Appends "level id,id,…" per encoded batch to this file, before the batch commits: crash tests count recomputation with it. */
+  trace?: string;
+  log?: (message: string) => void;
+}
+
+class Cancelled extends Error {}
+
+/**
+ * Works re-embedding jobs: claims a batch (row lock, SKIP LOCKED), encodes it, writes the vectors,
+ * the batch's done mark and the job's progress in the same transaction. Any number of workers, in
+ * any number of processes, share the queue; a crash loses at most the batch in flight.
+ */
+export class JobWorker {
+  private readonly attempts = new Map<number, number>();
+  private wake?: () => void;
+
+  constructor(
+    private readonly db: Database,
+    private readonly registry: ModelRegistry,
+    private readonly options: WorkerOptions,
+  ) {}
+
+  /** Works one batch, or finishes jobs whose batches are all done; false when there was nothing to do. */
+  async step(): Promise<boolean> {
+    await startQueuedJobs(this.db);
+    let claimed: ClaimedBatch | undefined;
+    try {
+      const worked = await this.db.transaction(async (tx) => {
+        const batch = await claimBatch(tx);
+        if (!batch) return false;
+        claimed = batch;
+        const encoder = await this.registry.encoderFor(batch.model);
+        let written: number;
+        if (batch.level === 'documents') {
+          const items = await batchDocuments(tx, batch);
+          const vectors = items.length ? (await encoder.encode(items.map((d) => d.summary), 'document')).vectors : [];
+          this.trace(batch, items);
+          written = await writeDocumentEmbeddings(
+            tx,
+            batch.model,
+            items.map((d, i) => ({ documentId: d.id, contentHash: d.contentHash, vector: vectors[i] })),
+          );
+        } else {
+          const items = await batchPassages(tx, batch);
+          const vectors = items.length ? (await encoder.encode(items.map(passageEncodingText), 'passage')).vectors : [];
+          this.trace(batch, items);
+          written = await writePassageEmbeddings(
+            tx,
+            batch.model,
+            items.map((p, i) => ({ passageId: p.id, documentId: p.documentId, vector: vectors[i] })),
+            { replace: batch.scope === 'ALL' },
+          );
+        }
+        if (!(await completeBatch(tx, batch, written))) throw new Cancelled();
+        return true;
+      });
+      if (!worked) {
+        const { finished, replanned } = await finishJobs(this.db, this.options.batchSize);
+        for (const id of finished) this.options.log?.(`job ${id} succeeded`);
+        return finished.length + replanned.length > 0;
+      }
+      this.attempts.delete(claimed!.id);
+      return true;
+    } catch (error) {
+      if (error instanceof Cancelled) return true;
+      if (!claimed) throw error;
+      const batch: ClaimedBatch = claimed;
+      const attempts = (this.attempts.get(batch.id) ?? 0) + 1;
+      this.attempts.set(batch.id, attempts);
+      const message = error instanceof Error ? error.message : String(error);
+      // A model that cannot load or encode will not get better by retrying.
+      if (error instanceof EncoderError || attempts >= (this.options.maxAttempts ?? 3)) {
+        await failJob(this.db, batch.jobId, `${batch.level} ${batch.firstId}–${batch.lastId}: ${message}`);
+        this.options.log?.(`job ${batch.jobId} failed: ${message}`);
+      }
+      return true;
+    }
+  }
+
+  /** Polls until the signal aborts; with `until`, returns as soon as it says so (checked when idle). */
+  async run(options: { signal?: AbortSignal; until?: () => Promise<boolean> } = {}): Promise<void> {
+    const pollMs = this.options.pollMs ?? 1000;
+    while (!options.signal?.aborted) {
+      let worked = false;
+      try {
+        worked = await this.step();
+      } catch (error) {
+        this.options.log?.(`worker: ${error instanceof Error ? error.message : error}`);
+      }
+      if (worked) continue;
+      if (options.until && (await options.until())) return;
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+        void sleep(pollMs, undefined, { signal: options.signal }).then(resolve, resolve);
+      });
+      this.wake = undefined;
+    }
+  }
+
+  /** Cuts the poll short: a job was just created in this process. */
+  poke(): void {
+    this.wake?.();
+  }
+
+  private trace(batch: ClaimedBatch, items: { id: number }[]): void {
+    if (this.options.trace) appendFileSync(this.options.trace, `${batch.level} ${items.map((i) => i.id).join(',')}\n`);
+  }
+}
