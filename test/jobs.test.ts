@@ -98,7 +98,7 @@ describe('re-embedding jobs and model switching', () => {
         `SELECT p.id, p.text, p.title_path AS "titlePath", e.embedding::text AS embedding FROM passages p
          JOIN passage_embeddings e ON e.passage_id = p.id JOIN embedding_models m ON m.id = e.model_id AND m.name = 'tiny-b' ORDER BY p.id LIMIT 5`,
       );
-      const { vectors } = await b.encode(sample.map((p) => passageEncodingText({ ...p, documentId: 0 })), 'passage');
+      const { vectors } = await b.encode(sample.map((p) => passageEncodingText(p)), 'passage');
       sample.forEach((p, i) => JSON.parse(p.embedding).forEach((x: number, j: number) => expect(x).toBeCloseTo(vectors[i][j], 5)));
     } finally {
       await b.close();
