@@ -72,7 +72,16 @@ describe('dhr CLI', () => {
     expect(stats).toMatchObject({ documents: 5, sections: 2, links: 1, resolvedLinks: 1 });
     expect(stats.database).toBe(process.env.DATABASE_URL ? 'postgres' : 'pglite');
     expect(stats.models).toEqual([
-      { name: 'use-lite', dimension: 512, runtime: 'onnxruntime-node', documents: 5, staleDocuments: 0, passages: stats.passages },
+      {
+        name: 'use-lite',
+        dimension: 512,
+        runtime: 'onnxruntime-node',
+        source: 'use-lite',
+        roles: ['questionDocument', 'document', 'questionPassage', 'passage'],
+        documents: 5,
+        staleDocuments: 0,
+        passages: stats.passages,
+      },
     ]);
   });
 

@@ -213,7 +213,8 @@ export interface ModelCounts {
 export function modelCounts(db: Queryable): Promise<ModelCounts[]> {
   return db.query<ModelCounts>(
     `SELECT m.name, m.dimension, m.runtime, m.source,
-            coalesce((SELECT array_agg(a.role::text) FROM active_encoders a WHERE a.model_id = m.id), '{}') AS roles,
+            coalesce((SELECT array_agg(a.role ORDER BY array_position(ARRAY['questionDocument', 'document', 'questionPassage', 'passage'], a.role))
+                      FROM active_encoders a WHERE a.model_id = m.id), '{}') AS roles,
             (SELECT count(*)::int FROM document_embeddings e WHERE e.model_id = m.id) AS documents,
             (SELECT count(*)::int FROM document_embeddings e JOIN documents d ON d.id = e.document_id
               WHERE e.model_id = m.id AND e.content_hash <> d.content_hash) AS "staleDocuments",
