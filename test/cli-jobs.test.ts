@@ -2,31 +2,13 @@
  * The model-switching CLI end to end (real processes, the suite's database): register a model the
  * test builds, re-embed with a progress bar, activate, list, and a worker that exits when idle.
  */
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { packageRoot } from '../src/paths';
+import { dhr } from './helpers/cli';
 import { createTestDatabase, type TestDatabase } from './helpers/database';
 import { writeTinyModel } from './helpers/tiny-model';
 
-const run = promisify(execFile);
-
-async function dhr(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  const root = packageRoot();
-  try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), ...args], {
-      cwd: root,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
-      timeout: 120_000,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
 
 describe('dhr models / reembed / jobs / worker', () => {
   const work = mkdtempSync(join(tmpdir(), 'dhr-cli-jobs-'));

@@ -1,28 +1,8 @@
-import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { packageRoot } from '../src/paths';
+import { dhr } from './helpers/cli';
 import { createTestDatabase, type TestDatabase } from './helpers/database';
-
-const run = promisify(execFile);
-
-/** Runs the real CLI (TypeScript through tsx) against the suite's database. */
-async function dhr(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  const root = packageRoot();
-  try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), ...args], {
-      cwd: root,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
-      timeout: 120_000,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
 
 describe('dhr CLI', () => {
   let t: TestDatabase | undefined;
