@@ -26,7 +26,17 @@ export interface Config {
   embedOnIngest: boolean;
   /** HNSW ef_search for retrieval (raised per query to the rows a stage must return). */
   efSearch: number;
+  /** public: queries need no key; key: every operation needs a valid key (reader or admin). */
+  readAccess: ReadAccess;
+  /** Deepest field nesting an operation may have (introspection fields not counted). */
+  maxQueryDepth: number;
+  /** Largest static cost estimate of an operation (fields × list sizes; docs/operations.md). */
+  maxQueryCost: number;
+  /** Largest HTTP request body; larger bodies get 413 before any parsing. */
+  maxBodyBytes: number;
 }
+
+export type ReadAccess = 'public' | 'key';
 
 export class ConfigError extends Error {}
 
@@ -48,6 +58,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     embedBatchSize: intSetting(env, 'EMBED_BATCH_SIZE', 64, 1, 4096),
     embedOnIngest: boolSetting(env, 'EMBED_ON_INGEST', true),
     efSearch: intSetting(env, 'HNSW_EF_SEARCH', 100, 1, 1000),
+    readAccess: choiceSetting(env, 'READ_ACCESS', ['public', 'key'] as const, 'public'),
+    maxQueryDepth: intSetting(env, 'MAX_QUERY_DEPTH', 12, 1, 1000),
+    maxQueryCost: intSetting(env, 'MAX_QUERY_COST', 250_000, 1, 1_000_000_000),
+    maxBodyBytes: intSetting(env, 'MAX_BODY_BYTES', 1 << 20, 1024, 1 << 30),
   };
 }
 
@@ -78,4 +92,11 @@ function boolSetting(env: NodeJS.ProcessEnv, name: string, fallback: boolean): b
   if (/^(1|true|yes|on)$/i.test(raw)) return true;
   if (/^(0|false|no|off)$/i.test(raw)) return false;
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function choiceSetting<T extends string>(env: NodeJS.ProcessEnv, name: string, choices: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if ((choices as readonly string[]).includes(raw)) return raw as T;
+  throw new ConfigError(`${name} must be one of ${choices.join(', ')}, got "${raw}"`);
 }
