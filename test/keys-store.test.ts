@@ -1,3 +1,4 @@
+import { announceKeys } from '../src/cli/keys';
 import { authenticateKey, createApiKey, hashApiKey, hasAdminKey, listApiKeys, revokeApiKey } from '../src/store/keys';
 import { createTestDatabase, type TestDatabase } from './helpers/database';
 
@@ -64,5 +65,23 @@ describe('API key store', () => {
     await expect(
       t.db.query("INSERT INTO api_keys (name, role, key_hash, key_prefix) VALUES ('x', 'root', 'h', 'p')"),
     ).rejects.toThrow(/check constraint/);
+  });
+
+  it('at start says how to make an admin key when there is none, and makes one in demo mode', async () => {
+    const said: string[] = [];
+    const spy = jest.spyOn(console, 'error').mockImplementation((...args: unknown[]) => void said.push(args.join(' ')));
+    try {
+      await announceKeys(t.db, false, 'http://x/');
+      expect(said).toEqual([expect.stringMatching(/no admin API key yet.*dhr keys create --role admin/)]);
+      await announceKeys(t.db, true, 'http://x/');
+      const [key] = (await listApiKeys(t.db)).filter((k) => k.name === 'demo');
+      expect(key.role).toBe('admin');
+      expect(said[1]).toMatch(new RegExp(`demo admin key.*${key.prefix}[\\s\\S]*curl http://x/ .*Authorization: Bearer ${key.prefix}`));
+      said.length = 0;
+      await announceKeys(t.db, false, 'http://x/');
+      expect(said).toEqual([]);
+    } finally {
+      spy.mockRestore();
+    }
   });
 });

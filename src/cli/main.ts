@@ -15,6 +15,7 @@ import { modelCounts } from '../store/embeddings';
 import { indexLexical } from '../store/lexical';
 import { loadDemoCorpus } from './demo';
 import { describeEmbed, embedWithProgress, loadEmbedding } from './embed';
+import { announceKeys, keysCommand, KEYS_USAGE } from './keys';
 import { ProgressBar } from './progress';
 
 const USAGE = `usage: dhr <command> [options]
@@ -26,11 +27,13 @@ commands:
                                 ingest .json (title tree or array), .jsonl, .md, .txt files, then embed them
   embed                         embed every document and passage that lacks a current embedding
   stats                         count documents, sections, passages, links and embeddings per model
+${KEYS_USAGE}
 
 environment: DATABASE_URL (PostgreSQL server; unset = embedded PGlite in DATA_DIR, default ./data),
   PORT (4000), HOST (127.0.0.1), MAX_WORDS (100), MAX_DOCUMENT_BYTES, MAX_INGEST_BATCH, MAX_PAGE_SIZE,
   ENCODER (use-lite | custom model folder), ENCODER_QUESTION_DOCUMENT, ENCODER_DOCUMENT, ENCODER_QUESTION_PASSAGE,
-  ENCODER_PASSAGE, MODEL_CACHE_DIR (.cache/models), ENCODER_THREADS (0 = all cores), EMBED_BATCH_SIZE (32), EMBED_ON_INGEST (true)`;
+  ENCODER_PASSAGE, MODEL_CACHE_DIR (.cache/models), ENCODER_THREADS (0 = all cores), EMBED_BATCH_SIZE (32), EMBED_ON_INGEST (true),
+  READ_ACCESS (public | key), MAX_QUERY_DEPTH (12), MAX_QUERY_COST (250000), MAX_BODY_BYTES (1048576)`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -50,6 +53,8 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'ingest':
       return ingest(config, rest);
+    case 'keys':
+      return keysCommand(config, rest);
     case 'embed': {
       const db = await openMigratedDatabase(config);
       try {
@@ -100,6 +105,7 @@ async function serve(config: Config, args: string[]): Promise<number> {
   if (lexical > 0) console.error(`full-text index: ${lexical} passages`);
   const { url, stop } = await startServer(db, config, embedding);
   console.log(`DHR-GraphQL ready at ${url}`);
+  await announceKeys(db, values.demo === true, url);
   // Whatever lacks an embedding (the demo corpus on first start) is embedded while the server answers.
   const background = embedWithProgress(db, embedding, config).then(
     (summary) => {
