@@ -60,7 +60,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     efSearch: intSetting(env, 'HNSW_EF_SEARCH', 100, 1, 1000),
     readAccess: choiceSetting(env, 'READ_ACCESS', ['public', 'key'] as const, 'public'),
     maxQueryDepth: intSetting(env, 'MAX_QUERY_DEPTH', 12, 1, 1000),
-    maxQueryCost: intSetting(env, 'MAX_QUERY_COST', 250_000, 1, 1_000_000_000),
+    maxQueryCost: intSetting(env, 'MAX_QUERY_COST', 500_000, 1, 1_000_000_000),
     maxBodyBytes: intSetting(env, 'MAX_BODY_BYTES', 1 << 20, 1024, 1 << 30),
   };
 }

@@ -33,7 +33,7 @@ environment: DATABASE_URL (PostgreSQL server; unset = embedded PGlite in DATA_DI
   PORT (4000), HOST (127.0.0.1), MAX_WORDS (100), MAX_DOCUMENT_BYTES, MAX_INGEST_BATCH, MAX_PAGE_SIZE,
   ENCODER (use-lite | custom model folder), ENCODER_QUESTION_DOCUMENT, ENCODER_DOCUMENT, ENCODER_QUESTION_PASSAGE,
   ENCODER_PASSAGE, MODEL_CACHE_DIR (.cache/models), ENCODER_THREADS (0 = all cores), EMBED_BATCH_SIZE (32), EMBED_ON_INGEST (true),
-  READ_ACCESS (public | key), MAX_QUERY_DEPTH (12), MAX_QUERY_COST (250000), MAX_BODY_BYTES (1048576)`;
+  READ_ACCESS (public | key), MAX_QUERY_DEPTH (12), MAX_QUERY_COST (500000), MAX_BODY_BYTES (1048576)`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
