@@ -1,4 +1,6 @@
+import { getMetadataStorage } from 'type-graphql';
 import { loadConfig } from '../src/config';
+import { buildGraphQLSchema } from '../src/graphql/schema';
 import { startServer } from '../src/server';
 import { createApiKey, revokeApiKey, type CreatedApiKey } from '../src/store/keys';
 import { createTestApi, TEST_ADMIN, type TestApi } from './helpers/api';
@@ -190,6 +192,16 @@ describe('access control in the schema (executeOperation)', () => {
     } finally {
       await closed.close();
     }
+  });
+});
+
+describe('every mutation', () => {
+  it('needs the admin role: a new mutation without @Authorized<Role>(\'admin\') fails here', async () => {
+    const schema = await buildGraphQLSchema();
+    const names = Object.keys(schema.getMutationType()!.getFields()).sort();
+    expect(names).toEqual(expect.arrayContaining(['deleteDocument', 'ingestDocuments']));
+    const roles = new Map(getMetadataStorage().mutations.map((m) => [m.schemaName, m.roles]));
+    for (const name of names) expect({ name, roles: roles.get(name) }).toEqual({ name, roles: ['admin'] });
   });
 });
 
