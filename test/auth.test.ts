@@ -75,6 +75,7 @@ describe('access control over HTTP', () => {
 
     it('refuses admin mutations without a key: UNAUTHENTICATED, nothing written', async () => {
       const r = await post(publicUrl, undefined, INGEST, { d: [{ title: 'Anon', text: 'x' }] });
+      expect(r.status).toBe(401);
       expect(codeOf(r)).toBe('UNAUTHENTICATED');
       expect(r.body.errors![0].message).toMatch(/ingestDocuments needs an API key with the admin role.*Authorization: Bearer/);
       expect(r.body.data).toBeNull();
@@ -85,6 +86,7 @@ describe('access control over HTTP', () => {
 
     it('refuses admin mutations with a reader key: FORBIDDEN naming the roles', async () => {
       const r = await post(publicUrl, bearer(reader), INGEST, { d: [{ title: 'Reader', text: 'x' }] });
+      expect(r.status).toBe(403);
       expect(codeOf(r)).toBe('FORBIDDEN');
       expect(r.body.errors![0].message).toBe('ingestDocuments needs the admin role; key "app" has the reader role');
       expect(r.text).not.toContain(reader.key);
