@@ -32,7 +32,17 @@ export interface Config {
   jobPollMs: number;
   /** HNSW ef_search for retrieval (raised per query to the rows a stage must return). */
   efSearch: number;
+  /** public: queries need no key; key: every operation needs a valid key (reader or admin). */
+  readAccess: ReadAccess;
+  /** Deepest field nesting an operation may have (introspection fields not counted). */
+  maxQueryDepth: number;
+  /** Largest static cost estimate of an operation (fields × list sizes; docs/operations.md). */
+  maxQueryCost: number;
+  /** Largest HTTP request body; larger bodies get 413 before any parsing. */
+  maxBodyBytes: number;
 }
+
+export type ReadAccess = 'public' | 'key';
 
 export class ConfigError extends Error {}
 
@@ -57,6 +67,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     jobWorkers: intSetting(env, 'JOB_WORKERS', 1, 0, 64),
     jobBatchSize: intSetting(env, 'JOB_BATCH_SIZE', 32, 1, 4096),
     jobPollMs: intSetting(env, 'JOB_POLL_MS', 1000, 10, 600_000),
+    readAccess: choiceSetting(env, 'READ_ACCESS', ['public', 'key'] as const, 'public'),
+    maxQueryDepth: intSetting(env, 'MAX_QUERY_DEPTH', 12, 1, 1000),
+    maxQueryCost: intSetting(env, 'MAX_QUERY_COST', 500_000, 1, 1_000_000_000),
+    maxBodyBytes: intSetting(env, 'MAX_BODY_BYTES', 1 << 20, 1024, 1 << 30),
   };
 }
 
@@ -87,4 +101,11 @@ function boolSetting(env: NodeJS.ProcessEnv, name: string, fallback: boolean): b
   if (/^(1|true|yes|on)$/i.test(raw)) return true;
   if (/^(0|false|no|off)$/i.test(raw)) return false;
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function choiceSetting<T extends string>(env: NodeJS.ProcessEnv, name: string, choices: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if ((choices as readonly string[]).includes(raw)) return raw as T;
+  throw new ConfigError(`${name} must be one of ${choices.join(', ')}, got "${raw}"`);
 }

@@ -1,26 +1,171 @@
-import { ApolloServer } from '@apollo/server';
-import { startStandaloneServer } from '@apollo/server/standalone';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { ApolloServer, HeaderMap, type HTTPGraphQLRequest } from '@apollo/server';
+import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import type { Config } from './config';
+import { bearerKey, unauthenticated } from './graphql/auth';
 import { createContext, type Context } from './graphql/context';
+import { requestGuard } from './graphql/guard';
 import { buildGraphQLSchema } from './graphql/schema';
+import { BodyTooLargeError, readBody } from './http/body';
 import type { Database } from './store/db';
 import type { ModelRegistry } from './jobs/registry';
+import { JobWorker } from './jobs/worker';
+import { authenticateKey } from './store/keys';
 
 export async function createApolloServer(): Promise<ApolloServer<Context>> {
   const schema = await buildGraphQLSchema();
-  // CSRF prevention is on by default in Apollo Server 5; kept explicit because it matters.
-  return new ApolloServer<Context>({ schema, csrfPrevention: true, introspection: true });
+  return new ApolloServer<Context>({
+    schema,
+    // CSRF prevention is on by default in Apollo Server 5; kept explicit because it matters.
+    csrfPrevention: true,
+    // One operation per HTTP request, so the depth, cost and body limits bound a request.
+    allowBatchedHttpRequests: false,
+    introspection: true,
+    plugins: [requestGuard],
+  });
 }
 
+/**
+ * The HTTP server: node:http around Apollo's executeHTTPGraphQLRequest rather than
+ * startStandaloneServer, whose body parser has a fixed 50 MB limit. Reads at most
+ * MAX_BODY_BYTES, answers CORS like the standalone server did (any origin: clients
+ * authenticate with a header, not cookies), and turns `Authorization: Bearer <key>` into the
+ * context's principal. Headers are never logged.
+ */
 export async function startServer(
   db: Database,
   config: Config,
   models?: ModelRegistry,
 ): Promise<{ url: string; stop: () => Promise<void> }> {
   const server = await createApolloServer();
-  const { url } = await startStandaloneServer(server, {
-    listen: { port: config.port, host: config.host },
-    context: async () => createContext(db, config, models),
+  const httpServer = createServer((req, res) => {
+    handle(server, req, res, db, config, models).catch((error: unknown) => {
+      console.error(`request failed: ${error instanceof Error ? error.message : String(error)}`);
+      if (!res.headersSent) sendError(res, 500, 'INTERNAL_SERVER_ERROR', 'internal server error');
+      else res.end();
+    });
   });
-  return { url, stop: () => server.stop() };
+  server.addPlugin(ApolloServerPluginDrainHttpServer({ httpServer }));
+  await server.start();
+  await new Promise<void>((resolve, reject) => {
+    httpServer.once('error', reject);
+    httpServer.listen({ port: config.port, host: config.host }, resolve);
+  });
+  const workers = models ? startWorkers(db, models, config) : undefined;
+  return {
+    url: urlOf(httpServer),
+    stop: async () => {
+      await workers?.stop();
+      await server.stop();
+    },
+  };
+}
+
+/** The server works re-embedding jobs itself (JOB_WORKERS of them); a job queued here wakes them at once. */
+function startWorkers(db: Database, models: ModelRegistry, config: Config): { stop: () => Promise<void> } {
+  const abort = new AbortController();
+  const workers = Array.from(
+    { length: config.jobWorkers },
+    () => new JobWorker(db, models, { batchSize: config.jobBatchSize, pollMs: config.jobPollMs, log: (m) => console.error(m) }),
+  );
+  const running = workers.map((w) => w.run({ signal: abort.signal }));
+  const unsubscribe = models.onJobQueued(() => workers.forEach((w) => w.poke()));
+  return {
+    stop: async () => {
+      unsubscribe();
+      abort.abort();
+      await Promise.all(running);
+    },
+  };
+}
+
+async function handle(
+  server: ApolloServer<Context>,
+  req: IncomingMessage,
+  res: ServerResponse,
+  db: Database,
+  config: Config,
+  models: ModelRegistry | undefined,
+): Promise<void> {
+  res.setHeader('access-control-allow-origin', '*');
+  if (req.method === 'OPTIONS') {
+    res.setHeader('access-control-allow-methods', 'GET,HEAD,POST');
+    const asked = req.headers['access-control-request-headers'];
+    if (asked) res.setHeader('access-control-allow-headers', asked);
+    res.setHeader('vary', 'Access-Control-Request-Headers');
+    res.statusCode = 204;
+    res.end();
+    return;
+  }
+
+  let body: unknown;
+  if (req.method === 'POST') {
+    let raw: Buffer;
+    try {
+      raw = await readBody(req, config.maxBodyBytes);
+    } catch (error) {
+      if (!(error instanceof BodyTooLargeError)) throw error;
+      // Close the connection: the rest of the body is not read.
+      res.setHeader('connection', 'close');
+      sendError(res, 413, 'PAYLOAD_TOO_LARGE', error.message);
+      req.resume();
+      return;
+    }
+    const text = raw.toString('utf8');
+    if (/^application\/(graphql-response\+)?json\b/i.test(req.headers['content-type'] ?? '') && text.length > 0) {
+      try {
+        body = JSON.parse(text);
+      } catch {
+        sendError(res, 400, 'BAD_REQUEST', 'the request body is not valid JSON');
+        return;
+      }
+    } else {
+      // Apollo refuses other content types (CSRF prevention first); it sees what was sent.
+      body = text;
+    }
+  }
+
+  const headers = new HeaderMap();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+  }
+  const request: HTTPGraphQLRequest = {
+    method: (req.method ?? 'GET').toUpperCase(),
+    headers,
+    search: new URL(req.url ?? '/', 'http://localhost').search,
+    body,
+  };
+  const response = await server.executeHTTPGraphQLRequest({
+    httpGraphQLRequest: request,
+    context: async () => {
+      const key = bearerKey(headers.get('authorization'));
+      if (key === undefined) return createContext(db, config, models);
+      const principal = await authenticateKey(db, key);
+      if (!principal) throw unauthenticated('the API key is unknown or revoked');
+      return createContext(db, config, models, principal);
+    },
+  });
+  for (const [name, value] of response.headers) res.setHeader(name, value);
+  res.statusCode = response.status ?? 200;
+  if (response.body.kind === 'complete') {
+    res.end(response.body.string);
+    return;
+  }
+  for await (const chunk of response.body.asyncIterator) res.write(chunk);
+  res.end();
+}
+
+/** An error shaped like Apollo's, for what is refused before Apollo sees the request. */
+function sendError(res: ServerResponse, status: number, code: string, message: string): void {
+  res.statusCode = status;
+  res.setHeader('content-type', 'application/json; charset=utf-8');
+  res.end(JSON.stringify({ errors: [{ message, extensions: { code } }] }));
+}
+
+function urlOf(httpServer: Server): string {
+  const address = httpServer.address();
+  if (address === null || typeof address === 'string') throw new Error('server is not listening on a TCP port');
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const shown = host === '0.0.0.0' || host === '[::]' ? 'localhost' : host;
+  return `http://${shown}:${address.port}/`;
 }

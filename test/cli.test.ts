@@ -1,6 +1,8 @@
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { packageRoot } from '../src/paths';
 import { dhr } from './helpers/cli';
 import { createTestDatabase, type TestDatabase } from './helpers/database';
 
@@ -64,6 +66,74 @@ describe('dhr CLI', () => {
       },
     ]);
   });
+
+  it('creates, lists and revokes API keys; the key is printed once and never listed', async () => {
+    const created = await dhr(['keys', 'create', '--role', 'admin', '--name', 'ops'], env);
+    expect(created.code).toBe(0);
+    // stdout is the key and nothing else, so `KEY=$(dhr keys create …)` works.
+    expect(created.stdout).toMatch(/^dhr_[A-Za-z0-9_-]{43}\n$/);
+    const key = created.stdout.trim();
+    expect(created.stderr).toMatch(/created admin key \d+ "ops" \(dhr_\w{6}…\)/);
+    const reader = await dhr(['keys', 'create', '--role', 'reader'], env);
+    expect(reader.code).toBe(0);
+
+    const bad = await dhr(['keys', 'create', '--role', 'root'], env);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/--role must be one of admin, reader/);
+    expect(bad.stdout).toBe('');
+
+    const listed = await dhr(['keys', 'list'], env);
+    expect(listed.stdout.split('\n')[0]).toMatch(/^id\s+prefix\s+name\s+role\s+created\s+last used\s+revoked$/);
+    expect(listed.stdout).toMatch(new RegExp(`${key.slice(0, 10)}\\s+ops\\s+admin\\s+\\d{4}-\\d\\d-\\d\\dT\\S+Z\\s+-\\s+-`));
+    expect(listed.stdout).toMatch(/reader\s+reader/);
+    expect(listed.stdout).not.toContain(key);
+
+    const revoked = await dhr(['keys', 'revoke', key.slice(0, 10)], env);
+    expect(revoked.code).toBe(0);
+    expect(revoked.stdout).toMatch(/revoked key \d+ "ops"/);
+    expect((await dhr(['keys', 'list'], env)).stdout).toMatch(/ops\s+admin\s+\S+\s+-\s+\d{4}-\S+Z/);
+    const missing = await dhr(['keys', 'revoke', '9999'], env);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/no key with id or prefix "9999"/);
+  });
+
+  it('serve --demo prints a fresh admin key that runs mutations', async () => {
+    const root = packageRoot();
+    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'serve', '--demo', '--port', '0'], {
+      cwd: root,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no demo key in time; stderr: ${stderr}`)), 110_000);
+        child.stderr.on('data', () => {
+          if (/demo admin key[^\n]*\n[^\n]*curl/.test(stderr)) {
+            clearTimeout(timer);
+            resolve();
+          }
+        });
+        child.once('exit', () => reject(new Error(`serve exited: ${stderr}`)));
+      });
+      const url = /ready at (\S+)/.exec(stdout)![1];
+      const key = /(dhr_[A-Za-z0-9_-]{43})/.exec(stderr)![1];
+      expect(stderr).toContain(`-H 'Authorization: Bearer ${key}'`);
+      const mutation = { query: 'mutation { ingestDocuments(documents: [{ title: "From demo", text: "Hi." }]) { created } }' };
+      const post = (headers: Record<string, string>) =>
+        fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(mutation) });
+      expect(await (await post({ authorization: `Bearer ${key}` })).json()).toEqual({ data: { ingestDocuments: { created: 1 } } });
+      const anonymous = (await (await post({})).json()) as { errors: { extensions: { code: string } }[] };
+      expect(anonymous.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
+    expect((await dhr(['keys', 'list'], env)).stdout).toMatch(/demo\s+admin/);
+  }, 150_000);
 
   it('answers an unknown command with usage and a non-zero exit', async () => {
     const result = await dhr(['frobnicate'], env);

@@ -10,7 +10,10 @@ import { TransformerEncoder } from '../src/encoders/transformer/encoder';
 import type { Encoder } from '../src/encoders/types';
 import { passageEncodingText } from '../src/ingest/summary';
 import { JobWorker } from '../src/jobs/worker';
+import { loadConfig } from '../src/config';
+import { startServer } from '../src/server';
 import { getJob } from '../src/store/jobs';
+import { createApiKey } from '../src/store/keys';
 import { createTestApi, dataOf, type TestApi } from './helpers/api';
 import { writeTinyModel } from './helpers/tiny-model';
 
@@ -252,6 +255,36 @@ describe('re-embedding jobs and model switching', () => {
     }
     expect((await running).status).toBe('SUCCEEDED');
     expect(queries).toBeGreaterThan(1);
+  });
+
+  it('the HTTP server works jobs itself; job mutations need an admin key', async () => {
+    const dirS = await writeTinyModel(root, 'tiny-s', { seed: 10 });
+    const { key } = await createApiKey(api.testDb.db, { role: 'admin', name: 'jobs test' });
+    const { key: readerKey } = await createApiKey(api.testDb.db, { role: 'reader', name: 'jobs reader' });
+    const { url, stop } = await startServer(api.testDb.db, loadConfig({ PORT: '0', JOB_POLL_MS: '50', JOB_BATCH_SIZE: '8' }), api.models);
+    try {
+      const post = async (query: string, variables: Record<string, unknown>, auth?: string) => {
+        const response = await fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...(auth ? { authorization: `Bearer ${auth}` } : {}) },
+          body: JSON.stringify({ query, variables }),
+        });
+        return (await response.json()) as { data?: any; errors?: { extensions?: { code?: string } }[] };
+      };
+      expect((await post(REGISTER, { path: dirS })).errors?.[0].extensions?.code).toBe('UNAUTHENTICATED');
+      expect((await post(REGISTER, { path: dirS }, readerKey)).errors?.[0].extensions?.code).toBe('FORBIDDEN');
+      expect((await post(REGISTER, { path: dirS }, key)).data.registerEmbeddingModel.name).toBe('tiny-s');
+      const job = (await post(REEMBED, { model: 'tiny-s' }, key)).data.reembed;
+      let status = job.status;
+      for (let i = 0; i < 400 && status !== 'SUCCEEDED' && status !== 'FAILED'; i++) {
+        await new Promise((r) => setTimeout(r, 25));
+        status = (await post(JOB, { id: job.id })).data.job.status; // reads are public by default
+      }
+      expect(status).toBe('SUCCEEDED');
+      expect((await post(`mutation($id: ID!) { cancelJob(id: $id) { status } }`, { id: job.id })).errors?.[0].extensions?.code).toBe('UNAUTHENTICATED');
+    } finally {
+      await stop();
+    }
   });
 
   it('activation keeps question and target encoders in one space, per role', async () => {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config';
 import { startServer } from '../src/server';
+import { createApiKey } from '../src/store/keys';
 import { ingestDocuments } from '../src/store/ingest';
 import { migrate } from '../src/store/migrate';
 import { PgliteDatabase } from '../src/store/pglite';
@@ -12,8 +13,10 @@ describe('HTTP server', () => {
   let t: TestDatabase;
   let url: string;
   let stop: () => Promise<void>;
+  let adminKey: string;
   beforeAll(async () => {
     t = await createTestDatabase();
+    adminKey = (await createApiKey(t.db, { role: 'admin', name: 'test' })).key;
     ({ url, stop } = await startServer(t.db, loadConfig({ PORT: '0' })));
   });
   afterAll(async () => {
@@ -23,7 +26,11 @@ describe('HTTP server', () => {
 
   it('serves GraphQL over HTTP: ingest, then read back', async () => {
     const post = (query: string, variables?: unknown) =>
-      fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) });
+      fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${adminKey}` },
+        body: JSON.stringify({ query, variables }),
+      });
     const created = await post(`mutation($d: [DocumentInput!]!) { ingestDocuments(documents: $d) { created } }`, {
       d: [{ title: 'Over HTTP', text: 'It works.' }],
     });

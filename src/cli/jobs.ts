@@ -12,20 +12,8 @@ import { ProgressBar } from './progress';
 
 const FINAL = new Set(['succeeded', 'failed', 'cancelled']);
 
-export function startWorkers(db: Database, models: ModelRegistry, config: Config, count: number, signal: AbortSignal, trace?: string): JobWorker[] {
-  const workers = Array.from(
-    { length: count },
-    () =>
-      new JobWorker(db, models, {
-        batchSize: config.jobBatchSize,
-        pollMs: config.jobPollMs,
-        trace,
-        log: (m) => console.error(m),
-      }),
-  );
-  for (const worker of workers) void worker.run({ signal });
-  models.onJobQueued(() => workers.forEach((w) => w.poke()));
-  return workers;
+function newWorker(db: Database, models: ModelRegistry, config: Config, trace?: string): JobWorker {
+  return new JobWorker(db, models, { batchSize: config.jobBatchSize, pollMs: config.jobPollMs, trace, log: (m) => console.error(m) });
 }
 
 /**
@@ -67,7 +55,7 @@ export async function reembedCommand(db: Database, config: Config, args: string[
   let models: ModelRegistry | undefined;
   if (!values['no-work']) {
     models = new ModelRegistry(db, { cacheDir: config.modelCacheDir, threads: config.encoderThreads });
-    startWorkers(db, models, config, 1, abort.signal, values.trace);
+    void newWorker(db, models, config, values.trace).run({ signal: abort.signal });
   }
   try {
     job = await follow(db, id);
@@ -110,7 +98,7 @@ export async function workerCommand(db: Database, config: Config, args: string[]
   process.once('SIGINT', () => abort.abort());
   process.once('SIGTERM', () => abort.abort());
   const count = Number(values.concurrency);
-  const workers = Array.from({ length: count }, () => new JobWorker(db, models, { batchSize: config.jobBatchSize, pollMs: config.jobPollMs, trace: values.trace, log: (m) => console.error(m) }));
+  const workers = Array.from({ length: count }, () => newWorker(db, models, config, values.trace));
   console.error(`worker: ${count} running`);
   const idle = async () => Boolean(values['exit-when-idle']) && (await listJobs(db)).every((j) => FINAL.has(j.status));
   await Promise.all(workers.map((w) => w.run({ signal: abort.signal, until: idle })));

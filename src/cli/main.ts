@@ -15,7 +15,8 @@ import { modelCounts } from '../store/embeddings';
 import { indexLexical } from '../store/lexical';
 import { loadDemoCorpus } from './demo';
 import { describeEmbed, embedWithProgress, loadEmbedding } from './embed';
-import { jobsCommand, modelsCommand, reembedCommand, startWorkers, workerCommand } from './jobs';
+import { jobsCommand, modelsCommand, reembedCommand, workerCommand } from './jobs';
+import { announceKeys, keysCommand, KEYS_USAGE } from './keys';
 import { ProgressBar } from './progress';
 
 const USAGE = `usage: dhr <command> [options]
@@ -38,12 +39,14 @@ commands:
   worker [--concurrency N] [--exit-when-idle]
                                 work re-embedding jobs (the server also runs JOB_WORKERS of its own)
   jobs [--status S] | jobs cancel <id>
+${KEYS_USAGE}
 
 environment: DATABASE_URL (PostgreSQL server; unset = embedded PGlite in DATA_DIR, default ./data),
   PORT (4000), HOST (127.0.0.1), MAX_WORDS (100), MAX_DOCUMENT_BYTES, MAX_INGEST_BATCH, MAX_PAGE_SIZE,
   ENCODER (use-lite | custom model folder), ENCODER_QUESTION_DOCUMENT, ENCODER_DOCUMENT, ENCODER_QUESTION_PASSAGE,
   ENCODER_PASSAGE, MODEL_CACHE_DIR (.cache/models), ENCODER_THREADS (0 = all cores), EMBED_BATCH_SIZE (64), EMBED_ON_INGEST (true),
-  JOB_WORKERS (1), JOB_BATCH_SIZE (32), JOB_POLL_MS (1000)`;
+  JOB_WORKERS (1), JOB_BATCH_SIZE (32), JOB_POLL_MS (1000),
+  READ_ACCESS (public | key), MAX_QUERY_DEPTH (12), MAX_QUERY_COST (500000), MAX_BODY_BYTES (1048576)`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -63,6 +66,8 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'ingest':
       return ingest(config, rest);
+    case 'keys':
+      return keysCommand(config, rest);
     case 'embed': {
       const db = await openMigratedDatabase(config);
       try {
@@ -125,10 +130,10 @@ async function serve(config: Config, args: string[]): Promise<number> {
   }
   const lexical = await indexLexical(db);
   if (lexical > 0) console.error(`full-text index: ${lexical} passages`);
+  // The server also works re-embedding jobs (JOB_WORKERS).
   const { url, stop } = await startServer(db, config, models);
-  const workers = new AbortController();
-  if (config.jobWorkers > 0) startWorkers(db, models, config, config.jobWorkers, workers.signal);
   console.log(`DHR-GraphQL ready at ${url}`);
+  await announceKeys(db, values.demo === true, url);
   // Whatever lacks an embedding (the demo corpus on first start) is embedded while the server answers.
   const background = embedWithProgress(db, embedding, config).then(
     (summary) => {
@@ -137,7 +142,6 @@ async function serve(config: Config, args: string[]): Promise<number> {
     (error: unknown) => console.error(`embedding stopped: ${error instanceof Error ? error.message : error}`),
   );
   const shutdown = async () => {
-    workers.abort();
     await stop();
     await models.close();
     await db.close();

@@ -1,6 +1,7 @@
 import type { Config } from '../config';
-import type { Database } from '../store/db';
 import type { ModelRegistry } from '../jobs/registry';
+import type { Database } from '../store/db';
+import type { Principal } from '../store/keys';
 import { createLoaders, type Loaders } from './loaders';
 
 export interface Context {
@@ -9,8 +10,10 @@ export interface Context {
   loaders: Loaders;
   /** The active encoders and the models they read and write; absent when the server runs without encoders. */
   models?: ModelRegistry;
+  /** The API key's holder; absent for a request without a key. */
+  principal?: Principal;
 }
 
-export function createContext(db: Database, config: Config, models?: ModelRegistry): Context {
-  return { db, config, loaders: createLoaders(db), models };
+export function createContext(db: Database, config: Config, models?: ModelRegistry, principal?: Principal): Context {
+  return { db, config, loaders: createLoaders(db), models, principal };
 }

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphql';
 import { buildSchema } from 'type-graphql';
+import { authChecker } from './auth';
 import { DocumentConnectionResolver, DocumentResolver } from './resolvers/document';
 import { EmbeddingModelResolver } from './resolvers/embedding';
 import { IngestResolver } from './resolvers/ingest';
@@ -28,7 +29,7 @@ let built: Promise<GraphQLSchema> | undefined;
 
 /** Built once per process: type-graphql's metadata is global. */
 export function buildGraphQLSchema(): Promise<GraphQLSchema> {
-  built ??= buildSchema({ resolvers: [...resolvers], validate: false });
+  built ??= buildSchema({ resolvers: [...resolvers], validate: false, authChecker });
   return built;
 }
 

@@ -1,5 +1,6 @@
 import type { ApolloServer } from '@apollo/server';
 import { loadConfig, type Config } from '../../src/config';
+import type { Principal } from '../../src/graphql/auth';
 import { createContext, type Context } from '../../src/graphql/context';
 import type { EncoderSet } from '../../src/encoders/set';
 import { createApolloServer } from '../../src/server';
@@ -11,35 +12,57 @@ export interface GraphQLResult<T = any> {
   errors?: readonly { message: string; extensions?: Record<string, unknown>; path?: readonly (string | number)[] }[];
 }
 
-/** The real schema and resolvers on a real database, without HTTP (Apollo's executeOperation). */
+/**
+ * The real schema, resolvers and request guard (read access, depth, cost) on a real database,
+ * without HTTP (Apollo's executeOperation). HTTP paths (headers, body size, CSRF) are tested
+ * against startServer.
+ */
 export interface TestApi {
   testDb: TestDatabase;
   config: Config;
   /** The active models when the API was given encoders. */
   models?: ModelRegistry;
+  /** Runs as the API's default principal (an admin unless `options.principal` says otherwise). */
   exec<T = any>(query: string, variables?: Record<string, unknown>): Promise<GraphQLResult<T>>;
+  /** Runs as `principal`; null runs without a key. */
+  execAs<T = any>(principal: Principal | null, query: string, variables?: Record<string, unknown>): Promise<GraphQLResult<T>>;
   close(): Promise<void>;
 }
 
+/** The principal tests act as by default: mutations need the admin role. */
+export const TEST_ADMIN: Principal = { keyId: 0, role: 'admin', name: 'test admin' };
+
+export interface TestApiOptions {
+  /** Who `exec` acts as: TEST_ADMIN by default, null for no key. */
+  principal?: Principal | null;
+}
+
 /** With `encoders`, the API embeds on ingest and reports models, as the server does. */
-export async function createTestApi(env: Record<string, string> = {}, encoders?: EncoderSet): Promise<TestApi> {
+export async function createTestApi(
+  env: Record<string, string> = {},
+  encoders?: EncoderSet,
+  options: TestApiOptions = {},
+): Promise<TestApi> {
   const testDb = await createTestDatabase();
   const config = loadConfig({ ...env });
   const models = encoders ? await ModelRegistry.of(testDb.db, encoders) : undefined;
   const server: ApolloServer<Context> = await createApolloServer();
   await server.start();
+  const defaultPrincipal = options.principal === undefined ? TEST_ADMIN : options.principal;
+  const execAs = async (principal: Principal | null, query: string, variables?: Record<string, unknown>) => {
+    const response = await server.executeOperation(
+      { query, variables },
+      { contextValue: createContext(testDb.db, config, models, principal ?? undefined) },
+    );
+    if (response.body.kind !== 'single') throw new Error('unexpected incremental response');
+    return response.body.singleResult as GraphQLResult;
+  };
   return {
     testDb,
     config,
     models,
-    async exec(query, variables) {
-      const response = await server.executeOperation(
-        { query, variables },
-        { contextValue: createContext(testDb.db, config, models) },
-      );
-      if (response.body.kind !== 'single') throw new Error('unexpected incremental response');
-      return response.body.singleResult as GraphQLResult;
-    },
+    exec: (query, variables) => execAs(defaultPrincipal, query, variables),
+    execAs,
     async close() {
       await server.stop();
       await testDb.drop();

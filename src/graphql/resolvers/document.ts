@@ -1,6 +1,7 @@
-import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { Arg, Authorized, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { countDocuments, listDocuments, storeStats } from '../../store/reads';
 import { deleteDocument } from '../../store/write';
+import type { Role } from '../auth';
 import type { Context } from '../context';
 import { badUserInput, notFound } from '../errors';
 import { checkPageSize, decodeCursor, encodeCursor, parseId } from '../ids';
@@ -55,6 +56,7 @@ export class DocumentResolver {
     return storeStats(ctx.db);
   }
 
+  @Authorized<Role>('admin')
   @Mutation(() => Boolean, { description: 'Deletes a document with its sections, passages and links.' })
   async deleteDocument(@Ctx() ctx: Context, @Arg('id', () => ID) id: string): Promise<boolean> {
     const documentId = parseId(id, 'id');

@@ -1,9 +1,10 @@
 import { GraphQLError } from 'graphql';
-import { Arg, Ctx, Mutation, Query, Resolver } from 'type-graphql';
+import { Arg, Authorized, Ctx, Mutation, Query, Resolver } from 'type-graphql';
 import { ENCODER_ROLES, EncoderError, type EncoderRole } from '../../encoders/types';
 import { registerModelFromPath } from '../../jobs/models';
 import { activateModel, dropModel, ModelStateError } from '../../store/active';
 import { EmbeddingModelError, modelByName, modelCounts } from '../../store/embeddings';
+import type { Role } from '../auth';
 import type { Context } from '../context';
 import { badUserInput } from '../errors';
 import { EmbeddingModel, EncoderRoleName } from '../types/embedding';
@@ -15,6 +16,7 @@ export class EmbeddingModelResolver {
     return listModels(ctx);
   }
 
+  @Authorized<Role>('admin')
   @Mutation(() => EmbeddingModel, {
     description:
       "Registers a model folder (model.onnx, tokenizer.json, dhr-model.json) or 'use-lite': loads it and probes its dimension first. It serves nothing until reembed has covered the corpus and it is activated.",
@@ -31,6 +33,7 @@ export class EmbeddingModelResolver {
     }
   }
 
+  @Authorized<Role>('admin')
   @Mutation(() => [EmbeddingModel], {
     description:
       'Switches retrieval (and embedding on ingest) to a model for the given roles (default: all four) in one transaction. Refused with MODEL_INCOMPLETE unless the model has current embeddings for every document (document role) and passage (passage role).',
@@ -56,6 +59,7 @@ export class EmbeddingModelResolver {
     return listModels(ctx);
   }
 
+  @Authorized<Role>('admin')
   @Mutation(() => Boolean, { description: 'Deletes a model that serves no role, with its embeddings and jobs.' })
   async dropEmbeddingModel(@Ctx() ctx: Context, @Arg('model', () => String) model: string): Promise<boolean> {
     await modelState(() => dropModel(ctx.db, model));

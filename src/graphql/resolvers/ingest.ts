@@ -1,14 +1,16 @@
-import { Arg, Ctx, Mutation, Resolver } from 'type-graphql';
+import { Arg, Authorized, Ctx, Mutation, Resolver } from 'type-graphql';
 import type { DocumentInput as IngestInput, SectionInput as IngestSection } from '../../ingest/types';
 import { embedPending } from '../../store/embed';
 import { ingestDocuments } from '../../store/ingest';
 import { indexLexical } from '../../store/lexical';
+import type { Role } from '../auth';
 import type { Context } from '../context';
 import { badUserInput } from '../errors';
 import { DocumentInput, IngestResult, IngestStatus, SectionInput } from '../types/ingest';
 
 @Resolver()
 export class IngestResolver {
+  @Authorized<Role>('admin')
   @Mutation(() => IngestResult, {
     description:
       'Ingests documents, each in its own transaction: a bad document fails alone with a message; a known key with new content replaces the old; the same content is a no-op.',

@@ -1,6 +1,7 @@
 import { GraphQLError } from 'graphql';
-import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
+import { Arg, Authorized, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
 import { cancelJob, createJob, getJob, JobError, listJobs, type JobRow, type JobStatus } from '../../store/jobs';
+import type { Role } from '../auth';
 import type { Context } from '../context';
 import { badUserInput } from '../errors';
 import { parseId } from '../ids';
@@ -8,6 +9,7 @@ import { EmbeddingJob, JobStatusName, ReembedScope } from '../types/job';
 
 @Resolver(() => EmbeddingJob)
 export class JobResolver {
+  @Authorized<Role>('admin')
   @Mutation(() => EmbeddingJob, {
     description:
       'Queues a durable job that writes embeddings of one model: documents first, then passages. Retrieval keeps using the active models meanwhile; activate the new one when the job has succeeded.',
@@ -29,6 +31,7 @@ export class JobResolver {
     return toEmbeddingJob(job);
   }
 
+  @Authorized<Role>('admin')
   @Mutation(() => EmbeddingJob, { description: 'Stops a queued or running job; what it wrote stays (an inactive model’s vectors).' })
   async cancelJob(@Ctx() ctx: Context, @Arg('id', () => ID) id: string): Promise<EmbeddingJob> {
     return toEmbeddingJob(await jobCall(() => cancelJob(ctx.db, parseId(id, 'id'))));
