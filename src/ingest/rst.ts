@@ -260,10 +260,18 @@ function scan(source: string, docName: string | undefined): Chunk[] {
       const name = directive[2];
       const argument = (directive[3] ?? '').trim();
       const end = blockEnd(i + 1, indent);
-      // Skip the option lines (`:noindex:`) that follow the header.
-      let body = i + 1;
-      while (body < end && /^\s+:[\w-]+:/.test(lines[body]) && !/^\s+:[\w-]+:`/.test(lines[body])) body++;
       const object = OBJECT.exec(name);
+      // An object directive may document several objects, one signature per line (`.. data:: stdin` / `stdout`).
+      const signatures = argument ? [argument] : [];
+      let body = i + 1;
+      if (object) {
+        while (body < end && !isBlank(lines[body]) && !/^\s+:[\w-]+:/.test(lines[body]) && !DIRECTIVE.test(lines[body])) {
+          signatures.push(lines[body].trim());
+          body++;
+        }
+      }
+      // Skip the option lines (`:noindex:`) that follow the header.
+      while (body < end && /^\s+:[\w-]+:/.test(lines[body]) && !/^\s+:[\w-]+:`/.test(lines[body])) body++;
       if (name === 'module' || name === 'currentmodule' || name === 'py:module' || name === 'py:currentmodule') {
         module = argument && argument !== 'None' ? argument : null;
         if (name.endsWith('module') && !name.endsWith('currentmodule') && module) target('module', module);
@@ -275,9 +283,11 @@ function scan(source: string, docName: string | undefined): Chunk[] {
         i = body;
       } else if (object) {
         const kind = object[1];
-        const objName = objectName(kind, argument);
-        if (objName) {
-          const parent = [...scopes].reverse().find((s) => s.container);
+        const parent = [...scopes].reverse().find((s) => s.container);
+        let first: string | null = null;
+        for (const signature of signatures) {
+          const objName = objectName(kind, signature);
+          if (!objName) continue;
           const qualified = kind.startsWith('c:') || kind === 'envvar' || kind === 'cmdoption' || kind === 'option'
             ? objName
             : parent && !objName.includes('.')
@@ -286,10 +296,11 @@ function scan(source: string, docName: string | undefined): Chunk[] {
                 ? `${module}.${objName}`
                 : objName;
           target('object', qualified);
-          scopes.push({ indent, name: qualified, container: CONTAINER.has(kind) });
+          first ??= qualified;
+          // The signature is text too: it names what the section documents.
+          chunk.paragraphs.push(signature.replace(/\\(.)/g, '$1'));
         }
-        // The signature is text too: it names what the section documents.
-        if (argument) chunk.paragraphs.push(argument.replace(/\\(.)/g, '$1'));
+        if (first) scopes.push({ indent, name: first, container: CONTAINER.has(kind) });
         i = body;
       } else {
         // Admonitions, version notes, `only`, `glossary`…: the body is prose, read as usual.
