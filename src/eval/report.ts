@@ -164,7 +164,7 @@ export async function writeReport(report: EvalReport, outDir: string): Promise<s
     { x: p.lambda, value: p.top20, series: 'Top-20' },
     { x: p.lambda, value: p.mrr20, series: 'MRR@20' },
   ]);
-  files.push([`${name}-lambda.svg`, await renderSvg(curveChart(`${name}: HIERARCHICAL on the dev split`, 'λ', lambdaRows, `${target} (dev)`, report.lambda))]);
+  files.push([`${name}-lambda.svg`, await renderSvg(curveChart(`${name}: HIERARCHICAL on the dev split`, 'λ', lambdaRows, `${target}: Top-20 and MRR@20 (dev)`, report.lambda))]);
   const k1Rows = report.k1Sweep.flatMap(({ k1, scores }) => {
     const t = targetScores(scores, report.target)!;
     return [
