@@ -84,6 +84,21 @@ describe('parseRst on the Python FAQ (real source)', () => {
   });
 });
 
+describe('parseRst without a unique top heading', () => {
+  it('keeps every heading as a section and names the document by the first (as Sphinx names the page)', () => {
+    const parsed = parseRst('Tuple Objects\n=============\n\ntuples\n\nStruct Sequence Objects\n=======================\n\nstructs\n', { fallbackTitle: 'c-api/tuple' });
+    expect(parsed.title).toBe('Tuple Objects');
+    expect(parsed.sections).toEqual([
+      { title: 'Tuple Objects', text: 'tuples' },
+      { title: 'Struct Sequence Objects', text: 'structs' },
+    ]);
+  });
+
+  it('falls back to the given title when there is no heading at all', () => {
+    expect(parseRst('.. note::\n\n   Just a note.\n', { fallbackTitle: 'includes/x' }).title).toBe('includes/x');
+  });
+});
+
 describe('rstInline', () => {
   it('renders roles, literals and emphasis as plain text', () => {
     expect(rstInline('Use ``x[0]`` and *args* with **care**')).toBe('Use x[0] and args with care');

@@ -353,7 +353,9 @@ export function parseRst(source: string, options: RstOptions = {}): ParsedRst {
   // The title: the first heading, when no other heading shares its style (reST: the document title).
   const first = headed[0];
   const titleChunk = first && headed.filter((c) => c.heading!.style === first.heading!.style).length === 1 ? first : null;
-  const title = titleChunk?.heading!.title || options.fallbackTitle || 'untitled';
+  // Without a unique top heading the sections stay as they are, and the first heading still
+  // names the document, as Sphinx names the page.
+  const title = titleChunk?.heading!.title || first?.heading!.title || options.fallbackTitle || 'untitled';
   const targets: RstTarget[] = [];
   const atDocument = [...chunks[0].targets, ...(titleChunk?.targets ?? [])];
   for (const t of atDocument) targets.push({ ...t, sectionPath: [] });
