@@ -49,7 +49,7 @@ export function curveChart(
     data: { values: rows },
     mark: { type: 'line' as const, point: true },
     encoding: {
-      x: { field: 'x', type: 'quantitative' as const, title: xTitle, ...(logX ? { scale: { type: 'log' as const } } : {}) },
+      x: { field: 'x', type: 'quantitative' as const, title: xTitle, ...(logX ? { scale: { type: 'log' as const, nice: false }, axis: { values: [...new Set(rows.map((r) => r.x))] } } : {}) },
       y: { field: 'value', type: 'quantitative' as const, title: yTitle, scale: { zero: false } },
       color: { field: 'series', type: 'nominal' as const, title: null, sort: null },
     },
