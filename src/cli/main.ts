@@ -30,8 +30,8 @@ commands:
   embed                         embed every document and passage that lacks a current embedding
   stats                         count documents, sections, passages, links and embeddings per model
   eval --dataset pydocs|factbook [--out docs/eval] [--cache .cache/datasets] [--k1-sweep 10,50,100,300]
-                                build a data set, load it into a fresh in-memory database, run every
-                                retrieval mode, the λ and k1 sweeps, and write the report (see docs/eval)
+                                build a data set, load it into a fresh in-memory PGlite (DATABASE_URL is not
+                                used), run every retrieval mode, the λ and k1 sweeps, write the report (docs/eval)
 
 environment: DATABASE_URL (PostgreSQL server; unset = embedded PGlite in DATA_DIR, default ./data),
   PORT (4000), HOST (127.0.0.1), MAX_WORDS (100), MAX_DOCUMENT_BYTES, MAX_INGEST_BATCH, MAX_PAGE_SIZE,
