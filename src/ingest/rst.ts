@@ -41,8 +41,8 @@ const COMMENT = /^(\s*)\.\.(\s|$)/;
 /** Directives whose body is not prose (tables of contents, index entries, raw output…): skipped. */
 const SKIPPED = new Set([
   'toctree', 'index', 'contents', 'highlight', 'sectionauthor', 'moduleauthor', 'include', 'literalinclude', 'raw',
-  'image', 'figure', 'testsetup', 'testcleanup', 'productionlist', 'tabularcolumns', 'only-latex', 'impl-detail-none',
-  'audit-event-table', 'c:namespace', 'default-role', 'role', 'rst-class', 'cssclass', 'program', 'opcode-none',
+  'image', 'figure', 'testsetup', 'testcleanup', 'productionlist', 'tabularcolumns',
+  'audit-event-table', 'c:namespace', 'default-role', 'role', 'rst-class', 'cssclass', 'program',
 ]);
 /** Directives whose body is code. */
 const CODE = new Set(['code-block', 'sourcecode', 'code', 'doctest', 'testcode', 'testoutput', 'parsed-literal']);
