@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import 'reflect-metadata';
+import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from '../config';
 import { IngestError } from '../ingest/errors';
@@ -13,6 +14,8 @@ import { openDatabase, openMigratedDatabase } from '../store/open';
 import { storeStats } from '../store/reads';
 import { modelCounts } from '../store/embeddings';
 import { indexLexical } from '../store/lexical';
+import { runEvaluation } from '../eval';
+import { packageRoot } from '../paths';
 import { loadDemoCorpus } from './demo';
 import { describeEmbed, embedWithProgress, loadEmbedding } from './embed';
 import { jobsCommand, modelsCommand, reembedCommand, workerCommand } from './jobs';
@@ -40,6 +43,9 @@ commands:
                                 work re-embedding jobs (the server also runs JOB_WORKERS of its own)
   jobs [--status S] | jobs cancel <id>
 ${KEYS_USAGE}
+  eval --dataset pydocs|factbook [--out docs/eval] [--cache .cache/datasets] [--k1-sweep 10,50,100,300]
+                                build a data set, load it into a fresh in-memory PGlite (DATABASE_URL is not
+                                used), run every retrieval mode, the λ and k1 sweeps, write the report (docs/eval)
 
 environment: DATABASE_URL (PostgreSQL server; unset = embedded PGlite in DATA_DIR, default ./data),
   PORT (4000), HOST (127.0.0.1), MAX_WORDS (100), MAX_DOCUMENT_BYTES, MAX_INGEST_BATCH, MAX_PAGE_SIZE,
@@ -82,6 +88,8 @@ async function main(argv: string[]): Promise<number> {
       }
       return 0;
     }
+    case 'eval':
+      return evalCommand(config, rest);
     case 'stats': {
       const db = await openMigratedDatabase(config);
       try {
@@ -205,6 +213,39 @@ async function ingest(config: Config, args: string[]): Promise<number> {
       `${total.unchanged} unchanged, ${total.failed} failed; ${total.passages} passages written`,
   );
   return total.failed > 0 ? 2 : 0;
+}
+
+async function evalCommand(config: Config, args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: { dataset: { type: 'string' }, out: { type: 'string' }, cache: { type: 'string' }, 'k1-sweep': { type: 'string' } },
+  });
+  if (!values.dataset) {
+    console.error('eval: give --dataset pydocs or --dataset factbook');
+    return 1;
+  }
+  const root = packageRoot();
+  const k1Sweep = (values['k1-sweep'] ?? '10,50,100,300').split(',').map((k) => Number(k.trim()));
+  if (k1Sweep.some((k) => !Number.isInteger(k) || k < 1 || k > 1000)) {
+    console.error('eval: --k1-sweep takes integers from 1 to 1000, comma-separated');
+    return 1;
+  }
+  const written = await runEvaluation({
+    dataset: values.dataset,
+    cacheDir: path.resolve(values.cache ?? path.join(root, '.cache', 'datasets')),
+    outDir: path.resolve(values.out ?? path.join(root, 'docs', 'eval')),
+    k1: 100,
+    k2: 100,
+    k1Sweep,
+    encoders: config.encoders,
+    modelCacheDir: config.modelCacheDir,
+    encoderThreads: config.encoderThreads,
+    ingest: config.ingest,
+    embedBatchSize: config.embedBatchSize,
+    log: (line) => console.error(line),
+  });
+  console.log(`wrote ${written.map((f) => path.relative(process.cwd(), f)).join(', ')}`);
+  return 0;
 }
 
 function runBatch(

@@ -1,0 +1,181 @@
+/**
+ * The report of one data set: JSON (aggregates and a few examples, never whole rankings), a
+ * Markdown page with the tables, and SVG charts, all in the output folder.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { RetrievalMode } from '../retrieval/types';
+import { accuracyChart, curveChart, renderSvg } from './charts';
+import type { EvalOutcome, FailureExample } from './evaluate';
+import type { Corpus } from './run';
+import { KS, targetScores, type RankScores, type Scores, type Target } from './scores';
+import type { EvalDataset } from './types';
+
+export interface EvalReport extends EvalOutcome {
+  dataset: string;
+  description: string;
+  command: string;
+  stats: EvalDataset['stats'];
+  notes: string[];
+  corpus: Corpus['stats'];
+  models: { document: string; passage: string };
+  settings: { k1: number; k2: number; k1Sweep: number[]; search: string; database: string };
+  machine: { cpus: number; cpuModel: string; node: string; platform: string };
+  runtimeSeconds: number;
+}
+
+export function buildReport(
+  dataset: EvalDataset,
+  corpus: Corpus,
+  outcome: EvalOutcome,
+  settings: { k1: number; k2: number; k1Sweep: number[] },
+  runtimeSeconds: number,
+): EvalReport {
+  const r1 = (x: number) => Math.round(x * 10) / 10;
+  return {
+    dataset: dataset.name,
+    description: dataset.description,
+    command: `npm run eval:${dataset.name}`,
+    stats: dataset.stats,
+    notes: dataset.notes,
+    corpus: { ...corpus.stats, ingestSeconds: r1(corpus.stats.ingestSeconds), embedSeconds: r1(corpus.stats.embedSeconds) },
+    models: { document: corpus.targets.document.name, passage: corpus.targets.passage.name },
+    settings: { ...settings, search: 'exact inner products (no HNSW), for reproducible rankings', database: 'PGlite, in memory, fresh per run' },
+    machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? 'unknown', node: process.version, platform: `${os.platform()} ${os.arch()}` },
+    runtimeSeconds: r1(runtimeSeconds),
+    ...outcome,
+  };
+}
+
+const pct = (x: number | undefined) => (x === undefined ? '–' : (100 * x).toFixed(1));
+const targetName: Record<Target, string> = { answer: 'answer', section: 'gold section', document: 'gold document' };
+
+function modeRow(mode: string, s: Scores, report: EvalReport): string {
+  const cells = [mode];
+  const ranks = (r: RankScores | null) => KS.map((k) => pct(r?.top[String(k)]));
+  if (report.target === 'answer') cells.push(...ranks(mode === 'DOCUMENTS' ? null : s.answer));
+  cells.push(...ranks(s.document));
+  if (report.modes.HIERARCHICAL?.section) cells.push(...ranks(mode === 'DOCUMENTS' ? null : s.section));
+  const t = mode === 'DOCUMENTS' ? (report.target === 'answer' ? null : s.document) : targetScores(s, report.target);
+  cells.push(t ? t.mrr20.toFixed(3) : '–', s.latencyMs.p50.toFixed(1), s.latencyMs.p95.toFixed(1));
+  return `| ${cells.join(' | ')} |`;
+}
+
+function modeTable(report: EvalReport): string {
+  const head = ['mode'];
+  const ks = (label: string) => KS.map((k) => `${label}@${k}`);
+  if (report.target === 'answer') head.push(...KS.map((k) => `Top-${k}`));
+  head.push(...ks('doc'));
+  const section = report.modes.HIERARCHICAL?.section;
+  if (section) head.push(...ks('sec'));
+  head.push(`MRR@20 (${targetName[report.target]})`, 'p50 ms', 'p95 ms');
+  const rows = Object.entries(report.modes).map(([mode, s]) => modeRow(mode, s!, report));
+  return [`| ${head.join(' | ')} |`, `| ${head.map((_, i) => (i === 0 ? '---' : '---:')).join(' | ')} |`, ...rows].join('\n');
+}
+
+function example(e: FailureExample): string {
+  const ranks = Object.entries(e.ranks)
+    .map(([m, r]) => `${m} ${r ?? '>100'}`)
+    .join(', ');
+  const lines = [`- **${e.question}** — gold: ${e.gold.slice(0, 4).join('; ')}${e.gold.length > 4 ? '; …' : ''}. First hit: ${ranks}.`];
+  lines.push(`  - HIERARCHICAL's top result: ${e.hierarchicalTop[0] ?? '(none)'}`);
+  if (e.foundBy) lines.push(`  - ${e.foundBy.mode} found: ${e.foundBy.result}`);
+  return lines.join('\n');
+}
+
+export function markdown(report: EvalReport): string {
+  const target = targetName[report.target];
+  const best = report.lambdaSweep.find((p) => p.lambda === report.lambda)!;
+  const fused: RetrievalMode[] = ['HIERARCHICAL', 'PARALLEL', 'HYBRID'];
+  const lambdaRows = fused.map((m) => {
+    const at1 = targetScores(report.modesAtLambda1[m]!, report.target)!;
+    const atBest = targetScores(report.modes[m]!, report.target)!;
+    return `| ${m} | ${pct(at1.top['20'])} | ${pct(atBest.top['20'])} | ${at1.mrr20.toFixed(3)} | ${atBest.mrr20.toFixed(3)} |`;
+  });
+  const k1Rows = report.k1Sweep.map(({ k1, scores }) => {
+    const t = targetScores(scores, report.target)!;
+    return `| ${k1} | ${KS.map((k) => pct(t.top[String(k)])).join(' | ')} | ${t.mrr20.toFixed(3)} | ${scores.latencyMs.p50.toFixed(1)} |`;
+  });
+  const coarse = report.lambdaSweep.filter((p) => p.phase === 'coarse');
+  const stats = Object.entries(report.stats).map(([k, v]) => `${k} ${v}`).join(', ');
+  return `# Evaluation: ${report.dataset}
+
+Generated by \`${report.command}\` — do not edit by hand. ${report.description}.
+
+- Data: ${stats}.
+- Corpus as ingested: ${report.corpus.documents} documents, ${report.corpus.sections} sections, ${report.corpus.passages} passages (ingest ${report.corpus.ingestSeconds} s, embedding ${report.corpus.embedSeconds} s).
+- Model: ${report.models.document === report.models.passage ? report.models.document : `${report.models.document} / ${report.models.passage}`}; ${report.settings.database}; ${report.settings.search}.
+- Questions: ${report.split.dev} dev, ${report.split.test} test (split by a hash of the question id). Judged by **${target}** Top-k${report.target === 'answer' ? ' (DPR: the normalised answer string occurs in the passage)' : ''}.
+- λ chosen on dev as in DHR §5.3 (step 0.1 over [0, 2], then 0.01 around the best; Top-20, ties to higher MRR@20, then to λ nearest 1): **λ = ${report.lambda}** (dev Top-20 ${pct(best.top20)}, MRR@20 ${best.mrr20.toFixed(3)}). k1 = ${report.settings.k1}, k2 = ${report.settings.k2}.
+- Machine: ${report.machine.cpus} CPUs (${report.machine.cpuModel}), Node ${report.machine.node}, ${report.machine.platform}. Whole run: ${report.runtimeSeconds} s. Latency is per \`retrieve\` call (question encoding + SQL), shared machine, so only the rankings are reproducible.
+${report.notes.map((n) => `- ${n}`).join('\n')}
+
+## Modes on the test split (λ = ${report.lambda})
+
+Percentages; doc@k / sec@k: a passage of a gold document / inside a gold section among the first k (DOCUMENTS ranks documents, so only doc@k applies)${report.modes.HIERARCHICAL?.section ? `; sec@k over the ${report.modes.HIERARCHICAL.section.questions} test questions with a gold section` : ''}.
+
+${modeTable(report)}
+
+![Top-k accuracy per mode](${report.dataset}-accuracy.svg)
+
+## λ
+
+What tuning λ bought on the test split (${target} Top-20 and MRR@20, λ = 1 vs λ = ${report.lambda}):
+
+| mode | Top-20 λ=1 | Top-20 λ=${report.lambda} | MRR@20 λ=1 | MRR@20 λ=${report.lambda} |
+| --- | ---: | ---: | ---: | ---: |
+${lambdaRows.join('\n')}
+
+Dev sweep (coarse grid; the chart adds the fine grid): ${coarse.map((p) => `${p.lambda}: ${pct(p.top20)}`).join(', ')}.
+
+![λ sweep on the dev split](${report.dataset}-lambda.svg)
+
+## k1 (HIERARCHICAL, test split, λ = ${report.lambda})
+
+| k1 | Top-1 | Top-5 | Top-20 | Top-100 | MRR@20 | p50 ms |
+| ---: | ---: | ---: | ---: | ---: | ---: | ---: |
+${k1Rows.join('\n')}
+
+![k1 sweep](${report.dataset}-k1.svg)
+
+## Where HIERARCHICAL loses (test split)
+
+${report.losses.length ? report.losses.map(example).join('\n') : 'No test question where HIERARCHICAL missed the top 20 and FLAT or LEXICAL found it.'}
+
+## Where it wins (HIERARCHICAL in the top 20, FLAT and LEXICAL not)
+
+${report.wins.length ? report.wins.map(example).join('\n') : 'None.'}
+`;
+}
+
+/** Write JSON, Markdown and the three charts; returns the paths written. */
+export async function writeReport(report: EvalReport, outDir: string): Promise<string[]> {
+  mkdirSync(outDir, { recursive: true });
+  const name = report.dataset;
+  const target = targetName[report.target];
+  const files: Array<[string, string]> = [];
+  const accuracyRows = Object.entries(report.modes).flatMap(([mode, s]) => {
+    const t = mode === 'DOCUMENTS' ? (report.target === 'answer' ? null : s!.document) : targetScores(s!, report.target);
+    return t ? KS.map((k) => ({ mode, k, accuracy: t.top[String(k)] })) : [];
+  });
+  files.push([`${name}-accuracy.svg`, await renderSvg(accuracyChart(`${name}: ${target} Top-k, test split (λ = ${report.lambda})`, `${target} Top-k accuracy`, accuracyRows))]);
+  const lambdaRows = report.lambdaSweep.flatMap((p) => [
+    { x: p.lambda, value: p.top20, series: 'Top-20' },
+    { x: p.lambda, value: p.mrr20, series: 'MRR@20' },
+  ]);
+  files.push([`${name}-lambda.svg`, await renderSvg(curveChart(`${name}: HIERARCHICAL on the dev split`, 'λ', lambdaRows, `${target}: Top-20 and MRR@20 (dev)`, report.lambda))]);
+  const k1Rows = report.k1Sweep.flatMap(({ k1, scores }) => {
+    const t = targetScores(scores, report.target)!;
+    return [
+      { x: k1, value: t.top['20'], series: 'Top-20' },
+      { x: k1, value: t.top['100'], series: 'Top-100' },
+      { x: k1, value: t.mrr20, series: 'MRR@20' },
+    ];
+  });
+  files.push([`${name}-k1.svg`, await renderSvg(curveChart(`${name}: HIERARCHICAL by k1, test split`, 'k1', k1Rows, `${target} (test)`, report.settings.k1, true))]);
+  files.push([`${name}.json`, `${JSON.stringify(report, null, 2)}\n`]);
+  files.push([`${name}.md`, markdown(report)]);
+  for (const [file, content] of files) writeFileSync(path.join(outDir, file), content);
+  return files.map(([file]) => path.join(outDir, file));
+}

@@ -1,0 +1,79 @@
+import { EncoderSet } from '../src/encoders/set';
+import { readFactbook } from '../src/ingest/factbook';
+import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
+import { loadCorpus, runQuestions, type Corpus } from '../src/eval/run';
+import { scoreOutcomes } from '../src/eval/scores';
+import type { EvalDataset } from '../src/eval/types';
+
+/**
+ * The evaluation loop end to end on a few real Factbook profiles: a fresh embedded database,
+ * the product's ingest, embedding and retrieve, and ranks that agree with the results they came from.
+ */
+const documents = readFactbook({ regions: ['europe'], limit: 4 });
+const dataset: EvalDataset = {
+  name: 'tiny',
+  description: 'four Factbook profiles',
+  documents,
+  questions: documents.map((d) => ({
+    id: `capital/${d.key}`,
+    question: `What is the capital of ${d.title}?`,
+    // The capital's name as the profile gives it (Government › Capital › name).
+    answers: [/name: ([^.;]+)/.exec(d.sections!.find((s) => s.title === 'Government')!.sections!.find((s) => s.title === 'Capital')!.text!)![1]],
+    goldDocuments: [d.key!],
+    goldSections: [{ document: d.key!, path: ['Government', 'Capital'] }],
+  })),
+  stats: {},
+  notes: [],
+};
+
+describe('eval run', () => {
+  let corpus: Corpus;
+  beforeAll(async () => {
+    await EncoderSet.load(); // converts the default model once, outside the timed steps
+    corpus = await loadCorpus(dataset, {
+      encoders: { questionDocument: 'use-lite', document: 'use-lite', questionPassage: 'use-lite', passage: 'use-lite' },
+      encoderThreads: 0,
+      ingest: DEFAULT_INGEST_OPTIONS,
+      embedBatchSize: 64,
+      log: () => undefined,
+    });
+  });
+  afterAll(() => corpus?.close());
+
+  it('loads every document and embeds every passage', async () => {
+    expect(corpus.stats.documents).toBe(documents.length);
+    const [{ n }] = await corpus.db.query<{ n: number }>('SELECT count(*)::int AS n FROM passage_embeddings');
+    expect(n).toBe(corpus.stats.passages);
+  });
+
+  it.each(['HIERARCHICAL', 'LEXICAL', 'DOCUMENTS'] as const)('ranks agree with the retrieved results (%s)', async (mode) => {
+    const outcomes = await runQuestions(corpus, dataset.questions, { mode, k1: 2, k2: 50, lambda: 1 });
+    expect(outcomes).toHaveLength(dataset.questions.length);
+    outcomes.forEach((o, i) => {
+      const q = dataset.questions[i];
+      expect(o.id).toBe(q.id);
+      if (mode === 'DOCUMENTS') {
+        expect(o.answerRank).toBeUndefined();
+        if (o.docRank !== null) expect(o.docRank).toBeLessThanOrEqual(2);
+        return;
+      }
+      if (o.docRank !== null) expect(o.hits.document!.documentKey).toBe(q.goldDocuments[0]);
+      if (o.sectionRank) {
+        expect(o.hits.section!.titlePath.slice(1, 3)).toEqual(['Government', 'Capital']);
+        // A passage inside the gold section belongs to the gold document: the document hit is no later.
+        expect(o.docRank).not.toBeNull();
+        expect(o.docRank!).toBeLessThanOrEqual(o.sectionRank);
+      }
+      if (o.answerRank) expect(o.hits.answer!.text.toLowerCase()).toContain(q.answers![0].toLowerCase().split(' ')[0]);
+    });
+    const scores = scoreOutcomes(outcomes);
+    expect(scores.questions).toBe(dataset.questions.length);
+    expect(scores.document.top['1']).toBeLessThanOrEqual(scores.document.top['100']);
+  });
+
+  it('gives the same rankings on a second run (exact search)', async () => {
+    const params = { mode: 'HIERARCHICAL' as const, k1: 3, k2: 20, lambda: 0.5 };
+    const ranks = (os: Awaited<ReturnType<typeof runQuestions>>) => os.map((o) => [o.docRank, o.sectionRank, o.answerRank]);
+    expect(ranks(await runQuestions(corpus, dataset.questions, params))).toEqual(ranks(await runQuestions(corpus, dataset.questions, params)));
+  });
+});
