@@ -13,7 +13,7 @@
  * over HNSW, FLAT exact (sequential scan: the DPR setting and the baseline of the ratios), and
  * HIERARCHICAL exact (the exact DHR ranking that recall@k2 is computed against). Also
  * HIERARCHICAL with stage-1 ef_search raised (BENCH_EF_SWEEP, default "200,400").
- *   BENCH_QUESTIONS (200)  BENCH_SEED (20240611)  BENCH_WARMUP (5)  BENCH_BATCH (4000 rows/INSERT)
+ *   BENCH_ORDER (interleaved | blocks), BENCH_STAGE1_EXPERIMENT=1 (halfvec stage-1 index; settings per session), BENCH_QUESTIONS (200)  BENCH_SEED (20240611)  BENCH_WARMUP (5)  BENCH_BATCH (4000 rows/INSERT)
  */
 import 'reflect-metadata';
 import { Client } from 'pg';
@@ -200,6 +200,68 @@ interface Variant {
   mode: RetrievalMode;
   exact?: boolean;
   efSearch?: number;
+  /** Another way to run the same request (experiments); default: the product's search(). */
+  run?: (db: Database, s: VectorSearch) => Promise<SearchResult>;
+}
+
+/**
+ * BENCH_STAGE1_EXPERIMENT=1: where HIERARCHICAL's time could go down, measured beside the product's
+ * path on the same questions. (a) Stage 1 through an HNSW index on `embedding::halfvec(dim)`
+ * (half the bytes per graph node; scores stay exact `vector` products). (b) The HNSW settings set
+ * once per session instead of SET LOCAL in a transaction: one round trip instead of four.
+ */
+const stage1Experiment = process.env.BENCH_STAGE1_EXPERIMENT === '1';
+/** BENCH_ORDER=interleaved (default): modes rotated per question; blocks: each mode timed on all questions in turn. */
+const order = process.env.BENCH_ORDER === 'blocks' ? 'blocks' : 'interleaved';
+
+async function buildHalfvecDocumentIndex(db: Database, modelId: number): Promise<number> {
+  const start = process.hrtime.bigint();
+  await db.transaction(async (tx) => {
+    await tx.query(`SET LOCAL maintenance_work_mem = '4GB'`);
+    await tx.query(
+      `CREATE INDEX IF NOT EXISTS document_embeddings_hnsw_half_m${modelId} ON document_embeddings
+       USING hnsw ((embedding::halfvec(${spec.dimension})) halfvec_ip_ops) WITH (m = ${HNSW_BUILD.m}, ef_construction = ${HNSW_BUILD.efConstruction})
+       WHERE model_id = ${modelId}`,
+    );
+  });
+  await db.exec('ANALYZE document_embeddings');
+  return seconds(start);
+}
+
+/** Stage 1 ordered by halfvec distance (the halfvec index), everything else as the product's statement. */
+function halfvecStage1(sql: string): string {
+  const replaced = sql.replace(
+    /ORDER BY \(e\.embedding::vector\((\d+)\) <#> (\$\d+)::vector\(\d+\)\)/,
+    (_, dim: string, q: string) => `ORDER BY (e.embedding::halfvec(${dim}) <#> ${q}::halfvec(${dim}))`,
+  );
+  if (replaced === sql) throw new Error('stage-1 ORDER BY not found');
+  return replaced;
+}
+
+type Row = { passages: SearchResult['passages']; documents: SearchResult['documents'] };
+
+function experimentRunner(halfvec: boolean, sessionSettings: boolean): (db: Database, s: VectorSearch) => Promise<SearchResult> {
+  let applied = '';
+  return async (db, s) => {
+    const statement = searchStatement(s);
+    const sql = halfvec ? halfvecStage1(statement.sql) : statement.sql;
+    const settings = Object.entries(statement.settings);
+    let row: Row;
+    if (sessionSettings) {
+      const key = JSON.stringify(settings);
+      if (key !== applied) {
+        await db.query(`SELECT ${settings.map((_, i) => `set_config($${2 * i + 1}, $${2 * i + 2}, false)`).join(', ')}`, settings.flat());
+        applied = key;
+      }
+      [row] = await db.query<Row>(sql, statement.params);
+    } else {
+      [row] = await db.transaction(async (tx) => {
+        await tx.query(`SELECT ${settings.map((_, i) => `set_config($${2 * i + 1}, $${2 * i + 2}, true)`).join(', ')}`, settings.flat());
+        return tx.query<Row>(sql, statement.params);
+      });
+    }
+    return { passages: row.passages, documents: row.documents };
+  };
 }
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
@@ -210,13 +272,14 @@ function overlap(a: SearchResult, b: SearchResult, k: number): number {
   return a.passages.slice(0, k).filter((p) => truth.has(p.passageId)).length / truth.size;
 }
 
-async function explain(db: Database, s: VectorSearch): Promise<string[]> {
+async function explain(db: Database, s: VectorSearch, transform: (sql: string) => string = (sql) => sql): Promise<string[]> {
   const statement = searchStatement(s);
+  statement.sql = transform(statement.sql);
   return db.transaction(async (tx) => {
     for (const [name, value] of Object.entries(statement.settings)) await tx.query(`SELECT set_config($1, $2, true)`, [name, value]);
     const rows = await tx.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${statement.sql}`, statement.params);
     // The question's vector literal is 512 numbers: shown abbreviated.
-    return rows.map((r) => r['QUERY PLAN'].replace(/'\[[-0-9.e,]+\]'::vector/g, "'[…]'::vector"));
+    return rows.map((r) => r['QUERY PLAN'].replace(/'\[[-0-9.e,]+\]'::(half)?vec(tor)?/g, "'[…]'::$1vec$2"));
   });
 }
 
@@ -327,6 +390,13 @@ async function main() {
     );
     console.log(`  sizes: ${sizes.map((s) => `${s.name} ${s.size}`).join(', ')}`);
 
+    if (stage1Experiment) {
+      const built = await buildHalfvecDocumentIndex(db, Number(model.id));
+      const [half] = await db.query<{ size: string }>(`SELECT pg_size_pretty(pg_relation_size('document_embeddings_hnsw_half_m${Number(model.id)}')) AS size`);
+      const [full] = await db.query<{ size: string }>(`SELECT pg_size_pretty(pg_relation_size('document_embeddings_hnsw_m${Number(model.id)}')) AS size`);
+      console.log(`  stage-1 experiment: halfvec document index ${half.size} (vector: ${full.size}), built in ${built.toFixed(1)} s`);
+    }
+
     // Questions near random passages (their stored vectors).
     const targets = questionTargets(spec);
     const rows = await db.query<{ passage_id: number; v: string }>(
@@ -352,6 +422,13 @@ async function main() {
     const variants: Variant[] = [
       { label: 'HIERARCHICAL (HNSW + exact stage 2)', mode: 'HIERARCHICAL' },
       ...efSweep.map((ef) => ({ label: `HIERARCHICAL, stage-1 ef_search ${ef}`, mode: 'HIERARCHICAL' as const, efSearch: ef })),
+      ...(stage1Experiment
+        ? [
+            { label: 'HIERARCHICAL, stage 1 on a halfvec HNSW index', mode: 'HIERARCHICAL' as const, run: experimentRunner(true, false) },
+            { label: 'HIERARCHICAL, settings per session (1 round trip)', mode: 'HIERARCHICAL' as const, run: experimentRunner(false, true) },
+            { label: 'HIERARCHICAL, halfvec stage 1 + 1 round trip', mode: 'HIERARCHICAL' as const, run: experimentRunner(true, true) },
+          ]
+        : []),
       { label: 'PARALLEL (HNSW)', mode: 'PARALLEL' },
       { label: 'FLAT (HNSW)', mode: 'FLAT' },
       { label: 'FLAT exact (seq scan, DPR; baseline)', mode: 'FLAT', exact: true },
@@ -360,23 +437,35 @@ async function main() {
     const flatExact = variants.findIndex((v) => v.mode === 'FLAT' && v.exact);
     const reference = variants.length - 1;
 
-    console.log(`\nwarm-up: ${warmup} questions × ${variants.length} modes`);
-    for (let i = 0; i < Math.min(warmup, questions.length); i++) {
-      for (const v of variants) await search(db, request(v, questions[questions.length - 1 - i]));
-    }
-
-    console.log(`timing: ${questions.length} questions, modes interleaved (k1=${K1}, k2=${K2}, λ=${LAMBDA}, default ef_search ${DEFAULT_EF_SEARCH})`);
     const times = variants.map(() => [] as number[]);
     const results = variants.map(() => [] as SearchResult[]);
     const started = process.hrtime.bigint();
-    for (let q = 0; q < questions.length; q++) {
-      for (let j = 0; j < variants.length; j++) {
-        const k = (q + j) % variants.length; // rotate the order so drift hits every mode alike
-        const t0 = process.hrtime.bigint();
-        results[k][q] = await search(db, request(variants[k], questions[q]));
-        times[k].push(Number(process.hrtime.bigint() - t0) / 1e6);
+    const timeOne = async (k: number, q: number) => {
+      const t0 = process.hrtime.bigint();
+      results[k][q] = await (variants[k].run ?? search)(db, request(variants[k], questions[q]));
+      times[k].push(Number(process.hrtime.bigint() - t0) / 1e6);
+    };
+    const warm = async (k: number) => {
+      for (let i = 0; i < Math.min(warmup, questions.length); i++) await (variants[k].run ?? search)(db, request(variants[k], questions[questions.length - 1 - i]));
+    };
+    if (order === 'interleaved') {
+      console.log(`\nwarm-up: ${warmup} questions × ${variants.length} modes`);
+      for (let k = 0; k < variants.length; k++) await warm(k);
+      console.log(`timing: ${questions.length} questions, modes interleaved (k1=${K1}, k2=${K2}, λ=${LAMBDA}, default ef_search ${DEFAULT_EF_SEARCH})`);
+      for (let q = 0; q < questions.length; q++) {
+        // rotate the order so drift hits every mode alike
+        for (let j = 0; j < variants.length; j++) await timeOne((q + j) % variants.length, q);
+        if ((q + 1) % 50 === 0) console.log(`  … ${q + 1} questions (${seconds(started).toFixed(0)} s)`);
       }
-      if ((q + 1) % 50 === 0) console.log(`  … ${q + 1} questions (${seconds(started).toFixed(0)} s)`);
+    } else {
+      // One mode at a time, as a service answering one kind of query runs; interleaved, a mode that
+      // follows a 5 GB sequential scan (the exact modes) or another index finds its pages evicted.
+      console.log(`\ntiming: ${questions.length} questions per mode, one mode at a time after ${warmup} warm-up questions (k1=${K1}, k2=${K2}, λ=${LAMBDA})`);
+      for (let k = 0; k < variants.length; k++) {
+        await warm(k);
+        for (let q = 0; q < questions.length; q++) await timeOne(k, q);
+        console.log(`  … ${variants[k].label} (${seconds(started).toFixed(0)} s)`);
+      }
     }
 
     const baseP50 = percentile([...times[flatExact]].sort((a, b) => a - b), 50);
@@ -408,6 +497,12 @@ async function main() {
     const text = plan.join('\n');
     console.log(`stage 1 uses document_embeddings_hnsw_m${modelRef.id}: ${text.includes(`document_embeddings_hnsw_m${modelRef.id}`) ? 'yes' : 'NO'}; ` +
       `stage 2 uses passage_embeddings_document_idx: ${text.includes('passage_embeddings_document_idx') ? 'yes' : 'NO'}; JIT: ${text.includes('JIT:') ? 'YES' : 'no'}`);
+
+    if (stage1Experiment) {
+      const halfPlan = await explain(db, request(variants[0], questions[0]), halfvecStage1);
+      console.log(`\nEXPLAIN (ANALYZE, BUFFERS) of HIERARCHICAL with stage 1 on the halfvec index (question 0):`);
+      for (const line of halfPlan) console.log(`    ${line}`);
+    }
 
     if (storageExperiment) {
       const experimentVariants = variants.filter((v) => !v.efSearch);

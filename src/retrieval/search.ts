@@ -2,16 +2,17 @@ import type { Database } from '../store/db';
 import { searchStatement } from './sql';
 import type { ScoredDocumentRow, ScoredPassageRow, SearchResult, VectorSearch } from './types';
 
-/** Runs a mode's statement in a transaction with its HNSW settings (SET LOCAL: this query only). */
+/**
+ * Runs a mode's statement with its HNSW settings. The settings go to the connection only when
+ * they changed since its last search, so a search is usually one round trip (bench:retrieve
+ * measured 0.4–1.6 ms saved at 1M against BEGIN, SET LOCAL, statement, COMMIT).
+ */
 export async function search(db: Database, s: VectorSearch): Promise<SearchResult> {
   const statement = searchStatement(s);
-  const [row] = await db.transaction(async (tx) => {
-    // All settings in one round trip.
-    const settings = Object.entries(statement.settings);
-    if (settings.length > 0) {
-      await tx.query(`SELECT ${settings.map((_, i) => `set_config($${2 * i + 1}, $${2 * i + 2}, true)`).join(', ')}`, settings.flat());
-    }
-    return tx.query<{ passages: ScoredPassageRow[]; documents: ScoredDocumentRow[] }>(statement.sql, statement.params);
-  });
+  const [row] = await db.queryWithSettings<{ passages: ScoredPassageRow[]; documents: ScoredDocumentRow[] }>(
+    statement.settings,
+    statement.sql,
+    statement.params,
+  );
   return { passages: row.passages, documents: row.documents };
 }

@@ -9,7 +9,7 @@ import { DEFAULT_EF_SEARCH, RRF_K, type RetrievalFilter, type VectorSearch } fro
 export interface SearchStatement {
   sql: string;
   params: unknown[];
-  /** SET LOCAL settings for the transaction the statement runs in. */
+  /** Session settings the statement needs (every search sends all of them: see Database.queryWithSettings). */
   settings: Record<string, string>;
 }
 

@@ -19,11 +19,27 @@ export interface Database extends Queryable {
   readonly location: string;
   /** Typed queries over the same connection (vector and bulk statements stay raw SQL). */
   readonly prisma: PrismaClient;
+  /**
+   * Runs one statement with these session settings (planner and index GUCs such as
+   * hnsw.ef_search) in force. Settings are applied to the connection only when they differ from
+   * what it last had, so a repeated kind of query costs one round trip, not a transaction's four.
+   * Only statements that send their own settings may depend on these GUCs.
+   */
+  queryWithSettings<T = Record<string, unknown>>(settings: Record<string, string>, sql: string, params?: readonly unknown[]): Promise<T[]>;
   /** Runs fn in one transaction; rolls back if it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /** Counts every statement sent, for tests that bound round trips and for stats. */
   readonly statements: StatementCounter;
   close(): Promise<void>;
+}
+
+/** One statement that sets every given setting for the session (set_config(..., false)). */
+export function settingsStatement(settings: Record<string, string>): { sql: string; params: string[] } {
+  const entries = Object.entries(settings);
+  return {
+    sql: `SELECT ${entries.map((_, i) => `set_config($${2 * i + 1}, $${2 * i + 2}, false)`).join(', ')}`,
+    params: entries.flat(),
+  };
 }
 
 export class StatementCounter {

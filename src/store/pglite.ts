@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { PGlite, types } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite/vector';
-import { StatementCounter, type Database, type Queryable } from './db';
+import { settingsStatement, StatementCounter, type Database, type Queryable } from './db';
 import { createPrismaClient, type PrismaClient } from './prisma';
 
 export interface PgliteOptions {
@@ -16,6 +16,8 @@ export class PgliteDatabase implements Database {
   readonly statements = new StatementCounter();
   readonly location: string;
   readonly prisma: PrismaClient;
+  /** Session settings the (single) connection last received. */
+  private applied = '';
 
   private constructor(private readonly db: PGlite, location: string) {
     this.location = location;
@@ -42,6 +44,16 @@ export class PgliteDatabase implements Database {
   async exec(sql: string): Promise<void> {
     this.statements.add();
     await this.db.exec(sql);
+  }
+
+  async queryWithSettings<T>(settings: Record<string, string>, sql: string, params: readonly unknown[] = []): Promise<T[]> {
+    const key = JSON.stringify(settings);
+    if (Object.keys(settings).length > 0 && this.applied !== key) {
+      const set = settingsStatement(settings);
+      await this.query(set.sql, set.params);
+      this.applied = key;
+    }
+    return this.query<T>(sql, params);
   }
 
   async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {

@@ -1,5 +1,5 @@
 import { Pool, types, type PoolClient } from 'pg';
-import { StatementCounter, type Database, type Queryable } from './db';
+import { settingsStatement, StatementCounter, type Database, type Queryable } from './db';
 import { createPrismaClient, type PrismaClient } from './prisma';
 
 // int8 (count(*), sums) as JS numbers: our counts stay far below 2^53.
@@ -16,6 +16,8 @@ export class PostgresDatabase implements Database {
   readonly location: string;
   readonly prisma: PrismaClient;
   private readonly pool: Pool;
+  /** Session settings each pooled connection last received (a new connection starts unknown). */
+  private readonly applied = new WeakMap<PoolClient, string>();
 
   constructor(options: PostgresOptions) {
     this.pool = new Pool({ connectionString: options.url, max: options.maxConnections ?? 10 });
@@ -34,6 +36,23 @@ export class PostgresDatabase implements Database {
   async exec(sql: string): Promise<void> {
     this.statements.add();
     await this.pool.query(sql);
+  }
+
+  async queryWithSettings<T>(settings: Record<string, string>, sql: string, params: readonly unknown[] = []): Promise<T[]> {
+    const client = await this.pool.connect();
+    try {
+      const key = JSON.stringify(settings);
+      if (Object.keys(settings).length > 0 && this.applied.get(client) !== key) {
+        const set = settingsStatement(settings);
+        this.statements.add();
+        await client.query(set.sql, set.params);
+        this.applied.set(client, key);
+      }
+      this.statements.add();
+      return (await client.query(sql, params as unknown[])).rows as T[];
+    } finally {
+      client.release();
+    }
   }
 
   async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
