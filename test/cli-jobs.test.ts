@@ -5,26 +5,19 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { dhr } from './helpers/cli';
-import { createTestDatabase, type TestDatabase } from './helpers/database';
+import { cliStore, dhr } from './helpers/cli';
 import { writeTinyModel } from './helpers/tiny-model';
-
 
 describe('dhr models / reembed / jobs / worker', () => {
   const work = mkdtempSync(join(tmpdir(), 'dhr-cli-jobs-'));
-  let t: TestDatabase | undefined;
   let env: Record<string, string>;
+  let drop: () => Promise<void>;
 
   beforeAll(async () => {
-    if (process.env.DATABASE_URL) {
-      t = await createTestDatabase({ migrated: false });
-      env = { DATABASE_URL: t.url! };
-    } else {
-      env = { DATA_DIR: join(work, 'data') };
-    }
+    ({ env, drop } = await cliStore(work));
   });
   afterAll(async () => {
-    await t?.drop();
+    await drop();
     rmSync(work, { recursive: true, force: true });
   });
 

@@ -3,23 +3,17 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { packageRoot } from '../src/paths';
-import { dhr } from './helpers/cli';
-import { createTestDatabase, type TestDatabase } from './helpers/database';
+import { cliStore, dhr } from './helpers/cli';
 
 describe('dhr CLI', () => {
-  let t: TestDatabase | undefined;
-  let env: Record<string, string>;
   const work = mkdtempSync(join(tmpdir(), 'dhr-cli-'));
+  let env: Record<string, string>;
+  let drop: () => Promise<void>;
 
   beforeAll(async () => {
-    if (process.env.DATABASE_URL) {
-      t = await createTestDatabase({ migrated: false });
-      env = { DATABASE_URL: t.url! };
-    } else {
-      env = { DATA_DIR: join(work, 'data') };
-    }
+    ({ env, drop } = await cliStore(work));
   });
-  afterAll(() => t?.drop());
+  afterAll(() => drop());
 
   it('migrates, ingests a directory of mixed files with a summary, reports failures, and counts', async () => {
     const migrated = await dhr(['migrate'], env);

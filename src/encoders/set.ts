@@ -8,6 +8,13 @@ export interface EncoderSetOptions {
   threads?: number;
 }
 
+/** Loads one model: 'use-lite' (the default) or a custom model folder. */
+export function loadEncoder(source: string, options: EncoderSetOptions = {}): Promise<Encoder> {
+  return source === DEFAULT_MODEL
+    ? UseLiteEncoder.load({ cacheDir: options.cacheDir, threads: options.threads })
+    : TransformerEncoder.load(source, { threads: options.threads });
+}
+
 /**
  * The four DHR encoders. A model named for several roles is loaded once; a question is
  * encoded once per distinct question model.
@@ -20,10 +27,7 @@ export class EncoderSet {
     const load = (source: string): Promise<Encoder> => {
       const known = loaded.get(source);
       if (known) return known;
-      const encoder: Promise<Encoder> =
-        source === DEFAULT_MODEL
-          ? UseLiteEncoder.load({ cacheDir: options.cacheDir, threads: options.threads })
-          : TransformerEncoder.load(source, { threads: options.threads });
+      const encoder = loadEncoder(source, options);
       loaded.set(source, encoder);
       return encoder;
     };

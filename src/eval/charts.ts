@@ -18,14 +18,15 @@ export async function renderSvg(spec: TopLevelSpec): Promise<string> {
 const WIDTH = 420;
 const HEIGHT = 260;
 
+/** What every chart shares: schema, title, size, an opaque background. */
+function frame(title: string) {
+  return { $schema: 'https://vega.github.io/schema/vega-lite/v6.json', title, width: WIDTH, height: HEIGHT, background: 'white' };
+}
+
 /** Top-k accuracy per mode: k on a log axis, one line per mode. */
 export function accuracyChart(title: string, yTitle: string, rows: Array<{ mode: string; k: number; accuracy: number }>): TopLevelSpec {
   return {
-    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title,
-    width: WIDTH,
-    height: HEIGHT,
-    background: 'white',
+    ...frame(title),
     data: { values: rows },
     mark: { type: 'line', point: true },
     encoding: {
@@ -56,11 +57,7 @@ export function curveChart(
   };
   const rule = chosen === undefined ? [] : [{ data: { values: [{ x: chosen }] }, mark: { type: 'rule' as const, strokeDash: [4, 4], color: 'gray' }, encoding: { x: { field: 'x', type: 'quantitative' as const } } }];
   return {
-    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title,
-    width: WIDTH,
-    height: HEIGHT,
-    background: 'white',
+    ...frame(title),
     layer: [line, ...rule],
   } as TopLevelSpec;
 }

@@ -1,9 +1,6 @@
 import type { Config } from '../config';
-import { EncoderSet } from '../encoders/set';
-import { DEFAULT_MODEL } from '../encoders/spec';
-import { TransformerEncoder } from '../encoders/transformer/encoder';
+import { EncoderSet, loadEncoder } from '../encoders/set';
 import { ENCODER_ROLES, EncoderError, type Encoder, type EncoderRole } from '../encoders/types';
-import { UseLiteEncoder } from '../encoders/use-lite/encoder';
 import { activateModel, activeAssignment, type ActiveAssignment } from '../store/active';
 import type { Database } from '../store/db';
 import { prepareEmbedding, type EmbeddingTargets } from '../store/embed';
@@ -87,7 +84,7 @@ export class ModelRegistry {
   encoderFor(model: EmbeddingModelRow): Promise<Encoder> {
     let encoder = this.loaded.get(model.id);
     if (!encoder) {
-      encoder = loadEncoder(model, this.options);
+      encoder = loadStoredModel(model, this.options);
       this.loaded.set(model.id, encoder);
       encoder.catch(() => this.loaded.delete(model.id));
     }
@@ -146,14 +143,11 @@ function sameForAll(encoder: Encoder): Record<EncoderRole, Encoder> {
   return { questionDocument: encoder, document: encoder, questionPassage: encoder, passage: encoder };
 }
 
-async function loadEncoder(model: EmbeddingModelRow, options: RegistryOptions): Promise<Encoder> {
+async function loadStoredModel(model: EmbeddingModelRow, options: RegistryOptions): Promise<Encoder> {
   if (!model.source) {
     throw new EncoderError(model.name, 'no source recorded for this model; register its folder again (registerEmbeddingModel)');
   }
-  const encoder =
-    model.source === DEFAULT_MODEL
-      ? await UseLiteEncoder.load({ cacheDir: options.cacheDir, threads: options.threads })
-      : await TransformerEncoder.load(model.source, { threads: options.threads });
+  const encoder = await loadEncoder(model.source, options);
   if (encoder.checksum !== model.checksum || encoder.dimension !== model.dimension || encoder.name !== model.name) {
     await encoder.close();
     throw new EncoderError(

@@ -101,15 +101,15 @@ export async function createJob(db: Database, input: CreateJobInput): Promise<Jo
     throw new JobError('BAD_USER_INPUT', `documentIds only go with scope DOCUMENTS, not ${input.scope}`, 'documentIds');
   }
   const id = await db.transaction(async (tx) => {
-    const [model] = await tx.query<EmbeddingModelRow>(`SELECT ${MODEL_COLUMNS} FROM embedding_models WHERE name = $1`, [input.model]);
+    // Row lock on the model: concurrent reembeds of one model queue here, then see each other's job.
+    const [model] = await tx.query<EmbeddingModelRow>(`SELECT ${MODEL_COLUMNS} FROM embedding_models WHERE name = $1 FOR UPDATE`, [input.model]);
     if (!model) throw new JobError('NOT_FOUND', `no embedding model named "${input.model}" is registered`, 'model');
     if (ids.length > 0) {
       const known = await tx.query<{ id: number }>('SELECT id FROM documents WHERE id = ANY($1::int[])', [ids]);
-      const missing = ids.filter((i) => !known.some((k) => k.id === i));
+      const found = new Set(known.map((k) => k.id));
+      const missing = ids.filter((i) => !found.has(i));
       if (missing.length > 0) throw new JobError('NOT_FOUND', `no documents with ids ${missing.join(', ')}`, 'documentIds');
     }
-    // Row lock on the model: concurrent reembeds of one model queue here, then see each other's job.
-    await tx.query('SELECT id FROM embedding_models WHERE id = $1 FOR UPDATE', [model.id]);
     const [open] = await tx.query<{ id: number; status: string }>(`SELECT id, status FROM embedding_jobs WHERE model_id = $1 AND status IN ${OPEN}`, [
       model.id,
     ]);

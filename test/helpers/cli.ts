@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { packageRoot } from '../../src/paths';
+import { createTestDatabase } from './database';
 
 const run = promisify(execFile);
 
@@ -19,4 +20,11 @@ export async function dhr(args: string[], env: Record<string, string>): Promise<
     const e = error as { code: number; stdout: string; stderr: string };
     return { code: e.code, stdout: e.stdout, stderr: e.stderr };
   }
+}
+
+/** Where CLI processes keep the store: a fresh unmigrated server database, or a PGlite directory under `work`. */
+export async function cliStore(work: string): Promise<{ env: Record<string, string>; drop: () => Promise<void> }> {
+  if (!process.env.DATABASE_URL) return { env: { DATA_DIR: join(work, 'data') }, drop: async () => undefined };
+  const t = await createTestDatabase({ migrated: false });
+  return { env: { DATABASE_URL: t.url! }, drop: () => t.drop() };
 }

@@ -68,10 +68,8 @@ export class EmbeddingModelResolver {
 }
 
 async function listModels(ctx: Context): Promise<EmbeddingModel[]> {
-  return (await modelCounts(ctx.db)).map((m) => ({
-    ...m,
-    roles: ENCODER_ROLES.filter((r) => m.roles.includes(r)) as string[] as EncoderRoleName[],
-  }));
+  // modelCounts lists roles in ENCODER_ROLES order, the enum's values.
+  return (await modelCounts(ctx.db)).map((m) => ({ ...m, roles: m.roles as EncoderRoleName[] }));
 }
 
 async function modelState<T>(fn: () => Promise<T>): Promise<T> {
