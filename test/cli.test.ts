@@ -67,7 +67,7 @@ describe('dhr CLI', () => {
     // stdout is the key and nothing else, so `KEY=$(dhr keys create …)` works.
     expect(created.stdout).toMatch(/^dhr_[A-Za-z0-9_-]{43}\n$/);
     const key = created.stdout.trim();
-    expect(created.stderr).toMatch(/created admin key \d+ "ops" \(dhr_\w{6}…\)/);
+    expect(created.stderr).toMatch(/created admin key \d+ "ops" \(dhr_[A-Za-z0-9_-]{6}…\)/);
     const reader = await dhr(['keys', 'create', '--role', 'reader'], env);
     expect(reader.code).toBe(0);
 
