@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { DEFAULT_MODEL, type EncoderSpec } from './encoders/spec';
 import { DEFAULT_INGEST_OPTIONS, type IngestOptions } from './ingest/types';
+import { DEFAULT_EF_FACTOR } from './retrieval/types';
 
 /** Settings from the environment; every one has a default so the embedded demo needs none. */
 export interface Config {
@@ -30,8 +31,10 @@ export interface Config {
   jobBatchSize: number;
   /** How often an idle worker looks for work. */
   jobPollMs: number;
-  /** HNSW ef_search for retrieval (raised per query to the rows a stage must return). */
+  /** HNSW ef_search for retrieval: at least this (raised per query by efFactor). */
   efSearch: number;
+  /** HNSW ef_search per row an ANN stage returns (stage 1: k1 documents). */
+  efFactor: number;
   /** public: queries need no key; key: every operation needs a valid key (reader or admin). */
   readAccess: ReadAccess;
   /** Deepest field nesting an operation may have (introspection fields not counted). */
@@ -64,6 +67,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     embedBatchSize: intSetting(env, 'EMBED_BATCH_SIZE', 64, 1, 4096),
     embedOnIngest: boolSetting(env, 'EMBED_ON_INGEST', true),
     efSearch: intSetting(env, 'HNSW_EF_SEARCH', 100, 1, 1000),
+    efFactor: numberSetting(env, 'HNSW_EF_FACTOR', DEFAULT_EF_FACTOR, 1, 100),
     jobWorkers: intSetting(env, 'JOB_WORKERS', 1, 0, 64),
     jobBatchSize: intSetting(env, 'JOB_BATCH_SIZE', 32, 1, 4096),
     jobPollMs: intSetting(env, 'JOB_POLL_MS', 1000, 10, 600_000),
@@ -80,6 +84,16 @@ function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min:
   const value = Number(raw);
   if (!Number.isInteger(value) || value < min || value > max) {
     throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+function numberSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be a number from ${min} to ${max}, got "${raw}"`);
   }
   return value;
 }

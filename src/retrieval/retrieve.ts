@@ -6,6 +6,7 @@ import { validateRetrieveArgs, type RetrieveArgs } from './validate';
 
 export interface RetrieveOptions {
   efSearch?: number;
+  efFactor?: number;
   exact?: boolean;
 }
 
@@ -48,6 +49,7 @@ export async function retrieve(
     filter: args.filter,
     exact: options.exact,
     efSearch: options.efSearch,
+    efFactor: options.efFactor,
   });
   const model = args.mode === 'LEXICAL' ? 'postgres-fts' : args.mode === 'DOCUMENTS' ? targets!.document.name : targets!.passage.name;
   return { ...result, args, model, timings: { encodeMs, searchMs: ms(searchStarted), totalMs: ms(started) } };

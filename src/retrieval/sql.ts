@@ -1,5 +1,5 @@
 import { vectorLiteral } from '../store/embeddings';
-import { DEFAULT_EF_SEARCH, RRF_K, type RetrievalFilter, type VectorSearch } from './types';
+import { DEFAULT_EF_FACTOR, DEFAULT_EF_SEARCH, RRF_K, type RetrievalFilter, type VectorSearch } from './types';
 
 /**
  * One statement per mode. Stage results come back as JSON columns so a whole retrieval is one
@@ -13,11 +13,26 @@ export interface SearchStatement {
   settings: Record<string, string>;
 }
 
+/** How a question vector is sent: a text literal by default; the PostgreSQL client sends binary. */
+export type VectorParam = (vector: Float32Array) => unknown;
+
 class Params {
   readonly values: unknown[] = [];
+  private readonly vectors = new Map<Float32Array, string>();
+  constructor(private readonly vectorParam: VectorParam) {}
   add(value: unknown): string {
     this.values.push(value);
     return `$${this.values.length}`;
+  }
+  /** One parameter per distinct question vector: with one question model, both stages share it. */
+  addVector(vector: Float32Array | undefined): string {
+    if (!vector) throw new Error('this mode needs the question vector');
+    let ref = this.vectors.get(vector);
+    if (!ref) {
+      ref = this.add(this.vectorParam(vector));
+      this.vectors.set(vector, ref);
+    }
+    return ref;
   }
 }
 
@@ -44,7 +59,7 @@ function distance(column: string, dim: number, query: string, exact: boolean): s
 /** Stage 1 of DHR: the top-k1 documents by E_Q^φ(q)·E_D^φ(d). */
 function documentStage(s: VectorSearch, p: Params, exact: boolean): string {
   const dim = s.documentModel.dimension;
-  const q = p.add(vectorLiteral(s.questionForDocuments as Float32Array));
+  const q = p.addVector(s.questionForDocuments);
   const join = hasFilter(s.filter) ? ' JOIN documents d ON d.id = e.document_id' : '';
   return `SELECT e.document_id, -(e.embedding::vector(${dim}) <#> ${q}::vector(${dim})) AS document_score
     FROM document_embeddings e${join}
@@ -55,7 +70,7 @@ function documentStage(s: VectorSearch, p: Params, exact: boolean): string {
 /** Passage ANN over the whole corpus (PARALLEL's first stage, FLAT). */
 function passageStage(s: VectorSearch, p: Params, limit: number, exact: boolean): string {
   const dim = s.passageModel.dimension;
-  const q = p.add(vectorLiteral(s.questionForPassages as Float32Array));
+  const q = p.addVector(s.questionForPassages);
   const join = hasFilter(s.filter) ? ' JOIN documents d ON d.id = e.document_id' : '';
   return `SELECT e.passage_id, e.document_id, -(e.embedding::vector(${dim}) <#> ${q}::vector(${dim})) AS passage_score
     FROM passage_embeddings e${join}
@@ -66,7 +81,7 @@ function passageStage(s: VectorSearch, p: Params, limit: number, exact: boolean)
 /** DHR serial: documents by ANN, then every passage of those documents scored exactly, fused. */
 function hierarchicalCtes(s: VectorSearch, p: Params, exact: boolean): string {
   const dim = s.passageModel.dimension;
-  const q = p.add(vectorLiteral(s.questionForPassages as Float32Array));
+  const q = p.addVector(s.questionForPassages);
   return `docs AS MATERIALIZED (${documentStage(s, p, exact)}),
   candidates AS (
     SELECT pe.passage_id, pe.document_id, -(pe.embedding::vector(${dim}) <#> ${q}::vector(${dim})) AS passage_score,
@@ -101,12 +116,12 @@ function lexicalCte(s: VectorSearch, p: Params, limit: string): string {
   )`;
 }
 
-export function searchStatement(s: VectorSearch): SearchStatement {
-  const p = new Params();
+export function searchStatement(s: VectorSearch, vectorParam: VectorParam = vectorLiteral): SearchStatement {
+  const p = new Params(vectorParam);
   const exact = s.exact === true;
-  // ef_search of 4× the rows a stage returns: at 1M passages, ef = k1 = 100 gave stage-1 recall@20
-  // of 0.914 and 4·k1 gave 0.989 at no measurable latency cost (bench:retrieve). pgvector caps it at 1000.
-  const ef = (rows: number) => String(Math.min(1000, Math.max(s.efSearch ?? DEFAULT_EF_SEARCH, 4 * rows)));
+  // ef_search grows with the rows a stage returns (DEFAULT_EF_FACTOR); pgvector caps it at 1000.
+  const factor = s.efFactor ?? DEFAULT_EF_FACTOR;
+  const ef = (rows: number) => String(Math.min(1000, Math.max(s.efSearch ?? DEFAULT_EF_SEARCH, Math.ceil(factor * rows))));
   // Filters are applied after the index scan: iterative scans keep searching until enough rows pass.
   const settings: Record<string, string> = { 'hnsw.iterative_scan': 'strict_order' };
   let sql: string;
@@ -125,7 +140,7 @@ export function searchStatement(s: VectorSearch): SearchStatement {
       settings['hnsw.ef_search'] = ef(candidates);
       const dim = s.documentModel.dimension;
       const stage = passageStage(s, p, candidates, exact);
-      const qd = p.add(vectorLiteral(s.questionForDocuments as Float32Array));
+      const qd = p.addVector(s.questionForDocuments);
       const model = p.add(s.documentModel.id);
       sql = `WITH hits AS MATERIALIZED (${stage}),
         docs AS (

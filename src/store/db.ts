@@ -26,6 +26,11 @@ export interface Database extends Queryable {
    * Only statements that send their own settings may depend on these GUCs.
    */
   queryWithSettings<T = Record<string, unknown>>(settings: Record<string, string>, sql: string, params?: readonly unknown[]): Promise<T[]>;
+  /**
+   * How a vector parameter is best sent to this database (absent: as a text literal). A search
+   * statement casts it, `$n::vector(dim)`, so the server knows its type either way.
+   */
+  vectorParam?(vector: Float32Array): unknown;
   /** Runs fn in one transaction; rolls back if it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /** Counts every statement sent, for tests that bound round trips and for stats. */

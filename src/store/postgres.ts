@@ -27,6 +27,18 @@ export class PostgresDatabase implements Database {
     this.prisma = createPrismaClient({ pool: this.pool }, this.statements);
   }
 
+  /**
+   * pgvector's binary form (int16 dim, int16 unused, float4s, big-endian): node-postgres sends a
+   * Buffer in binary format, so neither side prints or parses 512 decimal numbers.
+   */
+  vectorParam(vector: Float32Array): Buffer {
+    const buf = Buffer.allocUnsafe(4 + 4 * vector.length);
+    buf.writeUInt16BE(vector.length, 0);
+    buf.writeUInt16BE(0, 2);
+    for (let i = 0; i < vector.length; i++) buf.writeFloatBE(vector[i], 4 + 4 * i);
+    return buf;
+  }
+
   async query<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
     this.statements.add();
     const result = await this.pool.query(sql, params as unknown[]);

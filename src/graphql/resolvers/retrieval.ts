@@ -46,7 +46,7 @@ export class RetrievalResolver {
         ctx.db,
         targets,
         { question, k1, k2, lambda, mode, filter: parsedFilter },
-        { exact, efSearch: ctx.config.efSearch },
+        { exact, efSearch: ctx.config.efSearch, efFactor: ctx.config.efFactor },
       );
       return {
         passages: result.passages.map((p, i) => ({ ...p, rank: i + 1 })),

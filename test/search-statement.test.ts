@@ -1,0 +1,87 @@
+/**
+ * What a search statement sends: one parameter per distinct question vector, in the form each
+ * database reads best (binary for PostgreSQL, a text literal for PGlite), and ef_search from
+ * the factor × the rows a stage returns.
+ */
+import { loadConfig, ConfigError } from '../src/config';
+import { searchStatement } from '../src/retrieval/sql';
+import { DEFAULT_EF_FACTOR, type VectorSearch } from '../src/retrieval/types';
+import { vectorLiteral } from '../src/store/embeddings';
+import { createTestDatabase, type TestDatabase } from './helpers/database';
+
+const model = { id: 7, dimension: 3 };
+const request = (over: Partial<VectorSearch>): VectorSearch => ({
+  mode: 'HIERARCHICAL',
+  documentModel: model,
+  passageModel: model,
+  questionForDocuments: Float32Array.of(1, 0, 0),
+  questionForPassages: Float32Array.of(0, 1, 0),
+  k1: 100,
+  k2: 20,
+  lambda: 1,
+  ...over,
+});
+const vectorParams = (params: unknown[]) => params.filter((p) => typeof p === 'string' && p.startsWith('['));
+
+describe('searchStatement', () => {
+  it('sends one vector parameter when one question vector serves both stages', () => {
+    const q = Float32Array.of(0.6, 0.8, 0);
+    for (const mode of ['HIERARCHICAL', 'PARALLEL', 'HYBRID'] as const) {
+      expect(vectorParams(searchStatement(request({ mode, questionForDocuments: q, questionForPassages: q })).params)).toEqual([vectorLiteral(q)]);
+      // Two question models (E_Q^φ ≠ E_Q^ψ): two vectors.
+      expect(vectorParams(searchStatement(request({ mode })).params)).toHaveLength(2);
+    }
+  });
+
+  it('encodes vectors with the function it is given', () => {
+    const seen: Float32Array[] = [];
+    const statement = searchStatement(request({}), (v) => {
+      seen.push(v);
+      return { vector: v };
+    });
+    expect(seen).toHaveLength(2);
+    expect(statement.params.filter((p) => typeof p === 'object' && p !== null && 'vector' in p)).toHaveLength(2);
+  });
+
+  it('sets ef_search to the factor × the rows a stage returns, floored by efSearch and capped at 1000', () => {
+    const ef = (over: Partial<VectorSearch>) => searchStatement(request(over)).settings['hnsw.ef_search'];
+    expect(ef({})).toBe(String(DEFAULT_EF_FACTOR * 100));
+    expect(ef({ efFactor: 1.5 })).toBe('150');
+    expect(ef({ efFactor: 1, k1: 30 })).toBe('100'); // the default floor of 100
+    expect(ef({ efFactor: 1, k1: 30, efSearch: 10 })).toBe('30');
+    expect(ef({ efFactor: 3, k1: 500 })).toBe('1000');
+    expect(ef({ mode: 'FLAT', efFactor: 2, k2: 300 })).toBe('600');
+  });
+});
+
+describe('HNSW_EF_FACTOR', () => {
+  it('is read from the environment and validated', () => {
+    expect(loadConfig({}).efFactor).toBe(DEFAULT_EF_FACTOR);
+    expect(loadConfig({ HNSW_EF_FACTOR: '2.5' }).efFactor).toBe(2.5);
+    for (const bad of ['0.5', 'many', '101']) {
+      expect(() => loadConfig({ HNSW_EF_FACTOR: bad })).toThrow(ConfigError);
+      expect(() => loadConfig({ HNSW_EF_FACTOR: bad })).toThrow(/HNSW_EF_FACTOR/);
+    }
+  });
+});
+
+describe('vector parameters on the database', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+  });
+  afterAll(() => t.drop());
+
+  it('arrive as the same vector whichever form the database uses', async () => {
+    const v = Float32Array.of(0.25, -1.5, 3e-7, 1234.5);
+    const param = t.db.vectorParam ? t.db.vectorParam(v) : vectorLiteral(v);
+    if (t.db.kind === 'postgres') expect(Buffer.isBuffer(param)).toBe(true);
+    const [row] = await t.db.query<{ text: string; ip: number }>(
+      `SELECT ($1::vector(4))::text AS text, -($1::vector(4) <#> '[1,1,1,1]'::vector(4)) AS ip`,
+      [param],
+    );
+    // Bit for bit: float4 in, float4 out.
+    expect(Float32Array.from(JSON.parse(row.text) as number[])).toEqual(v);
+    expect(row.ip).toBeCloseTo(0.25 - 1.5 + 3e-7 + 1234.5, 3);
+  });
+});
