@@ -8,19 +8,23 @@
  * drops and reloads it. Rows of documents and passages are minimal (set-based INSERT … SELECT);
  * vectors go in as binary `vector[]` batches; the per-model HNSW indexes are built after the load.
  *
- * Measured, on the same questions, modes interleaved per question: search() latency (database time
- * incl. round trips: BEGIN, set_config, the statement, COMMIT) of HIERARCHICAL, PARALLEL and FLAT
+ * Measured, on the same questions (ANN modes in a shuffled order per question, exact modes after):
+ * search() latency (the product's call: settings when they change, one statement) of HIERARCHICAL, PARALLEL and FLAT
  * over HNSW, FLAT exact (sequential scan: the DPR setting and the baseline of the ratios), and
  * HIERARCHICAL exact (the exact DHR ranking that recall@k2 is computed against). Also
- * HIERARCHICAL with stage-1 ef_search raised (BENCH_EF_SWEEP, default "200,400").
- *   BENCH_ORDER (interleaved | blocks), BENCH_STAGE1_EXPERIMENT=1 (halfvec stage-1 index; settings per session), BENCH_QUESTIONS (200)  BENCH_SEED (20240611)  BENCH_WARMUP (5)  BENCH_BATCH (4000 rows/INSERT)
+ * HIERARCHICAL with other stage-1 ef_search factors (BENCH_EF_FACTORS, default "1,2,3,4": ef_search =
+ * factor × k1; the product's default, DEFAULT_EF_FACTOR, is also the first row).
+ *   BENCH_ORDER (interleaved | blocks), BENCH_STAGE1_EXPERIMENT=1 (halfvec stage-1 index; question vectors as text literals), BENCH_QUESTIONS (200)  BENCH_SEED (20240611)  BENCH_WARMUP (5)  BENCH_BATCH (4000 rows/INSERT)
+ *   BENCH_BUILD_WORKERS (1: max_parallel_maintenance_workers for the HNSW builds; the graphs differ only by insertion order)  BENCH_BUILD_MEMORY (4GB)
+ *   BENCH_PREWARM=1 (pg_prewarm the relations HIERARCHICAL reads before timing)  BENCH_JSON=path (the summary as JSON)
  */
 import 'reflect-metadata';
 import { Client } from 'pg';
 import type { Encoder } from '../src/encoders/types';
+import { prng } from '../src/testing/prng';
 import { search } from '../src/retrieval/search';
 import { searchStatement } from '../src/retrieval/sql';
-import { DEFAULT_EF_SEARCH, type RetrievalMode, type SearchResult, type VectorSearch } from '../src/retrieval/types';
+import { DEFAULT_EF_FACTOR, DEFAULT_EF_SEARCH, type RetrievalMode, type SearchResult, type VectorSearch } from '../src/retrieval/types';
 import type { Database } from '../src/store/db';
 import { registerModel, type EmbeddingModelRow } from '../src/store/embeddings';
 import { migrate } from '../src/store/migrate';
@@ -33,12 +37,16 @@ const baseUrl = process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:543
 const spec = tierSpec(tier, Number(process.env.BENCH_SEED ?? 20240611), Number(process.env.BENCH_QUESTIONS ?? 200));
 const warmup = Number(process.env.BENCH_WARMUP ?? 5);
 const batchRows = Number(process.env.BENCH_BATCH ?? 4000);
-const efSweep = (process.env.BENCH_EF_SWEEP ?? '200,400').split(',').filter(Boolean).map(Number);
+const efFactors = (process.env.BENCH_EF_FACTORS ?? '1,2,3,4').split(',').filter(Boolean).map(Number);
 const K1 = 100;
 const K2 = 20;
 const LAMBDA = 1;
 const MODEL_NAME = `bench-synthetic-${spec.dimension}`;
 const HNSW_BUILD = { m: 16, efConstruction: 64 }; // as registerModel builds them (src/store/embeddings.ts)
+const buildWorkers = Number(process.env.BENCH_BUILD_WORKERS ?? 1);
+const buildMemory = /^\d+[MG]B$/.test(process.env.BENCH_BUILD_MEMORY ?? '') ? process.env.BENCH_BUILD_MEMORY! : '4GB';
+const prewarm = process.env.BENCH_PREWARM === '1';
+const jsonPath = process.env.BENCH_JSON;
 /** BENCH_STORAGE_EXPERIMENT=1: also time the modes on copies of the embedding tables with `embedding` STORAGE PLAIN (not TOASTed). */
 const storageExperiment = process.env.BENCH_STORAGE_EXPERIMENT === '1';
 const PLAIN_SCHEMA = 'bench_plain';
@@ -93,8 +101,8 @@ function databaseUrl(name: string, searchPath?: string): string {
 async function buildHnsw(db: Database, table: string, modelId: number): Promise<number> {
   const start = process.hrtime.bigint();
   await db.transaction(async (tx) => {
-    await tx.query(`SET LOCAL maintenance_work_mem = '4GB'`);
-    await tx.query(`SET LOCAL max_parallel_maintenance_workers = 1`);
+    await tx.query(`SET LOCAL maintenance_work_mem = '${buildMemory}'`);
+    await tx.query(`SET LOCAL max_parallel_maintenance_workers = ${buildWorkers}`);
     await tx.query(
       `CREATE INDEX IF NOT EXISTS ${table.replace(/^.*\./, '')}_hnsw_m${modelId} ON ${table}
        USING hnsw ((embedding::vector(${spec.dimension})) vector_ip_ops) WITH (m = ${HNSW_BUILD.m}, ef_construction = ${HNSW_BUILD.efConstruction})
@@ -199,7 +207,7 @@ interface Variant {
   label: string;
   mode: RetrievalMode;
   exact?: boolean;
-  efSearch?: number;
+  efFactor?: number;
   /** Another way to run the same request (experiments); default: the product's search(). */
   run?: (db: Database, s: VectorSearch) => Promise<SearchResult>;
 }
@@ -207,8 +215,8 @@ interface Variant {
 /**
  * BENCH_STAGE1_EXPERIMENT=1: where HIERARCHICAL's time could go down, measured beside the product's
  * path on the same questions. (a) Stage 1 through an HNSW index on `embedding::halfvec(dim)`
- * (half the bytes per graph node; scores stay exact `vector` products). (b) The HNSW settings set
- * once per session instead of SET LOCAL in a transaction: one round trip instead of four.
+ * (half the bytes per graph node; scores stay exact `vector` products). (b) The question vector
+ * sent as a text literal instead of pgvector's binary form (the product's path before).
  */
 const stage1Experiment = process.env.BENCH_STAGE1_EXPERIMENT === '1';
 /** BENCH_ORDER=interleaved (default): modes rotated per question; blocks: each mode timed on all questions in turn. */
@@ -240,28 +248,35 @@ function halfvecStage1(sql: string): string {
 
 type Row = { passages: SearchResult['passages']; documents: SearchResult['documents'] };
 
-function experimentRunner(halfvec: boolean, sessionSettings: boolean): (db: Database, s: VectorSearch) => Promise<SearchResult> {
-  let applied = '';
+/** The product's search() with the statement changed: stage 1 on the halfvec index, and/or vectors as text. */
+function experimentRunner(halfvec: boolean, textVectors: boolean): (db: Database, s: VectorSearch) => Promise<SearchResult> {
   return async (db, s) => {
-    const statement = searchStatement(s);
+    const statement = searchStatement(s, textVectors ? undefined : db.vectorParam?.bind(db));
     const sql = halfvec ? halfvecStage1(statement.sql) : statement.sql;
-    const settings = Object.entries(statement.settings);
-    let row: Row;
-    if (sessionSettings) {
-      const key = JSON.stringify(settings);
-      if (key !== applied) {
-        await db.query(`SELECT ${settings.map((_, i) => `set_config($${2 * i + 1}, $${2 * i + 2}, false)`).join(', ')}`, settings.flat());
-        applied = key;
-      }
-      [row] = await db.query<Row>(sql, statement.params);
-    } else {
-      [row] = await db.transaction(async (tx) => {
-        await tx.query(`SELECT ${settings.map((_, i) => `set_config($${2 * i + 1}, $${2 * i + 2}, true)`).join(', ')}`, settings.flat());
-        return tx.query<Row>(sql, statement.params);
-      });
-    }
+    const [row] = await db.queryWithSettings<Row>(statement.settings, sql, statement.params);
     return { passages: row.passages, documents: row.documents };
   };
+}
+
+/**
+ * BENCH_PREWARM=1: load what HIERARCHICAL reads (the document HNSW index, both embedding heaps, the
+ * passage document_id index) into shared buffers with pg_prewarm, as a server sized for its corpus
+ * would hold them; reports whether they fit in shared_buffers.
+ */
+async function prewarmHierarchical(db: Database, modelId: number): Promise<void> {
+  const t = process.hrtime.bigint();
+  await db.exec('CREATE EXTENSION IF NOT EXISTS pg_prewarm');
+  const relations = [`document_embeddings_hnsw_m${modelId}`, 'document_embeddings', 'passage_embeddings_document_idx', 'passage_embeddings'];
+  const [{ buffers }] = await db.query<{ buffers: string }>(`SELECT current_setting('shared_buffers') AS buffers`);
+  const loaded: string[] = [];
+  for (const relation of relations) {
+    const [{ blocks, size }] = await db.query<{ blocks: number; size: string }>(
+      `SELECT pg_prewarm($1::regclass, 'buffer')::int AS blocks, pg_size_pretty(pg_relation_size($1::regclass)) AS size`,
+      [relation],
+    );
+    loaded.push(`${relation} ${size} (${blocks.toLocaleString()} blocks)`);
+  }
+  console.log(`  prewarmed into shared_buffers ${buffers} in ${seconds(t).toFixed(1)} s: ${loaded.join(', ')}`);
 }
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
@@ -397,6 +412,8 @@ async function main() {
       console.log(`  stage-1 experiment: halfvec document index ${half.size} (vector: ${full.size}), built in ${built.toFixed(1)} s`);
     }
 
+    if (prewarm) await prewarmHierarchical(db, Number(model.id));
+
     // Questions near random passages (their stored vectors).
     const targets = questionTargets(spec);
     const rows = await db.query<{ passage_id: number; v: string }>(
@@ -417,16 +434,16 @@ async function main() {
       k2: K2,
       lambda: LAMBDA,
       exact: v.exact,
-      efSearch: v.efSearch,
+      efSearch: v.efFactor ? 1 : undefined,
+      efFactor: v.efFactor,
     });
     const variants: Variant[] = [
       { label: 'HIERARCHICAL (HNSW + exact stage 2)', mode: 'HIERARCHICAL' },
-      ...efSweep.map((ef) => ({ label: `HIERARCHICAL, stage-1 ef_search ${ef}`, mode: 'HIERARCHICAL' as const, efSearch: ef })),
+      ...efFactors.map((f) => ({ label: `HIERARCHICAL, stage-1 ef_search ${f}·k1 = ${Math.ceil(f * K1)}`, mode: 'HIERARCHICAL' as const, efFactor: f })),
       ...(stage1Experiment
         ? [
             { label: 'HIERARCHICAL, stage 1 on a halfvec HNSW index', mode: 'HIERARCHICAL' as const, run: experimentRunner(true, false) },
-            { label: 'HIERARCHICAL, settings per session (1 round trip)', mode: 'HIERARCHICAL' as const, run: experimentRunner(false, true) },
-            { label: 'HIERARCHICAL, halfvec stage 1 + 1 round trip', mode: 'HIERARCHICAL' as const, run: experimentRunner(true, true) },
+            { label: 'HIERARCHICAL, question vector as a text literal', mode: 'HIERARCHICAL' as const, run: experimentRunner(false, true) },
           ]
         : []),
       { label: 'PARALLEL (HNSW)', mode: 'PARALLEL' },
@@ -451,11 +468,24 @@ async function main() {
     if (order === 'interleaved') {
       console.log(`\nwarm-up: ${warmup} questions × ${variants.length} modes`);
       for (let k = 0; k < variants.length; k++) await warm(k);
-      console.log(`timing: ${questions.length} questions, modes interleaved (k1=${K1}, k2=${K2}, λ=${LAMBDA}, default ef_search ${DEFAULT_EF_SEARCH})`);
+      console.log(`timing: ${questions.length} questions, ANN modes in a shuffled order per question, then the exact modes (k1=${K1}, k2=${K2}, λ=${LAMBDA}, ef_search max(${DEFAULT_EF_SEARCH}, ${DEFAULT_EF_FACTOR} × rows a stage returns))`);
+      // A fixed rotation gives each mode the same predecessor every time, and whichever follows an
+      // exact mode (a sequential scan through 0.3–5 GB) finds its caches cold: 1–2 ms at 1M. So the
+      // ANN modes run in a new seeded order for each question, and the exact modes (the baseline and
+      // the reference) in a block of their own afterwards.
+      const ann = variants.map((_, k) => k).filter((k) => !variants[k].exact);
+      const rand = prng(spec.seed + 1);
       for (let q = 0; q < questions.length; q++) {
-        // rotate the order so drift hits every mode alike
-        for (let j = 0; j < variants.length; j++) await timeOne((q + j) % variants.length, q);
+        for (let i = ann.length - 1; i > 0; i--) {
+          const j = Math.floor(rand() * (i + 1));
+          [ann[i], ann[j]] = [ann[j], ann[i]];
+        }
+        for (const k of ann) await timeOne(k, q);
         if ((q + 1) % 50 === 0) console.log(`  … ${q + 1} questions (${seconds(started).toFixed(0)} s)`);
+      }
+      for (let k = 0; k < variants.length; k++) {
+        if (!variants[k].exact) continue;
+        for (let q = 0; q < questions.length; q++) await timeOne(k, q);
       }
     } else {
       // One mode at a time, as a service answering one kind of query runs; interleaved, a mode that
@@ -486,6 +516,12 @@ async function main() {
       console.log(`| ${v.label} | ${fmt(p50, 2)} | ${fmt(p95, 2)} | ${fmt(recall, 3)} | ${own} | ${fmt(baseP50 / p50, 2)}× |`);
     });
 
+    if (jsonPath) {
+      const { writeFileSync } = await import('node:fs');
+      const [{ version }] = await db.query<{ version: string }>(`SELECT version() || ', pgvector ' || (SELECT extversion FROM pg_extension WHERE extname = 'vector') || ', shared_buffers ' || current_setting('shared_buffers') AS version`);
+      writeFileSync(jsonPath, JSON.stringify({ tier, order, prewarm, questions: questions.length, server: version, cpus: (await import('node:os')).cpus().length, load: record, summary, flatExactP50: baseP50 }, null, 2));
+    }
+
     const h = summary[0];
     console.log(`\ntargets (issue, at 1M): HIERARCHICAL p50 ≤ 5 ms: ${h.p50 <= 5 ? 'met' : 'NOT met'} (${fmt(h.p50, 2)} ms); ` +
       `≥ 4× faster than FLAT exact: ${baseP50 / h.p50 >= 4 ? 'met' : 'NOT met'} (${fmt(baseP50 / h.p50, 2)}×); ` +
@@ -505,7 +541,7 @@ async function main() {
     }
 
     if (storageExperiment) {
-      const experimentVariants = variants.filter((v) => !v.efSearch);
+      const experimentVariants = variants.filter((v) => !v.efFactor && !v.run);
       const plain = await compareStorage(db, name, modelRef.id, (target, v, q) => search(target, request(v, questions[q])), questions.length, experimentVariants);
       try {
         const plan = await explain(plain, request(variants[0], questions[0]));
