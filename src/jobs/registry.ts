@@ -91,10 +91,14 @@ export class ModelRegistry {
     return encoder;
   }
 
-  /** The encoders and stored models retrieval and ingest use now; undefined if nothing is active. */
-  async current(): Promise<EmbeddingTargets | undefined> {
+  /**
+   * The encoders and stored models retrieval and ingest use now; undefined if nothing is active.
+   * `fresh` reads the assignment even if the snapshot is young (ingest: what it just wrote must
+   * get vectors for the models active after its commit, not a second ago).
+   */
+  async current(options: { fresh?: boolean } = {}): Promise<EmbeddingTargets | undefined> {
     const now = Date.now();
-    if (this.snapshot && now - this.snapshot.at < this.ttlMs) return this.snapshot.targets;
+    if (!options.fresh && this.snapshot && now - this.snapshot.at < this.ttlMs) return this.snapshot.targets;
     const assignment = await activeAssignment(this.db);
     const key = ENCODER_ROLES.map((r) => assignment[r]?.id ?? '-').join(',');
     if (this.snapshot?.key !== key) {

@@ -49,6 +49,11 @@ export async function writeDocumentIn(tx: Queryable, doc: PreparedDocument): Pro
     `${WRITE_TREE_PREFIX} doc AS (${writeDoc}) ${WRITE_TREE_BODY}`,
     [...fields, ...treeParams(doc)],
   );
+  // A model activation (EXCLUSIVE on active_encoders) checks that the model covers every document,
+  // then switches. Holding ROW SHARE to commit keeps this document from landing between the two:
+  // it commits before the activation starts (whose check then sees it) or after it ends (and is
+  // embedded for the model now active). Other ingests and readers are not held up.
+  await tx.query('LOCK TABLE active_encoders IN ROW SHARE MODE');
   // Link resolution must see documents and links of concurrent ingests: with this lock held to
   // commit, whichever transaction comes second sees the first one's rows (READ COMMITTED), so a
   // link and its target written at the same time still meet. Taken last to keep the serial part short.

@@ -4,7 +4,7 @@ import type { Principal } from '../../src/graphql/auth';
 import { createContext, type Context } from '../../src/graphql/context';
 import type { EncoderSet } from '../../src/encoders/set';
 import { createApolloServer } from '../../src/server';
-import { ModelRegistry } from '../../src/jobs/registry';
+import { ModelRegistry, type RegistryOptions } from '../../src/jobs/registry';
 import { createTestDatabase, type TestDatabase } from './database';
 
 export interface GraphQLResult<T = any> {
@@ -35,6 +35,8 @@ export const TEST_ADMIN: Principal = { keyId: 0, role: 'admin', name: 'test admi
 export interface TestApiOptions {
   /** Who `exec` acts as: TEST_ADMIN by default, null for no key. */
   principal?: Principal | null;
+  /** The model registry's options (e.g. a long snapshot ttlMs, to hold a stale assignment). */
+  registry?: RegistryOptions;
 }
 
 /** With `encoders`, the API embeds on ingest and reports models, as the server does. */
@@ -45,7 +47,7 @@ export async function createTestApi(
 ): Promise<TestApi> {
   const testDb = await createTestDatabase();
   const config = loadConfig({ ...env });
-  const models = encoders ? await ModelRegistry.of(testDb.db, encoders) : undefined;
+  const models = encoders ? await ModelRegistry.of(testDb.db, encoders, options.registry) : undefined;
   const server: ApolloServer<Context> = await createApolloServer();
   await server.start();
   const defaultPrincipal = options.principal === undefined ? TEST_ADMIN : options.principal;

@@ -30,7 +30,9 @@ export class IngestResolver {
       .filter((o) => o.status === 'created' || o.status === 'updated')
       .map((o) => o.documentId as number);
     await indexLexical(ctx.db, written);
-    const targets = ctx.config.embedOnIngest ? await ctx.models?.current() : undefined;
+    // Read after the documents committed (see writeDocumentIn's lock): an activation that landed
+    // since the last snapshot must get their vectors, or it would serve without them.
+    const targets = ctx.config.embedOnIngest ? await ctx.models?.current({ fresh: true }) : undefined;
     const embedded = targets
       ? await embedPending(ctx.db, targets, { documentIds: written, batchSize: ctx.config.embedBatchSize })
       : null;
