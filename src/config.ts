@@ -74,7 +74,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     readAccess: choiceSetting(env, 'READ_ACCESS', ['public', 'key'] as const, 'public'),
     maxQueryDepth: intSetting(env, 'MAX_QUERY_DEPTH', 12, 1, 1000),
     maxQueryCost: intSetting(env, 'MAX_QUERY_COST', 500_000, 1, 1_000_000_000),
-    maxBodyBytes: intSetting(env, 'MAX_BODY_BYTES', 1 << 20, 1024, 1 << 30),
+    // Room for one document of MAX_DOCUMENT_BYTES (2 MB) with its JSON escaping.
+    maxBodyBytes: intSetting(env, 'MAX_BODY_BYTES', 4 << 20, 1024, 1 << 30),
   };
 }
 

@@ -52,7 +52,7 @@ environment: DATABASE_URL (PostgreSQL server; unset = embedded PGlite in DATA_DI
   ENCODER (use-lite | custom model folder), ENCODER_QUESTION_DOCUMENT, ENCODER_DOCUMENT, ENCODER_QUESTION_PASSAGE,
   ENCODER_PASSAGE, MODEL_CACHE_DIR (.cache/models), ENCODER_THREADS (0 = all cores), EMBED_BATCH_SIZE (64), EMBED_ON_INGEST (true),
   JOB_WORKERS (1), JOB_BATCH_SIZE (32), JOB_POLL_MS (1000),
-  READ_ACCESS (public | key), MAX_QUERY_DEPTH (12), MAX_QUERY_COST (500000), MAX_BODY_BYTES (1048576)`;
+  READ_ACCESS (public | key), MAX_QUERY_DEPTH (12), MAX_QUERY_COST (500000), MAX_BODY_BYTES (4194304)`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
