@@ -80,21 +80,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 }
 
 function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
-  }
-  return value;
+  return numberSetting(env, name, fallback, min, max, 'an integer');
 }
 
-function numberSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+function numberSetting(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+  kind: 'a number' | 'an integer' = 'a number',
+): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isFinite(value) || value < min || value > max) {
-    throw new ConfigError(`${name} must be a number from ${min} to ${max}, got "${raw}"`);
+  const valid = kind === 'an integer' ? Number.isInteger(value) : Number.isFinite(value);
+  if (!valid || value < min || value > max) {
+    throw new ConfigError(`${name} must be ${kind} from ${min} to ${max}, got "${raw}"`);
   }
   return value;
 }
