@@ -14,7 +14,7 @@
  * HIERARCHICAL exact (the exact DHR ranking that recall@k2 is computed against). Also
  * HIERARCHICAL with other stage-1 ef_search factors (BENCH_EF_FACTORS, default "1,2,3,4": ef_search =
  * factor × k1; the product's default, DEFAULT_EF_FACTOR, is also the first row).
- *   BENCH_ORDER (interleaved | blocks), BENCH_STAGE1_EXPERIMENT=1 (halfvec stage-1 index; question vectors as text literals), BENCH_QUESTIONS (200)  BENCH_SEED (20240611)  BENCH_WARMUP (5)  BENCH_BATCH (4000 rows/INSERT)
+ *   BENCH_ORDER (interleaved | blocks), BENCH_STAGE1_EXPERIMENT=1 (halfvec stage-1 index; question vectors as text literals; prepared statement), BENCH_QUESTIONS (200)  BENCH_SEED (20240611)  BENCH_WARMUP (5)  BENCH_BATCH (4000 rows/INSERT)
  *   BENCH_BUILD_WORKERS (1: max_parallel_maintenance_workers for the HNSW builds; the graphs differ only by insertion order)  BENCH_BUILD_MEMORY (4GB)
  *   BENCH_PREWARM=1 (pg_prewarm the relations HIERARCHICAL reads before timing)  BENCH_JSON=path (the summary as JSON)
  */
@@ -216,7 +216,8 @@ interface Variant {
  * BENCH_STAGE1_EXPERIMENT=1: where HIERARCHICAL's time could go down, measured beside the product's
  * path on the same questions. (a) Stage 1 through an HNSW index on `embedding::halfvec(dim)`
  * (half the bytes per graph node; scores stay exact `vector` products). (b) The question vector
- * sent as a text literal instead of pgvector's binary form (the product's path before).
+ * sent as a text literal instead of pgvector's binary form (the product's path before). (c) The
+ * statement as a named prepared statement (parse and plan once).
  */
 const stage1Experiment = process.env.BENCH_STAGE1_EXPERIMENT === '1';
 /** BENCH_ORDER=interleaved (default): modes rotated per question; blocks: each mode timed on all questions in turn. */
@@ -249,6 +250,34 @@ function halfvecStage1(sql: string): string {
 type Row = { passages: SearchResult['passages']; documents: SearchResult['documents'] };
 
 /** The product's search() with the statement changed: stage 1 on the halfvec index, and/or vectors as text. */
+/**
+ * The product's statement as a named prepared statement on a connection of its own: parsed once,
+ * and planned once PostgreSQL settles on a generic plan (plan_cache_mode auto, after five runs).
+ */
+function preparedRunner(url: string): { run: (db: Database, s: VectorSearch) => Promise<SearchResult>; close: () => Promise<void> } {
+  const client = new Client({ connectionString: url });
+  const connected = client.connect();
+  let applied = '';
+  const names = new Map<string, string>();
+  return {
+    run: async (db, s) => {
+      await connected;
+      const statement = searchStatement(s, db.vectorParam?.bind(db));
+      const key = JSON.stringify(statement.settings);
+      if (key !== applied) {
+        const entries = Object.entries(statement.settings);
+        await client.query(`SELECT ${entries.map((_, i) => `set_config($${2 * i + 1}, $${2 * i + 2}, false)`).join(', ')}`, entries.flat());
+        applied = key;
+      }
+      let name = names.get(statement.sql);
+      if (!name) names.set(statement.sql, (name = `dhr_search_${names.size}`));
+      const { rows } = await client.query<Row>({ name, text: statement.sql, values: statement.params });
+      return { passages: rows[0].passages, documents: rows[0].documents };
+    },
+    close: () => client.end(),
+  };
+}
+
 function experimentRunner(halfvec: boolean, textVectors: boolean): (db: Database, s: VectorSearch) => Promise<SearchResult> {
   return async (db, s) => {
     const statement = searchStatement(s, textVectors ? undefined : db.vectorParam?.bind(db));
@@ -437,6 +466,7 @@ async function main() {
       efSearch: v.efFactor ? 1 : undefined,
       efFactor: v.efFactor,
     });
+    const prepared = stage1Experiment ? preparedRunner(databaseUrl(name)) : undefined;
     const variants: Variant[] = [
       { label: 'HIERARCHICAL (HNSW + exact stage 2)', mode: 'HIERARCHICAL' },
       ...efFactors.map((f) => ({ label: `HIERARCHICAL, stage-1 ef_search ${f}·k1 = ${Math.ceil(f * K1)}`, mode: 'HIERARCHICAL' as const, efFactor: f })),
@@ -444,6 +474,7 @@ async function main() {
         ? [
             { label: 'HIERARCHICAL, stage 1 on a halfvec HNSW index', mode: 'HIERARCHICAL' as const, run: experimentRunner(true, false) },
             { label: 'HIERARCHICAL, question vector as a text literal', mode: 'HIERARCHICAL' as const, run: experimentRunner(false, true) },
+            { label: 'HIERARCHICAL, named prepared statement', mode: 'HIERARCHICAL' as const, run: prepared!.run },
           ]
         : []),
       { label: 'PARALLEL (HNSW)', mode: 'PARALLEL' },
@@ -539,6 +570,8 @@ async function main() {
       console.log(`\nEXPLAIN (ANALYZE, BUFFERS) of HIERARCHICAL with stage 1 on the halfvec index (question 0):`);
       for (const line of halfPlan) console.log(`    ${line}`);
     }
+
+    await prepared?.close();
 
     if (storageExperiment) {
       const experimentVariants = variants.filter((v) => !v.efFactor && !v.run);
