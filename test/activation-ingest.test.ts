@@ -120,7 +120,7 @@ describe('activation and ingest', () => {
             `SELECT count(*)::int AS n FROM pg_locks WHERE relation = 'active_encoders'::regclass AND NOT granted AND pid <> pg_backend_pid()`,
           )
         ).rows[0].n as number;
-      for (let i = 0; i < 200 && (await waiting()) === 0; i++) await new Promise((r) => setTimeout(r, 25));
+      for (let i = 0; i < 800 && (await waiting()) === 0; i++) await new Promise((r) => setTimeout(r, 25));
       expect(await waiting()).toBe(1);
       expect(landed).toBe(false);
       const [{ n }] = (await activation.query(`SELECT count(*)::int AS n FROM documents WHERE key = 'waiting'`)).rows;
