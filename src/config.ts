@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { DEFAULT_MODEL, type EncoderSpec } from './encoders/spec';
 import { DEFAULT_INGEST_OPTIONS, type IngestOptions } from './ingest/types';
-import { DEFAULT_EF_FACTOR } from './retrieval/types';
+import { DEFAULT_EF_FACTOR, DEFAULT_MAX_SCAN_TUPLES, ITERATIVE_SCANS, type IterativeScan } from './retrieval/types';
 
 /** Settings from the environment; every one has a default so the embedded demo needs none. */
 export interface Config {
@@ -35,6 +35,10 @@ export interface Config {
   efSearch: number;
   /** HNSW ef_search per row an ANN stage returns (stage 1: k1 documents). */
   efFactor: number;
+  /** How filtered HNSW scans go on until enough rows pass (pgvector iterative scans). */
+  iterativeScan: IterativeScan;
+  /** The most tuples one iterative HNSW scan visits. */
+  maxScanTuples: number;
   /** public: queries need no key; key: every operation needs a valid key (reader or admin). */
   readAccess: ReadAccess;
   /** Deepest field nesting an operation may have (introspection fields not counted). */
@@ -68,6 +72,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     embedOnIngest: boolSetting(env, 'EMBED_ON_INGEST', true),
     efSearch: intSetting(env, 'HNSW_EF_SEARCH', 100, 1, 1000),
     efFactor: numberSetting(env, 'HNSW_EF_FACTOR', DEFAULT_EF_FACTOR, 1, 100),
+    iterativeScan: choiceSetting(env, 'HNSW_ITERATIVE_SCAN', ITERATIVE_SCANS, 'strict_order'),
+    maxScanTuples: intSetting(env, 'HNSW_MAX_SCAN_TUPLES', DEFAULT_MAX_SCAN_TUPLES, 1, 2_147_483_647),
     jobWorkers: intSetting(env, 'JOB_WORKERS', 1, 0, 64),
     jobBatchSize: intSetting(env, 'JOB_BATCH_SIZE', 32, 1, 4096),
     jobPollMs: intSetting(env, 'JOB_POLL_MS', 1000, 10, 600_000),

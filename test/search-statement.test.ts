@@ -54,6 +54,26 @@ describe('searchStatement', () => {
   });
 });
 
+describe('iterative scans', () => {
+  it('every search sets both iterative-scan settings, defaults or the given ones', () => {
+    for (const mode of ['HIERARCHICAL', 'PARALLEL', 'FLAT', 'DOCUMENTS', 'LEXICAL', 'HYBRID'] as const) {
+      expect(searchStatement(request({ mode })).settings).toMatchObject({ 'hnsw.iterative_scan': 'strict_order', 'hnsw.max_scan_tuples': '20000' });
+      expect(searchStatement(request({ mode, iterativeScan: 'relaxed_order', maxScanTuples: 777 })).settings).toMatchObject({
+        'hnsw.iterative_scan': 'relaxed_order',
+        'hnsw.max_scan_tuples': '777',
+      });
+    }
+  });
+
+  it('HNSW_ITERATIVE_SCAN and HNSW_MAX_SCAN_TUPLES are read and validated', () => {
+    expect(loadConfig({})).toMatchObject({ iterativeScan: 'strict_order', maxScanTuples: 20000 });
+    expect(loadConfig({ HNSW_ITERATIVE_SCAN: 'relaxed_order', HNSW_MAX_SCAN_TUPLES: '50000' })).toMatchObject({ iterativeScan: 'relaxed_order', maxScanTuples: 50000 });
+    // off would let a filtered search return fewer than k results: not offered.
+    expect(() => loadConfig({ HNSW_ITERATIVE_SCAN: 'off' })).toThrow(/HNSW_ITERATIVE_SCAN must be one of strict_order, relaxed_order/);
+    expect(() => loadConfig({ HNSW_MAX_SCAN_TUPLES: '0' })).toThrow(/HNSW_MAX_SCAN_TUPLES/);
+  });
+});
+
 describe('HNSW_EF_FACTOR', () => {
   it('is read from the environment and validated', () => {
     expect(loadConfig({}).efFactor).toBe(DEFAULT_EF_FACTOR);

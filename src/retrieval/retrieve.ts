@@ -1,12 +1,14 @@
 import type { Database } from '../store/db';
 import type { EmbeddingTargets } from '../store/embed';
 import { search } from './search';
-import type { SearchResult } from './types';
+import type { IterativeScan, SearchResult } from './types';
 import { validateRetrieveArgs, type RetrieveArgs } from './validate';
 
 export interface RetrieveOptions {
   efSearch?: number;
   efFactor?: number;
+  iterativeScan?: IterativeScan;
+  maxScanTuples?: number;
   exact?: boolean;
 }
 
@@ -50,6 +52,8 @@ export async function retrieve(
     exact: options.exact,
     efSearch: options.efSearch,
     efFactor: options.efFactor,
+    iterativeScan: options.iterativeScan,
+    maxScanTuples: options.maxScanTuples,
   });
   const model = args.mode === 'LEXICAL' ? 'postgres-fts' : args.mode === 'DOCUMENTS' ? targets!.document.name : targets!.passage.name;
   return { ...result, args, model, timings: { encodeMs, searchMs: ms(searchStarted), totalMs: ms(started) } };

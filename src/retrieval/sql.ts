@@ -1,5 +1,5 @@
 import { vectorLiteral } from '../store/embeddings';
-import { DEFAULT_EF_FACTOR, DEFAULT_EF_SEARCH, RRF_K, type RetrievalFilter, type VectorSearch } from './types';
+import { DEFAULT_EF_FACTOR, DEFAULT_EF_SEARCH, DEFAULT_MAX_SCAN_TUPLES, RRF_K, type RetrievalFilter, type VectorSearch } from './types';
 
 /**
  * One statement per mode. Stage results come back as JSON columns so a whole retrieval is one
@@ -123,7 +123,11 @@ export function searchStatement(s: VectorSearch, vectorParam: VectorParam = vect
   const factor = s.efFactor ?? DEFAULT_EF_FACTOR;
   const ef = (rows: number) => String(Math.min(1000, Math.max(s.efSearch ?? DEFAULT_EF_SEARCH, Math.ceil(factor * rows))));
   // Filters are applied after the index scan: iterative scans keep searching until enough rows pass.
-  const settings: Record<string, string> = { 'hnsw.iterative_scan': 'strict_order' };
+  // Every search sends every setting, so none lingers on a pooled connection from another search.
+  const settings: Record<string, string> = {
+    'hnsw.iterative_scan': s.iterativeScan ?? 'strict_order',
+    'hnsw.max_scan_tuples': String(s.maxScanTuples ?? DEFAULT_MAX_SCAN_TUPLES),
+  };
   let sql: string;
   switch (s.mode) {
     case 'HIERARCHICAL': {

@@ -36,7 +36,20 @@ export interface VectorSearch {
   efSearch?: number;
   /** HNSW ef_search per row a stage returns (DEFAULT_EF_FACTOR). */
   efFactor?: number;
+  /**
+   * How an HNSW scan goes on when filtered rows leave it short (pgvector iterative scans):
+   * strict_order (default) returns rows in exact distance order; relaxed_order may return them
+   * slightly out of order, faster. Results are re-sorted by score either way.
+   */
+  iterativeScan?: IterativeScan;
+  /** The most tuples an iterative scan visits (pgvector's hnsw.max_scan_tuples, default 20,000). */
+  maxScanTuples?: number;
 }
+
+export const ITERATIVE_SCANS = ['strict_order', 'relaxed_order'] as const;
+export type IterativeScan = (typeof ITERATIVE_SCANS)[number];
+/** pgvector's own default for hnsw.max_scan_tuples, sent explicitly so every search sets it. */
+export const DEFAULT_MAX_SCAN_TUPLES = 20_000;
 
 export interface ScoredPassageRow {
   passageId: number;

@@ -46,7 +46,13 @@ export class RetrievalResolver {
         ctx.db,
         targets,
         { question, k1, k2, lambda, mode, filter: parsedFilter },
-        { exact, efSearch: ctx.config.efSearch, efFactor: ctx.config.efFactor },
+        {
+          exact,
+          efSearch: ctx.config.efSearch,
+          efFactor: ctx.config.efFactor,
+          iterativeScan: ctx.config.iterativeScan,
+          maxScanTuples: ctx.config.maxScanTuples,
+        },
       );
       return {
         passages: result.passages.map((p, i) => ({ ...p, rank: i + 1 })),
