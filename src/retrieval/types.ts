@@ -75,7 +75,7 @@ export const RRF_K = 60;
 export const DEFAULT_EF_SEARCH = 100;
 /**
  * ef_search = 3 × the rows a stage returns. bench:retrieve at 1M (docs/benchmarks.md), stage 1
- * with k1 = 100, three machines: recall@20 against the exact DHR ranking 0.92–0.96 at ef 1·k1,
- * 0.98–0.99 at 2·k1, 0.991–0.995 at 3·k1 and the same at 4·k1, which was 0.8–3 ms slower.
+ * with k1 = 100, four machines: recall@20 against the exact DHR ranking 0.92–0.96 at ef 1·k1,
+ * 0.98–1.00 at 2·k1, 0.99–1.00 at 3·k1 and the same at 4·k1, which was 0.8–3 ms slower.
  */
 export const DEFAULT_EF_FACTOR = 3;
