@@ -25,7 +25,7 @@ import { prng } from '../src/testing/prng';
 import { search } from '../src/retrieval/search';
 import { searchStatement } from '../src/retrieval/sql';
 import { DEFAULT_EF_FACTOR, DEFAULT_EF_SEARCH, type RetrievalMode, type SearchResult, type VectorSearch } from '../src/retrieval/types';
-import type { Database } from '../src/store/db';
+import { settingsStatement, type Database } from '../src/store/db';
 import { registerModel, type EmbeddingModelRow } from '../src/store/embeddings';
 import { migrate } from '../src/store/migrate';
 import { PostgresDatabase } from '../src/store/postgres';
@@ -265,8 +265,8 @@ function preparedRunner(url: string): { run: (db: Database, s: VectorSearch) => 
       const statement = searchStatement(s, db.vectorParam?.bind(db));
       const key = JSON.stringify(statement.settings);
       if (key !== applied) {
-        const entries = Object.entries(statement.settings);
-        await client.query(`SELECT ${entries.map((_, i) => `set_config($${2 * i + 1}, $${2 * i + 2}, false)`).join(', ')}`, entries.flat());
+        const set = settingsStatement(statement.settings);
+        await client.query(set.sql, set.params);
         applied = key;
       }
       let name = names.get(statement.sql);
