@@ -24,7 +24,9 @@ import type { Encoder } from '../src/encoders/types';
 import { prng } from '../src/testing/prng';
 import { search } from '../src/retrieval/search';
 import { searchStatement } from '../src/retrieval/sql';
-import { DEFAULT_EF_FACTOR, DEFAULT_EF_SEARCH, type RetrievalMode, type SearchResult, type VectorSearch } from '../src/retrieval/types';
+import type { RetrievalMode } from '../src/retrieval/modes';
+import type { VectorSearch } from '../src/retrieval/sql';
+import { DEFAULT_EF_FACTOR, DEFAULT_EF_SEARCH, type SearchResult } from '../src/retrieval/types';
 import { settingsStatement, type Database } from '../src/store/db';
 import { registerModel, type EmbeddingModelRow } from '../src/store/embeddings';
 import { migrate } from '../src/store/migrate';
@@ -272,7 +274,7 @@ function preparedRunner(url: string): { run: (db: Database, s: VectorSearch) => 
       let name = names.get(statement.sql);
       if (!name) names.set(statement.sql, (name = `dhr_search_${names.size}`));
       const { rows } = await client.query<Row>({ name, text: statement.sql, values: statement.params });
-      return { passages: rows[0].passages, documents: rows[0].documents };
+      return { passages: rows[0].passages, documents: rows[0].documents, questionTerms: null };
     },
     close: () => client.end(),
   };
@@ -283,7 +285,7 @@ function experimentRunner(halfvec: boolean, textVectors: boolean): (db: Database
     const statement = searchStatement(s, textVectors ? undefined : db.vectorParam?.bind(db));
     const sql = halfvec ? halfvecStage1(statement.sql) : statement.sql;
     const [row] = await db.queryWithSettings<Row>(statement.settings, sql, statement.params);
-    return { passages: row.passages, documents: row.documents };
+    return { passages: row.passages, documents: row.documents, questionTerms: null };
   };
 }
 

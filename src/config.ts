@@ -1,7 +1,8 @@
 import { resolve } from 'node:path';
 import { DEFAULT_MODEL, type EncoderSpec } from './encoders/spec';
 import { DEFAULT_INGEST_OPTIONS, type IngestOptions } from './ingest/types';
-import { DEFAULT_EF_FACTOR, DEFAULT_MAX_SCAN_TUPLES, ITERATIVE_SCANS, type IterativeScan } from './retrieval/types';
+import { DEFAULT_ALPHA } from './retrieval/retrieve';
+import { DEFAULT_BM25, DEFAULT_EF_FACTOR, DEFAULT_MAX_SCAN_TUPLES, ITERATIVE_SCANS, type Bm25Settings, type IterativeScan } from './retrieval/types';
 
 /** Settings from the environment; every one has a default so the embedded demo needs none. */
 export interface Config {
@@ -39,6 +40,10 @@ export interface Config {
   iterativeScan: IterativeScan;
   /** The most tuples one iterative HNSW scan visits. */
   maxScanTuples: number;
+  /** Okapi BM25's k1 and b, the summary's weight in document BM25F, postings read per question term. */
+  bm25: Bm25Settings;
+  /** Weight of the dense score in the hybrid modes when a question gives none. */
+  alpha: number;
   /** public: queries need no key; key: every operation needs a valid key (reader or admin). */
   readAccess: ReadAccess;
   /** Deepest field nesting an operation may have (introspection fields not counted). */
@@ -74,6 +79,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     efFactor: numberSetting(env, 'HNSW_EF_FACTOR', DEFAULT_EF_FACTOR, 1, 100),
     iterativeScan: choiceSetting(env, 'HNSW_ITERATIVE_SCAN', ITERATIVE_SCANS, 'strict_order'),
     maxScanTuples: intSetting(env, 'HNSW_MAX_SCAN_TUPLES', DEFAULT_MAX_SCAN_TUPLES, 1, 2_147_483_647),
+    bm25: {
+      k1: numberSetting(env, 'BM25_K1', DEFAULT_BM25.k1, 0, 10),
+      b: numberSetting(env, 'BM25_B', DEFAULT_BM25.b, 0, 1),
+      summaryWeight: numberSetting(env, 'BM25_SUMMARY_WEIGHT', DEFAULT_BM25.summaryWeight, 0, 100),
+      termCap: intSetting(env, 'BM25_TERM_CAP', DEFAULT_BM25.termCap, 1, 100_000_000),
+    },
+    alpha: numberSetting(env, 'HYBRID_ALPHA', DEFAULT_ALPHA, 0, 1),
     jobWorkers: intSetting(env, 'JOB_WORKERS', 1, 0, 64),
     jobBatchSize: intSetting(env, 'JOB_BATCH_SIZE', 32, 1, 4096),
     jobPollMs: intSetting(env, 'JOB_POLL_MS', 1000, 10, 600_000),

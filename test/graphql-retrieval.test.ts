@@ -97,7 +97,7 @@ describe('GraphQL retrieve with the default model', () => {
       .slice(0, 3);
 
     for (const exact of [true, false]) {
-      const r = dataOf(await api.exec(RETRIEVE, { q: question, k1: 2, k2: 3, lambda, exact })).retrieve;
+      const r = dataOf(await api.exec(RETRIEVE, { q: question, k1: 2, k2: 3, lambda, exact, mode: 'HIERARCHICAL' })).retrieve;
       expect(r).toMatchObject({ mode: 'HIERARCHICAL', k1: 2, k2: 3, lambda, model: 'use-lite' });
       expect(r.documents.map((d: any) => d.document.key)).toEqual(topDocs.map(([key]) => key));
       expect(r.passages.map((p: any) => p.passage.text)).toEqual(expected.map((e) => e.text));
@@ -109,8 +109,12 @@ describe('GraphQL retrieve with the default model', () => {
       });
       expect(r.timings.totalMs).toBeGreaterThanOrEqual(r.timings.searchMs);
     }
-    // And the model really answers a question.
-    const top = dataOf(await api.exec(RETRIEVE, { q: 'When did the Berlin Wall divide the city?', k1: 4, k2: 1 })).retrieve.passages[0];
+    // And the model really answers a question, alone and in the default (hybrid) mode.
+    const dense = dataOf(await api.exec(RETRIEVE, { q: 'When did the Berlin Wall divide the city?', k1: 4, k2: 1, mode: 'HIERARCHICAL' })).retrieve;
+    expect(dense.passages[0].passage.text).toBe('The Berlin Wall divided the city from 1961 to 1989.');
+    const byDefault = dataOf(await api.exec(RETRIEVE, { q: 'When did the Berlin Wall divide the city?', k1: 4, k2: 1 })).retrieve;
+    expect(byDefault.mode).toBe('HYBRID_HIERARCHICAL');
+    const top = byDefault.passages[0];
     expect(top.passage.text).toBe('The Berlin Wall divided the city from 1961 to 1989.');
     expect(top.passage.titlePath).toEqual(['Berlin', 'History']);
   });
@@ -119,7 +123,7 @@ describe('GraphQL retrieve with the default model', () => {
     const run = async (mode: string, q = 'Where is the most visited art museum?') =>
       dataOf(await api.exec(RETRIEVE, { q, mode, k1: 4, k2: 5 })).retrieve;
     const lexical = await run('LEXICAL', 'Louvre museum');
-    expect(lexical.model).toBe('postgres-fts');
+    expect(lexical.model).toBe('bm25');
     expect(lexical.passages[0].passage.text).toMatch(/Louvre/);
     expect(lexical.passages[0].documentScore).toBeNull();
     expect(lexical.documents).toEqual([]);
@@ -135,8 +139,11 @@ describe('GraphQL retrieve with the default model', () => {
     const hybrid = await run('HYBRID', 'Louvre art museum');
     expect(hybrid.passages).toHaveLength(5);
     expect(hybrid.passages[0].passage.text).toMatch(/Louvre/);
-    // Reciprocal rank fusion: a passage first in both rankings scores 2/(60+1).
-    expect(hybrid.passages[0].score).toBeCloseTo(2 / 61, 10);
+    // Weighted fusion of min-max normalized scores: a passage first by both signals scores 1.
+    expect(hybrid.passages[0].score).toBeCloseTo(1, 10);
+    const both = await run('HYBRID_HIERARCHICAL', 'Louvre art museum');
+    expect(both.passages[0].passage.text).toMatch(/Louvre/);
+    expect(both.documents[0].document.key).toBe('paris');
   });
 
   it('filters by source, metadata and document ids inside the SQL', async () => {
@@ -175,10 +182,19 @@ describe('GraphQL retrieve without encoders', () => {
   });
   afterAll(() => api.close());
 
-  it('still answers LEXICAL and says dense modes are unavailable', async () => {
+  it('still answers LEXICAL, falls back to it by default, and refuses dense modes naming the argument', async () => {
     const lexical = dataOf(await api.exec(RETRIEVE, { q: 'Oslofjord', mode: 'LEXICAL' })).retrieve;
     expect(lexical.passages.map((p: any) => p.passage.text)).toEqual(['Oslo lies at the head of the Oslofjord.']);
-    const dense = await api.exec(RETRIEVE, { q: 'Oslofjord' });
-    expect(dense.errors?.[0].extensions?.code).toBe('SERVICE_UNAVAILABLE');
+    const byDefault = dataOf(
+      await api.exec(`{ retrieve(question: "Oslofjord") { mode warnings passages { passage { text } } } }`),
+    ).retrieve;
+    expect(byDefault.mode).toBe('LEXICAL');
+    expect(byDefault.passages.map((p: any) => p.passage.text)).toEqual(['Oslo lies at the head of the Oslofjord.']);
+    expect(byDefault.warnings.join(' ')).toMatch(/without encoders/);
+    for (const mode of ['HIERARCHICAL', 'HYBRID_HIERARCHICAL', 'FLAT']) {
+      const dense = await api.exec(RETRIEVE, { q: 'Oslofjord', mode });
+      expect(dense.errors?.[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'mode' });
+      expect(dense.errors?.[0].message).toMatch(/needs encoders/);
+    }
   });
 });

@@ -52,7 +52,7 @@ function expectedUdt(c: PrismaColumn): string {
     BigInt: 'int8',
     String: 'text',
     Boolean: 'bool',
-    Float: 'float8',
+    Float: c.native === 'Real' ? 'float4' : 'float8',
     Json: 'jsonb',
     DateTime: c.native === 'Timestamptz' ? 'timestamptz' : 'timestamp',
   };

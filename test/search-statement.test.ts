@@ -5,7 +5,8 @@
  */
 import { loadConfig, ConfigError } from '../src/config';
 import { searchStatement } from '../src/retrieval/sql';
-import { DEFAULT_EF_FACTOR, type VectorSearch } from '../src/retrieval/types';
+import type { VectorSearch } from '../src/retrieval/sql';
+import { DEFAULT_EF_FACTOR } from '../src/retrieval/types';
 import { vectorLiteral } from '../src/store/embeddings';
 import { createTestDatabase, type TestDatabase } from './helpers/database';
 
@@ -26,7 +27,7 @@ const vectorParams = (params: unknown[]) => params.filter((p) => typeof p === 's
 describe('searchStatement', () => {
   it('sends one vector parameter when one question vector serves both stages', () => {
     const q = Float32Array.of(0.6, 0.8, 0);
-    for (const mode of ['HIERARCHICAL', 'PARALLEL', 'HYBRID'] as const) {
+    for (const mode of ['HIERARCHICAL', 'PARALLEL', 'HYBRID_HIERARCHICAL'] as const) {
       expect(vectorParams(searchStatement(request({ mode, questionForDocuments: q, questionForPassages: q })).params)).toEqual([vectorLiteral(q)]);
       // Two question models (E_Q^φ ≠ E_Q^ψ): two vectors.
       expect(vectorParams(searchStatement(request({ mode })).params)).toHaveLength(2);

@@ -2,7 +2,7 @@
  * The evaluation protocol: λ tuned on the dev split (HIERARCHICAL, DHR §5.3), then every mode on
  * the test split at that λ, a k1 sweep on the test split, and failure examples.
  */
-import { RETRIEVAL_MODES, type RetrievalMode } from '../retrieval/types';
+import { RETRIEVAL_MODES, type RetrievalMode } from '../retrieval/modes';
 import { runQuestions, type Corpus, type QuestionOutcome, type RunParams } from './run';
 import { scoreOutcomes, targetRank, targetScores, type Scores, type Target } from './scores';
 import { splitOf } from './split';

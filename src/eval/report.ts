@@ -5,7 +5,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { RetrievalMode } from '../retrieval/types';
+import type { RetrievalMode } from '../retrieval/modes';
 import { accuracyChart, curveChart, renderSvg } from './charts';
 import type { EvalOutcome, FailureExample } from './evaluate';
 import type { Corpus } from './run';

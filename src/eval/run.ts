@@ -7,7 +7,7 @@ import { EncoderSet } from '../encoders/set';
 import type { EncoderSpec } from '../encoders/spec';
 import type { IngestOptions } from '../ingest/types';
 import { retrieve } from '../retrieval/retrieve';
-import type { RetrievalMode } from '../retrieval/types';
+import type { RetrievalMode } from '../retrieval/modes';
 import type { Database } from '../store/db';
 import { embedPending, prepareEmbedding, type EmbeddingTargets } from '../store/embed';
 import { ingestDocuments } from '../store/ingest';

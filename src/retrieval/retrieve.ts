@@ -1,8 +1,9 @@
 import type { Database } from '../store/db';
 import type { EmbeddingTargets } from '../store/embed';
+import { DEFAULT_MODE, MODES, TEXT_ONLY_MODE, type RetrievalMode } from './modes';
 import { search } from './search';
-import type { IterativeScan, SearchResult } from './types';
-import { validateRetrieveArgs, type RetrieveArgs } from './validate';
+import type { Bm25Settings, IterativeScan, SearchResult } from './types';
+import { RetrievalInputError, validateRetrieveArgs, type RetrieveArgs } from './validate';
 
 export interface RetrieveOptions {
   efSearch?: number;
@@ -10,20 +11,31 @@ export interface RetrieveOptions {
   iterativeScan?: IterativeScan;
   maxScanTuples?: number;
   exact?: boolean;
+  bm25?: Partial<Bm25Settings>;
+  /** alpha when a question gives none. */
+  defaultAlpha?: number;
 }
 
 export interface Retrieval extends SearchResult {
-  args: RetrieveArgs;
-  /** The passage model's name (the document model's for DOCUMENTS). */
+  args: RetrieveArgs & { mode: RetrievalMode; alpha: number };
+  /** The passage model's name (the document model's for DOCUMENTS; `bm25` for the lexical modes). */
   model: string;
+  /** What the client should know about this answer (fallbacks, words BM25 could not use). */
+  warnings: string[];
   timings: { encodeMs: number; searchMs: number; totalMs: number };
 }
+
+/**
+ * alpha (weight of the dense score) for the hybrid modes, chosen on the dev splits of both public
+ * sets (docs/eval/README.md); with USE-lite, BM25 carries most of the answer.
+ */
+export const DEFAULT_ALPHA = 0.3;
 
 const ms = (from: bigint) => Number(process.hrtime.bigint() - from) / 1e6;
 
 /**
- * DHR retrieval: validate, encode the question once per distinct question model (LEXICAL needs
- * no encoder), then one SQL statement for the mode.
+ * Retrieval: validate, pick the mode, encode the question once per distinct question model the
+ * mode needs, then one SQL statement for the mode.
  */
 export async function retrieve(
   db: Database,
@@ -32,22 +44,35 @@ export async function retrieve(
   options: RetrieveOptions = {},
 ): Promise<Retrieval> {
   const started = process.hrtime.bigint();
-  const args = validateRetrieveArgs(rawArgs);
-  const needsVectors = args.mode !== 'LEXICAL';
-  if (needsVectors && !targets) throw new Error('retrieval needs encoders; this server runs without them');
+  const valid = validateRetrieveArgs(rawArgs);
+  const warnings: string[] = [];
+  let mode = valid.mode;
+  if (mode === undefined) {
+    mode = targets ? DEFAULT_MODE : TEXT_ONLY_MODE;
+    if (!targets) warnings.push(`this server runs without encoders, so the default mode is ${TEXT_ONLY_MODE}`);
+  }
+  const spec = MODES[mode];
+  const needsVectors = spec.needs.documentVector || spec.needs.passageVector;
+  if (needsVectors && !targets) {
+    throw new RetrievalInputError('mode', `mode ${mode} needs encoders, and this server runs without them; use ${TEXT_ONLY_MODE} or LEXICAL_DOCUMENTS`);
+  }
+  const args = { ...valid, mode, alpha: valid.alpha ?? options.defaultAlpha ?? DEFAULT_ALPHA };
   const question = needsVectors && targets ? await targets.encoders.encodeQuestion(args.question) : undefined;
   const encodeMs = ms(started);
   const searchStarted = process.hrtime.bigint();
   const result = await search(db, {
-    mode: args.mode,
+    mode,
+    // A mode that reads no vectors of a level never looks at its model.
     documentModel: targets?.document ?? { id: 0, dimension: 1 },
     passageModel: targets?.passage ?? { id: 0, dimension: 1 },
-    questionForDocuments: question?.document,
-    questionForPassages: question?.passage,
+    questionForDocuments: spec.needs.documentVector ? question?.document : undefined,
+    questionForPassages: spec.needs.passageVector ? question?.passage : undefined,
     questionText: args.question,
     k1: args.k1,
     k2: args.k2,
     lambda: args.lambda,
+    alpha: args.alpha,
+    bm25: options.bm25,
     filter: args.filter,
     exact: options.exact,
     efSearch: options.efSearch,
@@ -55,6 +80,13 @@ export async function retrieve(
     iterativeScan: options.iterativeScan,
     maxScanTuples: options.maxScanTuples,
   });
-  const model = args.mode === 'LEXICAL' ? 'postgres-fts' : args.mode === 'DOCUMENTS' ? targets!.document.name : targets!.passage.name;
-  return { ...result, args, model, timings: { encodeMs, searchMs: ms(searchStarted), totalMs: ms(started) } };
+  if (spec.needs.text && result.questionTerms === 0) {
+    warnings.push(
+      needsVectors
+        ? 'the question has no words BM25 can use (only stop words or punctuation): ranked by vectors alone'
+        : 'the question has no words BM25 can use (only stop words or punctuation): nothing to rank',
+    );
+  }
+  const model = !needsVectors ? 'bm25' : mode === 'DOCUMENTS' ? targets!.document.name : targets!.passage.name;
+  return { ...result, args, model, warnings, timings: { encodeMs, searchMs: ms(searchStarted), totalMs: ms(started) } };
 }

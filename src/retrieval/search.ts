@@ -1,6 +1,6 @@
 import type { Database } from '../store/db';
-import { searchStatement } from './sql';
-import type { ScoredDocumentRow, ScoredPassageRow, SearchResult, VectorSearch } from './types';
+import { searchStatement, type VectorSearch } from './sql';
+import type { ScoredDocumentRow, ScoredPassageRow, SearchResult } from './types';
 
 /**
  * Runs a mode's statement with its HNSW settings. The settings go to the connection only when
@@ -9,10 +9,10 @@ import type { ScoredDocumentRow, ScoredPassageRow, SearchResult, VectorSearch } 
  */
 export async function search(db: Database, s: VectorSearch): Promise<SearchResult> {
   const statement = searchStatement(s, db.vectorParam?.bind(db));
-  const [row] = await db.queryWithSettings<{ passages: ScoredPassageRow[]; documents: ScoredDocumentRow[] }>(
+  const [row] = await db.queryWithSettings<{ passages: ScoredPassageRow[]; documents: ScoredDocumentRow[]; question_terms?: number }>(
     statement.settings,
     statement.sql,
     statement.params,
   );
-  return { passages: row.passages, documents: row.documents };
+  return { passages: row.passages, documents: row.documents, questionTerms: row.question_terms ?? null };
 }

@@ -1,7 +1,3 @@
-/** DHR retrieval modes (paper §3.5 and its baselines), all answered by one SQL statement each. */
-export const RETRIEVAL_MODES = ['HIERARCHICAL', 'PARALLEL', 'FLAT', 'DOCUMENTS', 'LEXICAL', 'HYBRID'] as const;
-export type RetrievalMode = (typeof RETRIEVAL_MODES)[number];
-
 export interface RetrievalFilter {
   documentIds?: number[];
   sources?: string[];
@@ -14,9 +10,29 @@ export interface ModelRef {
   dimension: number;
 }
 
-/** A search over stored vectors: the question is already encoded (once per distinct question model). */
-export interface VectorSearch {
-  mode: RetrievalMode;
+/** Okapi BM25's parameters, and how documents weigh their summary against their full text (BM25F). */
+export interface Bm25Settings {
+  /** Term-frequency saturation (BM25's k1, not DHR's k1). */
+  k1: number;
+  /** Length normalization. */
+  b: number;
+  /** A summary occurrence (title, abstract, table of contents) counts this many full-text ones. */
+  summaryWeight: number;
+  /** Candidate postings read per question term, best impact first (exact search reads all). */
+  termCap: number;
+}
+
+/**
+ * Robertson's k1 = 1.2, b = 0.75 (Lucene's defaults). summaryWeight and termCap: chosen on the
+ * dev splits (docs/eval/README.md).
+ */
+export const DEFAULT_BM25: Bm25Settings = { k1: 1.2, b: 0.75, summaryWeight: 1, termCap: 10_000 };
+
+/**
+ * A search over stored vectors and postings: the question is already encoded (once per distinct
+ * question model); what a mode does not use may be left out.
+ */
+export interface SearchInput {
   /** The model of document vectors (E_D^φ) and of passage vectors (E_P^ψ). */
   documentModel: ModelRef;
   passageModel: ModelRef;
@@ -24,11 +40,14 @@ export interface VectorSearch {
   questionForDocuments?: Float32Array;
   /** E_Q^ψ(q): compared with passage vectors. */
   questionForPassages?: Float32Array;
-  /** The question's text, for LEXICAL and HYBRID. */
+  /** The question's text, for the BM25 parts. */
   questionText?: string;
   k1: number;
   k2: number;
   lambda: number;
+  /** Weight of the dense score in the hybrid modes (1: dense only, 0: BM25 only). */
+  alpha?: number;
+  bm25?: Partial<Bm25Settings>;
   filter?: RetrievalFilter;
   /** No ANN index: exact inner products by sequential scan (the DPR paper's setting for FLAT). */
   exact?: boolean;
@@ -58,20 +77,27 @@ export interface ScoredPassageRow {
   score: number;
   passageScore: number | null;
   documentScore: number | null;
+  /** The parts: the passage's inner product and BM25, its document's inner product and BM25F. */
+  denseScore: number | null;
+  lexicalScore: number | null;
+  documentDenseScore: number | null;
+  documentLexicalScore: number | null;
 }
 
 export interface ScoredDocumentRow {
   documentId: number;
   score: number;
+  denseScore: number | null;
+  lexicalScore: number | null;
 }
 
 export interface SearchResult {
   passages: ScoredPassageRow[];
   documents: ScoredDocumentRow[];
+  /** How many distinct lexemes the question has for BM25 (null for modes that read none). */
+  questionTerms: number | null;
 }
 
-/** Reciprocal rank fusion constant (Cormack et al. 2009) for HYBRID. */
-export const RRF_K = 60;
 export const DEFAULT_EF_SEARCH = 100;
 /**
  * ef_search = 3 × the rows a stage returns. bench:retrieve at 1M (docs/benchmarks.md), stage 1

@@ -1,4 +1,5 @@
-import { RETRIEVAL_MODES, type RetrievalFilter, type RetrievalMode } from './types';
+import { RETRIEVAL_MODES, type RetrievalMode } from './modes';
+import type { RetrievalFilter } from './types';
 
 /** The documented limits of `retrieve`. */
 export const RETRIEVAL_LIMITS = {
@@ -6,6 +7,8 @@ export const RETRIEVAL_LIMITS = {
   maxK: 1000,
   lambdaMin: 0,
   lambdaMax: 10,
+  alphaMin: 0,
+  alphaMax: 1,
   maxFilterIds: 1000,
   maxFilterSources: 100,
 } as const;
@@ -26,7 +29,10 @@ export interface RetrieveArgs {
   k1: number;
   k2: number;
   lambda: number;
-  mode: RetrievalMode;
+  /** Weight of the dense score in the hybrid modes; the mode's tuned default when left out. */
+  alpha?: number;
+  /** Left out: the default mode (DEFAULT_MODE, or LEXICAL on a server without encoders). */
+  mode?: RetrievalMode;
   filter?: RetrievalFilter;
 }
 
@@ -54,7 +60,13 @@ export function validateRetrieveArgs(args: RetrieveArgs): RetrieveArgs {
       `lambda must be a finite number from ${RETRIEVAL_LIMITS.lambdaMin} to ${RETRIEVAL_LIMITS.lambdaMax}, got ${args.lambda}`,
     );
   }
-  if (!RETRIEVAL_MODES.includes(args.mode)) {
+  if (args.alpha !== undefined && (!Number.isFinite(args.alpha) || args.alpha < RETRIEVAL_LIMITS.alphaMin || args.alpha > RETRIEVAL_LIMITS.alphaMax)) {
+    throw new RetrievalInputError(
+      'alpha',
+      `alpha must be a finite number from ${RETRIEVAL_LIMITS.alphaMin} (BM25 only) to ${RETRIEVAL_LIMITS.alphaMax} (dense only), got ${args.alpha}`,
+    );
+  }
+  if (args.mode !== undefined && !RETRIEVAL_MODES.includes(args.mode)) {
     throw new RetrievalInputError('mode', `mode must be one of ${RETRIEVAL_MODES.join(', ')}, got ${args.mode}`);
   }
   const f = args.filter;

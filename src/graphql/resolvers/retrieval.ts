@@ -1,73 +1,128 @@
-import { GraphQLError } from 'graphql';
-import { Arg, Ctx, FieldResolver, Float, Int, Query, Resolver, Root } from 'type-graphql';
+import { Args, ArgsType, Ctx, Field, FieldResolver, Float, Int, Query, Resolver, Root } from 'type-graphql';
+import { DEFAULT_MODE, MODES, type RetrievalMode } from '../../retrieval/modes';
 import { retrieve } from '../../retrieval/retrieve';
-import type { RetrievalMode } from '../../retrieval/types';
-import { RetrievalInputError } from '../../retrieval/validate';
+import { RETRIEVAL_LIMITS, RetrievalInputError } from '../../retrieval/validate';
+import { coverage } from '../../store/coverage';
 import type { Context } from '../context';
-import { badUserInput } from '../errors';
+import { badUserInput, notFound } from '../errors';
 import { parseId } from '../ids';
 import { Document } from '../types/document';
 import { Passage } from '../types/passage';
-import { Retrieval, RetrievalFilterInput, RetrievalModeEnum, ScoredDocument, ScoredPassage } from '../types/retrieval';
+import {
+  Retrieval,
+  RetrievalCoverage,
+  RetrievalFilterInput,
+  RetrievalModeEnum,
+  ScoredDocument,
+  ScoredPassage,
+} from '../types/retrieval';
+
+/** retrieve's arguments; validated in the domain (validateRetrieveArgs) so the CLI and eval share the checks. */
+@ArgsType()
+export class RetrieveArgs {
+  @Field(() => String)
+  question!: string;
+
+  @Field(() => Int, { defaultValue: 100, description: `Documents stage 1 keeps (1–${RETRIEVAL_LIMITS.maxK}).` })
+  k1!: number;
+
+  @Field(() => Int, { defaultValue: 20, description: `Passages returned (1–${RETRIEVAL_LIMITS.maxK}).` })
+  k2!: number;
+
+  @Field(() => Float, { defaultValue: 1.0, description: 'Weight of the document score in score = passage + λ·document (0–10).' })
+  lambda!: number;
+
+  @Field(() => Float, { nullable: true, description: 'Hybrid modes: weight of the dense score, 0 (BM25 only) to 1 (dense only). Left out: the tuned default.' })
+  alpha?: number | null;
+
+  @Field(() => RetrievalModeEnum, { nullable: true, description: `Left out: ${DEFAULT_MODE} (LEXICAL on a server without encoders).` })
+  mode?: RetrievalMode | null;
+
+  @Field(() => RetrievalFilterInput, { nullable: true })
+  filter?: RetrievalFilterInput | null;
+
+  @Field(() => Boolean, { defaultValue: false, description: 'Score every candidate exactly instead of using HNSW and bounded postings (slower).' })
+  exact!: boolean;
+}
+
+/** What the Retrieval type's lazy fields need (not in the schema). */
+interface RetrievalRoot extends Retrieval {
+  modelIds: { document?: number; passage?: number };
+  readsVectors: boolean;
+}
 
 @Resolver(() => Retrieval)
 export class RetrievalResolver {
   @Query(() => Retrieval, {
     description:
-      'Dense Hierarchical Retrieval. Limits: question 1–2000 characters; 1 ≤ k1, k2 ≤ 1000; 0 ≤ lambda ≤ 10 (finite). Returns min(k2, candidates) passages.',
+      'Retrieval over the title trees (DHR and its baselines). Limits: question 1–2000 characters; 1 ≤ k1, k2 ≤ 1000; 0 ≤ lambda ≤ 10; 0 ≤ alpha ≤ 1. Returns min(k2, candidates) passages.',
   })
-  async retrieve(
-    @Ctx() ctx: Context,
-    @Arg('question', () => String) question: string,
-    @Arg('k1', () => Int, { defaultValue: 100 }) k1: number,
-    @Arg('k2', () => Int, { defaultValue: 20 }) k2: number,
-    @Arg('lambda', () => Float, { defaultValue: 1.0 }) lambda: number,
-    @Arg('mode', () => RetrievalModeEnum, { defaultValue: 'HIERARCHICAL' }) mode: RetrievalMode,
-    @Arg('filter', () => RetrievalFilterInput, { nullable: true }) filter?: RetrievalFilterInput | null,
-    @Arg('exact', () => Boolean, { defaultValue: false, description: 'Score every candidate exactly instead of using HNSW (slower).' })
-    exact?: boolean,
-  ): Promise<Retrieval> {
-    const parsedFilter = filter
+  async retrieve(@Ctx() ctx: Context, @Args(() => RetrieveArgs) a: RetrieveArgs): Promise<RetrievalRoot> {
+    const filter = a.filter
       ? {
-          documentIds: filter.documentIds?.map((id) => parseId(id, 'filter.documentIds')),
-          sources: filter.sources ?? undefined,
-          metadata: filter.metadata ?? undefined,
+          documentIds: a.filter.documentIds?.map((id) => parseId(id, 'filter.documentIds')),
+          sources: a.filter.sources ?? undefined,
+          metadata: a.filter.metadata ?? undefined,
         }
       : undefined;
     // One snapshot of the active models for the whole query, even if an activation lands meanwhile.
     const targets = await ctx.models?.current();
-    if (mode !== 'LEXICAL' && !targets) {
-      throw new GraphQLError('retrieval needs encoders, and this server runs without them', {
-        extensions: { code: 'SERVICE_UNAVAILABLE' },
-      });
-    }
     try {
       const result = await retrieve(
         ctx.db,
         targets,
-        { question, k1, k2, lambda, mode, filter: parsedFilter },
+        { question: a.question, k1: a.k1, k2: a.k2, lambda: a.lambda, alpha: a.alpha ?? undefined, mode: a.mode ?? undefined, filter },
         {
-          exact,
+          exact: a.exact,
           efSearch: ctx.config.efSearch,
           efFactor: ctx.config.efFactor,
           iterativeScan: ctx.config.iterativeScan,
           maxScanTuples: ctx.config.maxScanTuples,
+          bm25: ctx.config.bm25,
+          defaultAlpha: ctx.config.alpha,
         },
       );
+      const needs = MODES[result.args.mode].needs;
       return {
         passages: result.passages.map((p, i) => ({ ...p, rank: i + 1 })),
         documents: result.documents.map((d, i) => ({ ...d, rank: i + 1 })),
-        mode,
-        k1,
-        k2,
-        lambda,
+        mode: result.args.mode,
+        k1: a.k1,
+        k2: a.k2,
+        lambda: a.lambda,
+        alpha: result.args.alpha,
+        warnings: result.warnings,
         model: result.model,
         timings: result.timings,
+        modelIds: {
+          document: needs.documentVector ? targets?.document.id : undefined,
+          passage: needs.passageVector ? targets?.passage.id : undefined,
+        },
+        readsVectors: needs.documentVector || needs.passageVector,
       };
     } catch (error) {
       if (error instanceof RetrievalInputError) throw badUserInput(error.message, error.argument);
       throw error;
     }
+  }
+
+  @FieldResolver(() => RetrievalCoverage, { description: 'Embedded and BM25-indexed items against the total, per level.' })
+  async coverage(@Root() r: RetrievalRoot, @Ctx() ctx: Context): Promise<RetrievalCoverage> {
+    return coverage(ctx.db, r.modelIds);
+  }
+
+  @FieldResolver(() => [String], { description: 'What to know about this answer: fallbacks, questions BM25 cannot use, items not yet embedded or indexed.' })
+  async warnings(@Root() r: RetrievalRoot, @Ctx() ctx: Context): Promise<string[]> {
+    const warnings = [...r.warnings];
+    const c = await coverage(ctx.db, r.modelIds);
+    for (const [level, counts] of [['documents', c.documents], ['passages', c.passages]] as const) {
+      const model = level === 'documents' ? r.modelIds.document : r.modelIds.passage;
+      if (r.readsVectors && model !== undefined && counts.embedded < counts.total) {
+        warnings.push(`${counts.total - counts.embedded} of ${counts.total} ${level} have no vector yet: they are found through BM25 only, or not at all by pure vector modes`);
+      }
+      if (counts.indexed < counts.total) warnings.push(`${counts.total - counts.indexed} of ${counts.total} ${level} are not yet in the BM25 index`);
+    }
+    return warnings;
   }
 }
 
@@ -75,7 +130,10 @@ export class RetrievalResolver {
 export class ScoredPassageResolver {
   @FieldResolver(() => Passage)
   async passage(@Root() scored: ScoredPassage, @Ctx() ctx: Context): Promise<Passage> {
-    return (await ctx.loaders.passage.load(scored.passageId)) as Passage;
+    const passage = await ctx.loaders.passage.load(scored.passageId);
+    // Deleted between the search and this read.
+    if (!passage) throw notFound(`passage ${scored.passageId} no longer exists`);
+    return passage as Passage;
   }
 }
 
@@ -83,6 +141,8 @@ export class ScoredPassageResolver {
 export class ScoredDocumentResolver {
   @FieldResolver(() => Document)
   async document(@Root() scored: ScoredDocument, @Ctx() ctx: Context): Promise<Document> {
-    return (await ctx.loaders.document.load(scored.documentId)) as Document;
+    const document = await ctx.loaders.document.load(scored.documentId);
+    if (!document) throw notFound(`document ${scored.documentId} no longer exists`);
+    return document as Document;
   }
 }

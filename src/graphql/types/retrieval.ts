@@ -1,19 +1,13 @@
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, Float, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
-import { RETRIEVAL_MODES, type RetrievalMode as Mode } from '../../retrieval/types';
+import { DEFAULT_MODE, MODES, RETRIEVAL_MODES, type RetrievalMode as Mode } from '../../retrieval/modes';
 
+/** The GraphQL enum, from the table of modes: one value per entry, its description the entry's. */
 export const RetrievalModeEnum = Object.fromEntries(RETRIEVAL_MODES.map((m) => [m, m])) as { [K in Mode]: K };
 registerEnumType(RetrievalModeEnum, {
   name: 'RetrievalMode',
-  description: 'HIERARCHICAL: DHR (top-k1 documents, then their passages, fused); PARALLEL: passage ANN fused with document scores; FLAT: passage ANN only (DPR); DOCUMENTS: documents only; LEXICAL: PostgreSQL full-text search; HYBRID: reciprocal rank fusion of LEXICAL and HIERARCHICAL.',
-  valuesConfig: {
-    HIERARCHICAL: { description: 'DHR serial: stage 1 documents by ANN, stage 2 exact over their passages, score = passage + λ·document.' },
-    PARALLEL: { description: 'DHR para-rerank: the top max(k1, k2) passages by ANN over the corpus, fused with their documents’ scores.' },
-    FLAT: { description: 'DPR baseline: passage ANN over all passages, no document score.' },
-    DOCUMENTS: { description: 'DHR-D alone: the top-k1 documents; passages empty.' },
-    LEXICAL: { description: 'PostgreSQL full-text search (ts_rank_cd, any question term) over passage text and title path. Not BM25.' },
-    HYBRID: { description: 'Reciprocal rank fusion (k = 60) of the LEXICAL and HIERARCHICAL rankings (top max(k1, k2) of each).' },
-  },
+  description: `How retrieve ranks. Left out: ${DEFAULT_MODE} (LEXICAL on a server without encoders).`,
+  valuesConfig: Object.fromEntries(RETRIEVAL_MODES.map((m) => [m, { description: MODES[m].description }])),
 });
 
 @InputType('RetrievalFilter', { description: 'Restricts retrieval to some documents; applied inside the SQL.' })
@@ -36,11 +30,23 @@ export class ScoredPassage {
   @Field(() => Float, { description: 'What the ranking sorts by (HIERARCHICAL/PARALLEL: passageScore + λ·documentScore).' })
   score!: number;
 
-  @Field(() => Float, { nullable: true, description: 'E_Q^ψ(q)·E_P^ψ(p) (LEXICAL: the text rank).' })
+  @Field(() => Float, { nullable: true, description: 'The passage’s part of score: E_Q^ψ(q)·E_P^ψ(p); LEXICAL: BM25; hybrid modes: alpha·dense + (1 − alpha)·BM25, each min-max normalized over the stage.' })
   passageScore!: number | null;
 
-  @Field(() => Float, { nullable: true, description: 'E_Q^φ(q)·E_D^φ(d) of the passage’s document.' })
+  @Field(() => Float, { nullable: true, description: 'The document’s part of score (before λ): E_Q^φ(q)·E_D^φ(d), or its hybrid fusion.' })
   documentScore!: number | null;
+
+  @Field(() => Float, { nullable: true, description: 'E_Q^ψ(q)·E_P^ψ(p), raw (null: not embedded yet, or the mode reads no vectors).' })
+  denseScore!: number | null;
+
+  @Field(() => Float, { nullable: true, description: 'The passage’s Okapi BM25, raw (null: the mode reads no BM25).' })
+  lexicalScore!: number | null;
+
+  @Field(() => Float, { nullable: true, description: 'E_Q^φ(q)·E_D^φ(d) of its document, raw.' })
+  documentDenseScore!: number | null;
+
+  @Field(() => Float, { nullable: true, description: 'Its document’s BM25F (summary and full text), raw.' })
+  documentLexicalScore!: number | null;
 
   passageId!: number;
 }
@@ -50,8 +56,14 @@ export class ScoredDocument {
   @Field(() => Int)
   rank!: number;
 
-  @Field(() => Float, { description: 'E_Q^φ(q)·E_D^φ(d).' })
+  @Field(() => Float, { description: 'What stage 1 ranks by: E_Q^φ(q)·E_D^φ(d), BM25F, or their hybrid fusion.' })
   score!: number;
+
+  @Field(() => Float, { nullable: true, description: 'E_Q^φ(q)·E_D^φ(d), raw.' })
+  denseScore!: number | null;
+
+  @Field(() => Float, { nullable: true, description: 'BM25F over summary and full text, raw.' })
+  lexicalScore!: number | null;
 
   documentId!: number;
 }
@@ -88,9 +100,36 @@ export class Retrieval {
   @Field(() => Float)
   lambda!: number;
 
+  @Field(() => Float, { description: 'Weight of the dense score in the hybrid modes (1: dense only, 0: BM25 only).' })
+  alpha!: number;
+
+  @Field(() => [String], { description: 'What to know about this answer: fallbacks, questions BM25 cannot use, documents not yet embedded.' })
+  warnings!: string[];
+
   @Field(() => String, { description: 'The model whose vectors were searched.' })
   model!: string;
 
   @Field(() => RetrievalTimings)
   timings!: RetrievalTimings;
+}
+
+@ObjectType({ description: 'How much of one level the retrieval could see.' })
+export class LevelCoverage {
+  @Field(() => Int)
+  total!: number;
+
+  @Field(() => Int, { description: 'Items with a vector of the model this retrieval read (0 for modes that read none).' })
+  embedded!: number;
+
+  @Field(() => Int, { description: 'Items in the BM25 index.' })
+  indexed!: number;
+}
+
+@ObjectType({ description: 'Embedded and indexed items against the total, per level, when the retrieval ran.' })
+export class RetrievalCoverage {
+  @Field(() => LevelCoverage)
+  documents!: LevelCoverage;
+
+  @Field(() => LevelCoverage)
+  passages!: LevelCoverage;
 }

@@ -1,0 +1,114 @@
+import { documents, flat, hierarchical, parallel } from './statements/dense';
+import { hybridFlat, hybridHierarchical } from './statements/hybrid';
+import { lexical, lexicalDocuments } from './statements/lexical';
+import type { Params } from './statements/params';
+import type { ModeStatement } from './statements/parts';
+import type { SearchInput } from './types';
+
+/** What a mode reads besides stored rows. */
+export interface ModeNeeds {
+  /** E_Q^φ(q), compared with document vectors. */
+  documentVector: boolean;
+  /** E_Q^ψ(q), compared with passage vectors. */
+  passageVector: boolean;
+  /** The question's text (BM25). */
+  text: boolean;
+}
+
+export interface ModeSpec {
+  /** One line: the GraphQL enum's description, the docs' mode table, the eval's legend. */
+  description: string;
+  needs: ModeNeeds;
+  /** Whether λ changes the ranking (the eval tunes λ for these). */
+  usesLambda: boolean;
+  /** Whether alpha (dense vs BM25 weight) changes the ranking. */
+  usesAlpha: boolean;
+  /** Whether `documents` holds a document stage (judged by document-stage recall in the eval). */
+  documentStage: boolean;
+  /** One SQL statement. */
+  build(s: SearchInput, p: Params, exact: boolean): ModeStatement;
+}
+
+const DENSE: ModeNeeds = { documentVector: true, passageVector: true, text: false };
+
+/**
+ * The retrieval modes, one entry each. The GraphQL enum, validation, the eval's mode list and the
+ * docs' mode table are derived from this table (test/modes.test.ts checks that they agree).
+ */
+export const MODES = {
+  HYBRID_HIERARCHICAL: {
+    description:
+      'Hybrid DHR (default): documents by summary vector fused with document BM25F (weight alpha), then their passages by passage vector fused with passage BM25; score = passage + λ·document.',
+    needs: { documentVector: true, passageVector: true, text: true },
+    usesLambda: true,
+    usesAlpha: true,
+    documentStage: true,
+    build: hybridHierarchical,
+  },
+  HIERARCHICAL: {
+    description: 'DHR serial: the top-k1 documents by summary vector (HNSW), then all their passages scored exactly; score = passage + λ·document.',
+    needs: DENSE,
+    usesLambda: true,
+    usesAlpha: false,
+    documentStage: true,
+    build: hierarchical,
+  },
+  PARALLEL: {
+    description: 'DHR para-rerank: the top max(k1, k2) passages by vector over the corpus, each fused with its document’s score.',
+    needs: DENSE,
+    usesLambda: true,
+    usesAlpha: false,
+    documentStage: false,
+    build: parallel,
+  },
+  FLAT: {
+    description: 'DPR baseline: the top k2 passages by vector over the corpus, no document score.',
+    needs: { documentVector: false, passageVector: true, text: false },
+    usesLambda: false,
+    usesAlpha: false,
+    documentStage: false,
+    build: flat,
+  },
+  DOCUMENTS: {
+    description: 'DHR-D alone: the top-k1 documents by summary vector; passages empty.',
+    needs: { documentVector: true, passageVector: false, text: false },
+    usesLambda: false,
+    usesAlpha: false,
+    documentStage: true,
+    build: documents,
+  },
+  LEXICAL: {
+    description: 'Okapi BM25 over each passage’s title path and text (English stemming); needs no encoder.',
+    needs: { documentVector: false, passageVector: false, text: true },
+    usesLambda: false,
+    usesAlpha: false,
+    documentStage: false,
+    build: lexical,
+  },
+  LEXICAL_DOCUMENTS: {
+    description: 'Document BM25F over summary and full text: the top-k1 documents; passages empty; needs no encoder.',
+    needs: { documentVector: false, passageVector: false, text: true },
+    usesLambda: false,
+    usesAlpha: false,
+    documentStage: true,
+    build: lexicalDocuments,
+  },
+  HYBRID: {
+    description: 'Flat hybrid: the union of the top max(k1, k2) passages by vector and by BM25, fused with weight alpha; no document stage.',
+    needs: { documentVector: false, passageVector: true, text: true },
+    usesLambda: false,
+    usesAlpha: true,
+    documentStage: false,
+    build: hybridFlat,
+  },
+} satisfies Record<string, ModeSpec>;
+
+export type RetrievalMode = keyof typeof MODES;
+export const RETRIEVAL_MODES = Object.keys(MODES) as RetrievalMode[];
+
+/** The mode a question gets when it names none (the best on both public sets: docs/eval). */
+export const DEFAULT_MODE: RetrievalMode = 'HYBRID_HIERARCHICAL';
+/** What the default falls back to on a server without encoders. */
+export const TEXT_ONLY_MODE: RetrievalMode = 'LEXICAL';
+
+export const needsVectors = (mode: RetrievalMode): boolean => MODES[mode].needs.documentVector || MODES[mode].needs.passageVector;

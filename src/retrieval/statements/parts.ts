@@ -1,0 +1,63 @@
+import type { RetrievalFilter, SearchInput } from '../types';
+import type { Params } from './params';
+
+/** What a mode's builder returns: the statement and the HNSW settings its stages need. */
+export interface ModeStatement {
+  sql: string;
+  /** hnsw.ef_search for the mode's ANN stage, when it has one (rows that stage returns). */
+  annRows?: number;
+}
+
+/** Filter on documents `d`, applied inside the SQL. */
+export function filterSql(p: Params, filter: RetrievalFilter | undefined): string {
+  if (!filter) return '';
+  const clauses: string[] = [];
+  if (filter.documentIds) clauses.push(`d.id = ANY(${p.add(filter.documentIds)}::int[])`);
+  if (filter.sources) clauses.push(`d.source = ANY(${p.add(filter.sources)}::text[])`);
+  if (filter.metadata) clauses.push(`d.metadata @> ${p.add(JSON.stringify(filter.metadata))}::jsonb`);
+  return clauses.map((c) => ` AND ${c}`).join('');
+}
+
+export const hasFilter = (f: RetrievalFilter | undefined) => !!f && (!!f.documentIds || !!f.sources || !!f.metadata);
+
+/** A join to documents `d` when a filter needs it. */
+export const filterJoin = (s: SearchInput, on: string) => (hasFilter(s.filter) ? ` JOIN documents d ON d.id = ${on}` : '');
+
+/**
+ * Ordering expression for an ANN stage. With `exact`, `+ 0` keeps the planner off the index, so
+ * every candidate is scored (sequential scan).
+ */
+export function distance(column: string, dim: number, query: string, exact: boolean): string {
+  return `(${column}::vector(${dim}) <#> ${query}::vector(${dim}))${exact ? ' + 0' : ''}`;
+}
+
+/** Inner product of a stored vector with the question (pgvector's `<#>` is its negative). */
+export const innerProduct = (column: string, dim: number, query: string) => `-(${column}::vector(${dim}) <#> ${query}::vector(${dim}))`;
+
+/**
+ * Min-max normalization over the stage's candidates (window over the whole CTE), so the dense
+ * and lexical scales meet in [0, 1] on every corpus; a missing score (no vector yet) counts as the
+ * stage's minimum. When every candidate has the same score, the signal cannot tell them apart: 0.
+ */
+export const minMax = (column: string) =>
+  `coalesce(CASE WHEN max(${column}) OVER () > min(${column}) OVER ()
+     THEN (${column} - min(${column}) OVER ()) / (max(${column}) OVER () - min(${column}) OVER ()) ELSE 0 END, 0)`;
+
+/**
+ * Every ranked CTE (`from`) has these columns: passage_id, document_id, score, passage_score,
+ * document_score, dense_score, lexical_score, document_dense, document_lexical.
+ */
+export const PASSAGES_JSON = (from: string, limit: string) => `(SELECT coalesce(json_agg(json_build_object(
+    'passageId', passage_id, 'documentId', document_id, 'score', score,
+    'passageScore', passage_score, 'documentScore', document_score,
+    'denseScore', dense_score, 'lexicalScore', lexical_score,
+    'documentDenseScore', document_dense, 'documentLexicalScore', document_lexical) ORDER BY score DESC, passage_id), '[]'::json)
+  FROM (SELECT * FROM ${from} ORDER BY score DESC, passage_id LIMIT ${limit}) top)`;
+
+/** Documents CTEs have document_id, document_score, document_dense, document_lexical. */
+export const DOCUMENTS_JSON = (from: string) => `(SELECT coalesce(json_agg(json_build_object(
+    'documentId', document_id, 'score', document_score, 'denseScore', document_dense, 'lexicalScore', document_lexical)
+    ORDER BY document_score DESC, document_id), '[]'::json) FROM ${from})`;
+
+export const NO_PASSAGES = `'[]'::json`;
+export const NO_DOCUMENTS = `'[]'::json`;

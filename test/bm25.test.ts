@@ -1,0 +1,386 @@
+import type { Encoder } from '../src/encoders/types';
+import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
+import { retrieve } from '../src/retrieval/retrieve';
+import { search } from '../src/retrieval/search';
+import type { VectorSearch } from '../src/retrieval/sql';
+import { DEFAULT_BM25, type Bm25Settings } from '../src/retrieval/types';
+import type { Database } from '../src/store/db';
+import { registerModel, vectorLiteral, type EmbeddingModelRow } from '../src/store/embeddings';
+import { ingestDocuments } from '../src/store/ingest';
+import { indexLexical } from '../src/store/lexical';
+import { PgliteDatabase } from '../src/store/pglite';
+import { migrate } from '../src/store/migrate';
+import { prng } from '../src/testing/prng';
+import { createTestDatabase, type TestDatabase } from './helpers/database';
+
+/**
+ * Okapi BM25 (passages) and BM25F (documents) against brute force computed here from the raw
+ * tsvectors PostgreSQL's English analysis produced: term frequencies, document frequencies,
+ * lengths and idf all counted in JS, never read from the postings or statistics tables. Then the
+ * hybrid modes against brute force over synthetic vectors and that BM25.
+ */
+
+const WORDS = ['river', 'capital', 'bridge', 'museum', 'harbour', 'mountain', 'castle', 'railway', 'festival', 'island', 'forest', 'market'];
+
+function corpus(seed: number, documents: number) {
+  const rand = prng(seed);
+  const pick = () => WORDS[Math.floor(rand() * WORDS.length)];
+  const sentence = (n: number) => Array.from({ length: n }, pick).join(' ') + '.';
+  return Array.from({ length: documents }, (_, i) => ({
+    key: `d${i}`,
+    title: `Place ${i} ${pick()}`,
+    abstract: sentence(3 + Math.floor(rand() * 6)),
+    source: i % 2 === 0 ? 'even' : 'odd',
+    sections: Array.from({ length: 2 + (i % 3) }, (_, s) => ({
+      title: s % 2 === 0 ? pick() : 'Details',
+      // lengths from 2 to ~40 words, so length normalization matters
+      text: Array.from({ length: 1 + Math.floor(rand() * 4) }, () => sentence(2 + Math.floor(rand() * 10))).join(' '),
+    })),
+  }));
+}
+
+/** Lexeme → occurrences, from a tsvector's text form ('capit':3,7 'river':1). */
+function parseTsvector(text: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const m of text.matchAll(/'((?:[^']|'')+)'(?::([\d,A-D]+))?/g)) out.set(m[1].replace(/''/g, "'"), m[2] ? m[2].split(',').length : 1);
+  return out;
+}
+
+interface Item {
+  id: number;
+  documentId: number;
+  terms: Map<string, number>;
+  summary?: Map<string, number>;
+}
+
+const sum = (m: Map<string, number> | undefined) => [...(m?.values() ?? [])].reduce((a, b) => a + b, 0);
+
+async function loadItems(db: Database) {
+  const passages = (await db.query<{ id: number; document_id: number; search: string }>(
+    'SELECT id, document_id, search::text AS search FROM passages WHERE search IS NOT NULL ORDER BY id',
+  )).map((r): Item => ({ id: r.id, documentId: r.document_id, terms: parseTsvector(r.search) }));
+  const docs = (await db.query<{ id: number; summary: string }>(
+    `SELECT id, to_tsvector('english', summary)::text AS summary FROM documents ORDER BY id`,
+  )).map((r): Item => {
+    const terms = new Map<string, number>();
+    for (const p of passages) if (p.documentId === r.id) for (const [t, n] of p.terms) terms.set(t, (terms.get(t) ?? 0) + n);
+    return { id: r.id, documentId: r.id, terms, summary: parseTsvector(r.summary) };
+  });
+  return { passages, docs };
+}
+
+async function questionTerms(db: Database, question: string): Promise<string[]> {
+  const rows = await db.query<{ t: string }>(`SELECT DISTINCT unnest(tsvector_to_array(to_tsvector('english', $1))) AS t`, [question]);
+  return rows.map((r) => r.t);
+}
+
+/** BM25 with Lucene's idf; documents as BM25F: tf = body + w·summary, length likewise. */
+function bm25(items: Item[], terms: string[], p: Bm25Settings): Map<number, number> {
+  const w = p.summaryWeight;
+  const tf = (item: Item, t: string) => (item.terms.get(t) ?? 0) + w * (item.summary?.get(t) ?? 0);
+  const len = (item: Item) => sum(item.terms) + w * sum(item.summary);
+  const n = items.length;
+  const avgdl = items.reduce((a, i) => a + len(i), 0) / n;
+  const scores = new Map<number, number>();
+  for (const t of terms) {
+    const df = items.filter((i) => tf(i, t) > 0).length;
+    if (df === 0) continue;
+    const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+    for (const i of items) {
+      const f = tf(i, t);
+      if (f === 0) continue;
+      const s = (idf * f * (p.k1 + 1)) / (f + p.k1 * (1 - p.b + (p.b * len(i)) / avgdl));
+      scores.set(i.id, (scores.get(i.id) ?? 0) + s);
+    }
+  }
+  return scores;
+}
+
+const ranked = (scores: Map<number, number>) => [...scores].sort((a, b) => b[1] - a[1] || a[0] - b[0]);
+
+const textOnly = (over: Partial<VectorSearch>): VectorSearch => ({
+  mode: 'LEXICAL',
+  documentModel: { id: 0, dimension: 1 },
+  passageModel: { id: 0, dimension: 1 },
+  k1: 1000,
+  k2: 1000,
+  lambda: 1,
+  ...over,
+});
+
+const QUESTIONS = ['Which river flows past the castle?', 'capital museum', 'the railway bridge over the river to the island', 'mountain festival market forest'];
+
+async function load(db: Database, docs: ReturnType<typeof corpus>) {
+  await ingestDocuments(db, docs, DEFAULT_INGEST_OPTIONS);
+  await indexLexical(db);
+}
+
+/**
+ * Same length, the same score at every rank, and every returned item's own score as computed
+ * here (so items may trade places only where their scores tie within float4 rounding).
+ */
+function expectScores<Id>(actual: { id: Id; score: number }[], expected: [Id, number][], k: number) {
+  const top = expected.slice(0, k);
+  const close = (a: number, b: number) => Math.abs(a - b) < 1e-4 * Math.max(1, Math.abs(b));
+  expect(actual).toHaveLength(top.length);
+  const byId = new Map(expected);
+  actual.forEach((a, i) => {
+    if (!close(a.score, top[i][1])) expect({ rank: i + 1, id: a.id, score: a.score }).toEqual({ rank: i + 1, id: top[i][0], score: top[i][1] });
+    if (!close(a.score, byId.get(a.id) ?? NaN)) expect({ id: a.id, score: a.score }).toEqual({ id: a.id, score: byId.get(a.id) });
+  });
+  const differ = actual.filter((a, i) => a.id !== top[i][0]);
+  for (const a of differ) expect(close(a.score, top[actual.indexOf(a)][1])).toBe(true);
+}
+
+describe('BM25 against brute force', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    await load(t.db, corpus(3, 30));
+  });
+  afterAll(() => t.drop());
+
+  const check = async (settings: Bm25Settings, exact: boolean) => {
+    const { passages, docs } = await loadItems(t.db);
+    for (const q of QUESTIONS) {
+      const terms = await questionTerms(t.db, q);
+      const lexical = await search(t.db, textOnly({ mode: 'LEXICAL', questionText: q, bm25: settings, exact }));
+      const expectedPassages = ranked(bm25(passages, terms, settings));
+      expect(expectedPassages.length).toBeGreaterThan(5);
+      // every passage with a score, every score
+      expectScores(lexical.passages.map((p) => ({ id: p.passageId, score: p.score })), expectedPassages, 1000);
+      for (const p of lexical.passages) expect(p.lexicalScore).toBeCloseTo(p.score, 9);
+      const documents = await search(t.db, textOnly({ mode: 'LEXICAL_DOCUMENTS', questionText: q, bm25: settings, exact }));
+      expectScores(documents.documents.map((d) => ({ id: d.documentId, score: d.score })), ranked(bm25(docs, terms, settings)), 1000);
+    }
+  };
+
+  it('scores every passage and document as computed here (defaults; exact and bounded paths)', async () => {
+    await check(DEFAULT_BM25, true);
+    await check(DEFAULT_BM25, false);
+  });
+
+  it('follows k1, b and the summary weight', async () => {
+    await check({ ...DEFAULT_BM25, k1: 0.6, b: 0.3, summaryWeight: 3 }, true);
+    await check({ ...DEFAULT_BM25, k1: 2, b: 1, summaryWeight: 0 }, false);
+  });
+
+  it('keeps the statistics right through delete and re-ingest (maintained with the rows, no rescan)', async () => {
+    await t.db.query(`DELETE FROM documents WHERE key IN ('d0', 'd7')`);
+    const changed = corpus(11, 30).slice(3, 6); // new text under keys d3..d5
+    await load(t.db, changed);
+    const { passages, docs } = await loadItems(t.db);
+    const [p, d] = await t.db.query<{ level: string; items: number; total_length: number; total_summary: number }>(
+      'SELECT level, items::int, total_length, total_summary FROM bm25_stats ORDER BY level DESC',
+    );
+    expect(p).toMatchObject({ level: 'p', items: passages.length, total_length: passages.reduce((a, i) => a + sum(i.terms), 0) });
+    expect(d).toMatchObject({ level: 'd', items: docs.length, total_length: docs.reduce((a, i) => a + sum(i.terms), 0) });
+    expect(d.total_summary).toBe(docs.reduce((a, i) => a + sum(i.summary), 0));
+    const df = await t.db.query<{ level: string; lexeme: string; df: number }>('SELECT level, lexeme, df FROM bm25_terms WHERE df > 0 ORDER BY 1, 2');
+    const expectedDf = (items: Item[], level: string) => {
+      const counts = new Map<string, number>();
+      for (const i of items) for (const term of new Set([...i.terms.keys(), ...(i.summary?.keys() ?? [])])) counts.set(term, (counts.get(term) ?? 0) + 1);
+      return [...counts].map(([lexeme, n]) => ({ level, lexeme, df: n }));
+    };
+    const sortKey = (r: { level: string; lexeme: string }) => `${r.level} ${r.lexeme}`;
+    expect(df.map((r) => ({ ...r })).sort((a, b) => sortKey(a).localeCompare(sortKey(b)))).toEqual(
+      [...expectedDf(docs, 'd'), ...expectedDf(passages, 'p')].sort((a, b) => sortKey(a).localeCompare(sortKey(b))),
+    );
+    await check(DEFAULT_BM25, true);
+  });
+
+  it('bounds the postings read per term and still scores what it returns exactly', async () => {
+    const { passages } = await loadItems(t.db);
+    const q = QUESTIONS[2];
+    const expected = new Map(bm25(passages, await questionTerms(t.db, q), DEFAULT_BM25));
+    const bounded = await search(t.db, textOnly({ mode: 'LEXICAL', questionText: q, k2: 5, bm25: { termCap: 3 } }));
+    expect(bounded.passages.length).toBeGreaterThan(0);
+    for (const r of bounded.passages) expect(Math.abs(r.score - expected.get(r.passageId)!)).toBeLessThan(1e-4);
+  });
+
+  it('applies filters inside BM25', async () => {
+    const { passages } = await loadItems(t.db);
+    const even = new Set((await t.db.query<{ id: number }>(`SELECT id FROM documents WHERE source = 'even'`)).map((r) => r.id));
+    const q = QUESTIONS[0];
+    const expected = ranked(bm25(passages, await questionTerms(t.db, q), DEFAULT_BM25)).filter(([id]) => even.has(passages.find((p) => p.id === id)!.documentId));
+    for (const exact of [true, false]) {
+      const r = await search(t.db, textOnly({ mode: 'LEXICAL', questionText: q, k2: 8, filter: { sources: ['even'] }, exact }));
+      expectScores(r.passages.map((p) => ({ id: p.passageId, score: p.score })), expected, 8);
+    }
+  });
+
+  it('answers a question of only stop words with nothing and a warning, not an SQL error', async () => {
+    const r = await retrieve(t.db, undefined, { question: 'the of and ?!', k1: 10, k2: 10, lambda: 1, mode: 'LEXICAL' });
+    expect(r.passages).toEqual([]);
+    expect(r.warnings.join(' ')).toMatch(/no words BM25 can use/);
+  });
+
+  it('ranks the same on PGlite as on this database', async () => {
+    const other = await PgliteDatabase.open();
+    try {
+      await migrate(other);
+      const fresh = await createTestDatabase();
+      try {
+        for (const db of [fresh.db, other]) await load(db, corpus(5, 12));
+        // Ids depend on the order concurrent ingests commit: compare by document key and passage ordinal.
+        const names = async (db: Database) =>
+          new Map(
+            (await db.query<{ id: number; name: string }>(
+              `SELECT p.id, d.key || ':' || p.ordinal AS name FROM passages p JOIN documents d ON d.id = p.document_id`,
+            )).map((r) => [r.id, r.name]),
+          );
+        const docNames = async (db: Database) => new Map((await db.query<{ id: number; key: string }>('SELECT id, key FROM documents')).map((r) => [r.id, r.key]));
+        const [pa, pb, da, db_] = await Promise.all([names(fresh.db), names(other), docNames(fresh.db), docNames(other)]);
+        for (const q of QUESTIONS) {
+          for (const mode of ['LEXICAL', 'LEXICAL_DOCUMENTS'] as const) {
+            const [a, b] = await Promise.all([fresh.db, other].map((db) => search(db, textOnly({ mode, questionText: q }))));
+            expect(a.passages.length).toBeGreaterThan(mode === 'LEXICAL' ? 0 : -1);
+            expectScores(
+              a.passages.map((p) => ({ id: pa.get(p.passageId)!, score: p.score })) ,
+              b.passages.map((p) => [pb.get(p.passageId)!, p.score]) ,
+              1000,
+            );
+            expectScores(
+              a.documents.map((d) => ({ id: da.get(d.documentId)!, score: d.score })) ,
+              b.documents.map((d) => [db_.get(d.documentId)!, d.score]) ,
+              1000,
+            );
+          }
+        }
+      } finally {
+        await fresh.drop();
+      }
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+/** A registry entry for synthetic vectors: nothing is encoded through it. */
+function syntheticModel(name: string, dimension: number): Encoder {
+  return {
+    name,
+    runtime: 'onnxruntime-node',
+    dimension,
+    checksum: name.padEnd(64, '0'),
+    normalized: true,
+    maxTokens: () => 128,
+    encode: () => Promise.reject(new Error('synthetic model: vectors are inserted directly')),
+    close: async () => undefined,
+  };
+}
+
+const DIM = 8;
+const unit = (v: number[]) => {
+  const n = Math.hypot(...v);
+  return Float32Array.from(v.map((x) => x / n));
+};
+const dot = (a: ArrayLike<number>, b: ArrayLike<number>) => Array.from(a).reduce((s, x, i) => s + x * b[i], 0);
+
+/** Min-max over the candidates, a missing score counting as the minimum; all equal → 0. */
+function minMax(values: (number | undefined)[]): number[] {
+  const present = values.filter((v): v is number => v !== undefined);
+  const lo = Math.min(...present);
+  const hi = Math.max(...present);
+  return values.map((v) => (v === undefined || !(hi > lo) ? 0 : (v - lo) / (hi - lo)));
+}
+
+describe('hybrid modes against brute force', () => {
+  let t: TestDatabase;
+  let model: EmbeddingModelRow;
+  const docVec = new Map<number, Float32Array>();
+  const passageVec = new Map<number, Float32Array>();
+  const rand = prng(17);
+  const randomUnit = () => unit(Array.from({ length: DIM }, () => rand() - 0.5));
+
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    await load(t.db, corpus(9, 40));
+    model = await registerModel(t.db, syntheticModel('synthetic-hybrid', DIM));
+    const docs = await t.db.query<{ id: number }>('SELECT id FROM documents ORDER BY id');
+    const passages = await t.db.query<{ id: number; document_id: number }>('SELECT id, document_id FROM passages ORDER BY id');
+    // Some documents and passages stay unembedded: they must still be found through BM25.
+    for (const d of docs) if (d.id % 5 !== 0) docVec.set(d.id, randomUnit());
+    for (const p of passages) if (p.id % 4 !== 0) passageVec.set(p.id, randomUnit());
+    await t.db.query(
+      `INSERT INTO document_embeddings (model_id, document_id, content_hash, embedding)
+       SELECT $1, u.id, d.content_hash, u.v::vector FROM unnest($2::int[], $3::text[]) AS u(id, v) JOIN documents d ON d.id = u.id`,
+      [model.id, [...docVec.keys()], [...docVec.values()].map((v) => vectorLiteral(v))],
+    );
+    const byId = new Map(passages.map((p) => [p.id, p.document_id]));
+    await t.db.query(
+      `INSERT INTO passage_embeddings (model_id, passage_id, document_id, embedding)
+       SELECT $1, u.id, u.doc, u.v::vector FROM unnest($2::int[], $3::int[], $4::text[]) AS u(id, doc, v)`,
+      [model.id, [...passageVec.keys()], [...passageVec.keys()].map((id) => byId.get(id)), [...passageVec.values()].map((v) => vectorLiteral(v))],
+    );
+  });
+  afterAll(() => t.drop());
+
+  it('HYBRID_HIERARCHICAL: both stages fused as specified, score = passage + λ·document', async () => {
+    const { passages, docs } = await loadItems(t.db);
+    const allPassages = await t.db.query<{ id: number; document_id: number }>('SELECT id, document_id FROM passages ORDER BY id');
+    for (const [q, k1, k2, lambda, alpha] of [
+      [QUESTIONS[0], 5, 10, 1, 0.3],
+      [QUESTIONS[1], 3, 40, 0.5, 0.7],
+      [QUESTIONS[2], 8, 6, 2, 0],
+      [QUESTIONS[3], 4, 12, 1, 1],
+    ] as const) {
+      const terms = await questionTerms(t.db, q);
+      const qd = randomUnit();
+      const qp = randomUnit();
+      // Stage 1: union of the top k1 by vector and by BM25F, each scored by both, fused.
+      const docBm25 = bm25(docs, terms, DEFAULT_BM25);
+      const dense = [...docVec].map(([id, v]) => [id, dot(qd, v)] as [number, number]);
+      const candidates = new Set([...ranked(new Map(dense)).slice(0, k1), ...ranked(docBm25).slice(0, k1)].map(([id]) => id));
+      const cands = [...candidates];
+      const dn = minMax(cands.map((id) => (docVec.has(id) ? dot(qd, docVec.get(id)!) : undefined)));
+      const ln = minMax(cands.map((id) => docBm25.get(id) ?? 0));
+      const docScores = new Map(cands.map((id, i) => [id, alpha * dn[i] + (1 - alpha) * ln[i]]));
+      const topDocs = ranked(docScores).slice(0, k1);
+      const chosen = new Map(topDocs);
+      // Stage 2: every passage of those documents, fused over that set.
+      const ps = allPassages.filter((p) => chosen.has(p.document_id));
+      const passageBm25 = bm25(passages, terms, DEFAULT_BM25);
+      const pdn = minMax(ps.map((p) => (passageVec.has(p.id) ? dot(qp, passageVec.get(p.id)!) : undefined)));
+      const pln = minMax(ps.map((p) => passageBm25.get(p.id) ?? 0));
+      const expected = ranked(new Map(ps.map((p, i) => [p.id, alpha * pdn[i] + (1 - alpha) * pln[i] + lambda * chosen.get(p.document_id)!])));
+
+      const r = await search(t.db, {
+        mode: 'HYBRID_HIERARCHICAL', documentModel: model, passageModel: model, questionForDocuments: qd, questionForPassages: qp,
+        questionText: q, k1, k2, lambda, alpha, exact: true,
+      });
+      expectScores(r.documents.map((d) => ({ id: d.documentId, score: d.score })), topDocs, k1);
+      expectScores(r.passages.map((p) => ({ id: p.passageId, score: p.score })), expected, k2);
+      for (const p of r.passages) {
+        expect(p.score).toBeCloseTo(p.passageScore! + lambda * p.documentScore!, 9);
+        expect(p.denseScore === null).toBe(!passageVec.has(p.passageId));
+        expect(p.lexicalScore).toBeCloseTo(passageBm25.get(p.passageId) ?? 0, 4);
+        expect(p.documentLexicalScore).toBeCloseTo(docBm25.get(p.documentId) ?? 0, 4);
+      }
+    }
+  });
+
+  it('HYBRID (flat): the union of both top lists, fused', async () => {
+    const { passages } = await loadItems(t.db);
+    const docOf = new Map(passages.map((p) => [p.id, p.documentId]));
+    for (const [q, k1, k2, alpha] of [
+      [QUESTIONS[0], 5, 10, 0.3],
+      [QUESTIONS[3], 20, 7, 0.6],
+    ] as const) {
+      const terms = await questionTerms(t.db, q);
+      const qp = randomUnit();
+      const n = Math.max(k1, k2);
+      const pBm25 = bm25(passages, terms, DEFAULT_BM25);
+      const dense = new Map([...passageVec].map(([id, v]) => [id, dot(qp, v)]));
+      const cands = [...new Set([...ranked(dense).slice(0, n), ...ranked(pBm25).slice(0, n)].map(([id]) => id))];
+      const dn = minMax(cands.map((id) => dense.get(id)));
+      const ln = minMax(cands.map((id) => pBm25.get(id) ?? 0));
+      const expected = ranked(new Map(cands.map((id, i) => [id, alpha * dn[i] + (1 - alpha) * ln[i]])));
+      const r = await search(t.db, {
+        mode: 'HYBRID', documentModel: model, passageModel: model, questionForPassages: qp, questionText: q, k1, k2, lambda: 1, alpha, exact: true,
+      });
+      expectScores(r.passages.map((p) => ({ id: p.passageId, score: p.score })), expected, k2);
+      for (const p of r.passages) expect(p.documentId).toBe(docOf.get(p.passageId));
+    }
+  });
+});
