@@ -1,7 +1,6 @@
 import { resolve } from 'node:path';
 import { DEFAULT_MODEL, type EncoderSpec } from './encoders/spec';
 import { DEFAULT_INGEST_OPTIONS, type IngestOptions } from './ingest/types';
-import { DEFAULT_ALPHA } from './retrieval/retrieve';
 import { DEFAULT_BM25, DEFAULT_EF_FACTOR, DEFAULT_MAX_SCAN_TUPLES, ITERATIVE_SCANS, type Bm25Settings, type IterativeScan } from './retrieval/types';
 
 /** Settings from the environment; every one has a default so the embedded demo needs none. */
@@ -42,8 +41,8 @@ export interface Config {
   maxScanTuples: number;
   /** Okapi BM25's k1 and b, the summary's weight in document BM25F, postings read per question term. */
   bm25: Bm25Settings;
-  /** Weight of the dense score in the hybrid modes when a question gives none. */
-  alpha: number;
+  /** Weight of the dense score in the hybrid modes when a question gives none (unset: each mode's tuned default). */
+  alpha?: number;
   /** public: queries need no key; key: every operation needs a valid key (reader or admin). */
   readAccess: ReadAccess;
   /** Deepest field nesting an operation may have (introspection fields not counted). */
@@ -85,7 +84,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       summaryWeight: numberSetting(env, 'BM25_SUMMARY_WEIGHT', DEFAULT_BM25.summaryWeight, 0, 100),
       termCap: intSetting(env, 'BM25_TERM_CAP', DEFAULT_BM25.termCap, 1, 100_000_000),
     },
-    alpha: numberSetting(env, 'HYBRID_ALPHA', DEFAULT_ALPHA, 0, 1),
+    alpha: env.HYBRID_ALPHA ? numberSetting(env, 'HYBRID_ALPHA', 0, 0, 1) : undefined,
     jobWorkers: intSetting(env, 'JOB_WORKERS', 1, 0, 64),
     jobBatchSize: intSetting(env, 'JOB_BATCH_SIZE', 32, 1, 4096),
     jobPollMs: intSetting(env, 'JOB_POLL_MS', 1000, 10, 600_000),

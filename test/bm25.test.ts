@@ -319,21 +319,34 @@ describe('hybrid modes against brute force', () => {
   it('HYBRID_HIERARCHICAL: both stages fused as specified, score = passage + λ·document', async () => {
     const { passages, docs } = await loadItems(t.db);
     const allPassages = await t.db.query<{ id: number; document_id: number }>('SELECT id, document_id FROM passages ORDER BY id');
-    for (const [q, k1, k2, lambda, alpha] of [
-      [QUESTIONS[0], 5, 10, 1, 0.3],
-      [QUESTIONS[1], 3, 40, 0.5, 0.7],
-      [QUESTIONS[2], 8, 6, 2, 0],
-      [QUESTIONS[3], 4, 12, 1, 1],
+    for (const [q, k1, k2, lambda, alpha, share] of [
+      [QUESTIONS[0], 5, 10, 1, 0.3, 1],
+      [QUESTIONS[1], 3, 40, 0.5, 0.7, 0.5],
+      [QUESTIONS[2], 8, 6, 2, 0, 0],
+      [QUESTIONS[3], 4, 12, 1, 1, 0.25],
+      [QUESTIONS[0], 6, 9, 1, 0.6, 0],
     ] as const) {
       const terms = await questionTerms(t.db, q);
       const qd = randomUnit();
       const qp = randomUnit();
-      // Stage 1: union of the top k1 by vector and by BM25F, each scored by both, fused.
+      // Stage 1: union of the top k1 by summary vector, by BM25F and (share < 1) by best passage
+      // among the top max(k1, k2) passages by vector; each scored by all, fused.
       const docBm25 = bm25(docs, terms, DEFAULT_BM25);
       const dense = [...docVec].map(([id, v]) => [id, dot(qd, v)] as [number, number]);
-      const candidates = new Set([...ranked(new Map(dense)).slice(0, k1), ...ranked(docBm25).slice(0, k1)].map(([id]) => id));
+      const passageHits = ranked(new Map([...passageVec].map(([id, v]) => [id, dot(qp, v)]))).slice(0, Math.max(k1, k2));
+      const best = new Map<number, number>();
+      for (const [id, score] of passageHits) {
+        const doc = allPassages.find((p) => p.id === id)!.document_id;
+        best.set(doc, Math.max(best.get(doc) ?? -Infinity, score));
+      }
+      const candidates = new Set(
+        [...ranked(new Map(dense)).slice(0, k1), ...ranked(docBm25).slice(0, k1), ...(share < 1 ? ranked(best).slice(0, k1) : [])].map(([id]) => id),
+      );
       const cands = [...candidates];
-      const dn = minMax(cands.map((id) => (docVec.has(id) ? dot(qd, docVec.get(id)!) : undefined)));
+      const sn = minMax(cands.map((id) => (docVec.has(id) ? dot(qd, docVec.get(id)!) : undefined)));
+      const bn = minMax(cands.map((id) => (share < 1 ? best.get(id) : undefined)));
+      // the combined dense part is normalized again before it meets BM25F, as every signal is
+      const dn = minMax(cands.map((_, i) => share * sn[i] + (1 - share) * bn[i]));
       const ln = minMax(cands.map((id) => docBm25.get(id) ?? 0));
       const docScores = new Map(cands.map((id, i) => [id, alpha * dn[i] + (1 - alpha) * ln[i]]));
       const topDocs = ranked(docScores).slice(0, k1);
@@ -347,7 +360,7 @@ describe('hybrid modes against brute force', () => {
 
       const r = await search(t.db, {
         mode: 'HYBRID_HIERARCHICAL', documentModel: model, passageModel: model, questionForDocuments: qd, questionForPassages: qp,
-        questionText: q, k1, k2, lambda, alpha, exact: true,
+        questionText: q, k1, k2, lambda, alpha, summaryShare: share, exact: true,
       });
       expectScores(r.documents.map((d) => ({ id: d.documentId, score: d.score })), topDocs, k1);
       expectScores(r.passages.map((p) => ({ id: p.passageId, score: p.score })), expected, k2);

@@ -218,7 +218,14 @@ async function ingest(config: Config, args: string[]): Promise<number> {
 async function evalCommand(config: Config, args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
-    options: { dataset: { type: 'string' }, out: { type: 'string' }, cache: { type: 'string' }, 'k1-sweep': { type: 'string' } },
+    options: {
+      dataset: { type: 'string' },
+      out: { type: 'string' },
+      cache: { type: 'string' },
+      'k1-sweep': { type: 'string' },
+      'reuse-corpus': { type: 'boolean' },
+      'update-docs': { type: 'boolean' },
+    },
   });
   if (!values.dataset) {
     console.error('eval: give --dataset pydocs or --dataset factbook');
@@ -233,7 +240,9 @@ async function evalCommand(config: Config, args: string[]): Promise<number> {
   const written = await runEvaluation({
     dataset: values.dataset,
     cacheDir: path.resolve(values.cache ?? path.join(root, '.cache', 'datasets')),
-    outDir: path.resolve(values.out ?? path.join(root, 'docs', 'eval')),
+    // The committed report changes only when asked for; other runs write under .cache/.
+    outDir: path.resolve(values.out ?? (values['update-docs'] ? path.join(root, 'docs', 'eval') : path.join(root, '.cache', 'eval'))),
+    corpusCacheDir: values['reuse-corpus'] ? path.join(root, '.cache', 'eval-corpus') : undefined,
     k1: 100,
     k2: 100,
     k1Sweep,

@@ -1,16 +1,20 @@
 /**
- * The evaluation protocol: λ tuned on the dev split (HIERARCHICAL, DHR §5.3), then every mode on
- * the test split at that λ, a k1 sweep on the test split, and failure examples.
+ * The evaluation protocol. On the dev split: λ for HIERARCHICAL (DHR §5.3), alpha then λ for the
+ * hybrid modes, BM25's k1 and b, and the summary weight of document BM25F — reported, so the
+ * product's defaults can be chosen on dev splits only. On the test split: every mode of the
+ * table at the product's defaults (HIERARCHICAL and PARALLEL at the dev λ, as in the paper), the
+ * default mode at this set's own dev-best settings, a k1 sweep, and failure examples.
  */
-import { RETRIEVAL_MODES, type RetrievalMode } from '../retrieval/modes';
+import { DEFAULT_MODE, MODES, RETRIEVAL_MODES, type RetrievalMode } from '../retrieval/modes';
+import { DEFAULT_BM25, type Bm25Settings } from '../retrieval/types';
 import { runQuestions, type Corpus, type QuestionOutcome, type RunParams } from './run';
-import { scoreOutcomes, targetRank, targetScores, type Scores, type Target } from './scores';
+import { scoreOutcomes, targetRank, targetScores, type RankScores, type Scores, type Target } from './scores';
 import { splitOf } from './split';
 import { bestLambda, coarseGrid, fineGrid, type LambdaPoint } from './sweep';
 import type { EvalDataset, EvalQuestion } from './types';
 
 export interface EvalSettings {
-  /** k1 for the mode comparison and the λ sweep (the API default). */
+  /** k1 for the mode comparison and the sweeps (the API default). */
   k1: number;
   /** Passages retrieved: the largest k reported. */
   k2: number;
@@ -23,28 +27,48 @@ export interface FailureExample {
   gold: string[];
   /** Rank of the judged target per mode (null: not in the top k2). */
   ranks: Partial<Record<RetrievalMode, number | null>>;
-  /** HIERARCHICAL's first results. */
-  hierarchicalTop: string[];
+  /** The default mode's first results. */
+  defaultTop: string[];
   /** The first result of the mode that found it. */
   foundBy?: { mode: RetrievalMode; result: string };
+}
+
+/** One point of a dev sweep: the parameters tried and what they scored. */
+export interface SweepPoint {
+  params: Record<string, number>;
+  top: Record<string, number>;
+  mrr20: number;
+}
+
+export interface Sweep {
+  mode: RetrievalMode;
+  /** What was varied, and what was judged (target Top-k, or document-stage recall). */
+  varied: string;
+  judged: string;
+  points: SweepPoint[];
+  best: SweepPoint;
 }
 
 export interface EvalOutcome {
   target: Target;
   split: { dev: number; test: number };
   lambdaSweep: LambdaPoint[];
+  /** HIERARCHICAL's λ, chosen on dev. */
   lambda: number;
-  /** Test-split scores per mode at the chosen λ. */
+  /** The dev sweeps of the hybrid and BM25 settings. */
+  sweeps: Sweep[];
+  /** Test-split scores per mode: product defaults (HIERARCHICAL, PARALLEL at the dev λ). */
   modes: Partial<Record<RetrievalMode, Scores>>;
+  /** The parameters each mode ran with on the test split. */
+  modeParams: Partial<Record<RetrievalMode, Omit<RunParams, 'mode'>>>;
+  /** The default mode on the test split at this set's own dev-best alpha and λ. */
+  defaultAtDevBest: { params: Omit<RunParams, 'mode'>; scores: Scores };
   /** The same at λ = 1 for the λ-dependent modes, to show what tuning bought. */
   modesAtLambda1: Partial<Record<RetrievalMode, Scores>>;
   k1Sweep: Array<{ k1: number; scores: Scores }>;
   losses: FailureExample[];
   wins: FailureExample[];
 }
-
-/** The modes whose ranking depends on λ. */
-const FUSED: RetrievalMode[] = ['HIERARCHICAL', 'PARALLEL', 'HYBRID'];
 
 const describe = (r: { documentKey: string; titlePath: string[]; text: string }): string => {
   const where = r.titlePath.length > 0 ? r.titlePath.join(' › ') : r.documentKey;
@@ -57,82 +81,181 @@ function goldOf(q: EvalQuestion, target: Target): string[] {
   return q.goldDocuments;
 }
 
+/** What a mode is judged by: document-only modes by their documents, the rest by the set's target. */
+export const judged = (s: Scores, mode: RetrievalMode, target: Target): RankScores | null =>
+  MODES[mode].documentsOnly ? (target === 'document' ? s.document : null) : targetScores(s, target);
+
+/**
+ * Best by Top-20, then MRR@20, then the earlier point (grids list the plain default first); a
+ * document stage by what it hands on (recall at k1 = 100), then Top-20.
+ */
+function bestPoint(points: SweepPoint[], stage = false): SweepPoint {
+  const by = (a: SweepPoint, b: SweepPoint) => b.top['20'] - a.top['20'] || b.mrr20 - a.mrr20;
+  return [...points].sort((a, b) => (stage ? b.top['100'] - a.top['100'] : 0) || by(a, b))[0];
+}
+
+const ALPHAS = [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1];
+const HYBRID_LAMBDAS = [0, 0.25, 0.5, 0.75, 1, 1.5, 2];
+const SUMMARY_SHARES = [1, 0.5, 0];
+const STAGE_ALPHAS = [0.2, 0.4, 0.6];
+const SUMMARY_WEIGHTS = [0, 0.5, 1, 2, 3, 5];
+const BM25_K1 = [0.9, 1.2, 1.6, 2];
+const BM25_B = [0.4, 0.6, 0.75, 0.9];
+
 export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: EvalSettings): Promise<EvalOutcome> {
   const target: Target = dataset.questions.some((q) => q.answers) ? 'answer' : 'document';
   const dev = dataset.questions.filter((q) => splitOf(q.id) === 'dev');
   const test = dataset.questions.filter((q) => splitOf(q.id) === 'test');
   const { log } = settings;
   log(`questions: ${dev.length} dev, ${test.length} test; judged by ${target} Top-20`);
-  const params = (mode: RetrievalMode, lambda: number, k1 = settings.k1): RunParams => ({ mode, k1, k2: settings.k2, lambda });
+  const defaults = (mode: RetrievalMode): Omit<RunParams, 'mode'> => {
+    const d: { lambda: number; alpha?: number; summaryShare?: number } = MODES[mode].defaults;
+    return {
+      k1: settings.k1,
+      k2: settings.k2,
+      lambda: d.lambda,
+      ...(d.alpha !== undefined ? { alpha: d.alpha } : {}),
+      ...(d.summaryShare !== undefined ? { summaryShare: d.summaryShare } : {}),
+    };
+  };
+  const run = (questions: EvalQuestion[], mode: RetrievalMode, over: Partial<RunParams> = {}) =>
+    runQuestions(corpus, questions, { mode, ...defaults(mode), ...over });
 
-  // λ on the dev split.
+  // λ for HIERARCHICAL on the dev split, as DHR §5.3.
   const sweep: LambdaPoint[] = [];
   const tried = new Set<number>();
   const tryLambdas = async (lambdas: number[], phase: LambdaPoint['phase']) => {
     for (const lambda of lambdas) {
       if (tried.has(lambda)) continue;
       tried.add(lambda);
-      const scores = targetScores(scoreOutcomes(await runQuestions(corpus, dev, params('HIERARCHICAL', lambda))), target)!;
+      const scores = targetScores(scoreOutcomes(await run(dev, 'HIERARCHICAL', { lambda })), target)!;
       sweep.push({ lambda, phase, top20: scores.top['20'], mrr20: scores.mrr20 });
     }
   };
   await tryLambdas(coarseGrid(), 'coarse');
   const coarse = bestLambda(sweep);
-  log(`λ coarse: best ${coarse.lambda} (Top-20 ${coarse.top20}, MRR@20 ${coarse.mrr20})`);
+  log(`HIERARCHICAL λ coarse: best ${coarse.lambda} (Top-20 ${coarse.top20}, MRR@20 ${coarse.mrr20})`);
   await tryLambdas(fineGrid(coarse.lambda), 'fine');
   const chosen = bestLambda(sweep);
-  log(`λ fine: chose ${chosen.lambda} (Top-20 ${chosen.top20}, MRR@20 ${chosen.mrr20})`);
+  log(`HIERARCHICAL λ fine: chose ${chosen.lambda} (Top-20 ${chosen.top20}, MRR@20 ${chosen.mrr20})`);
   sweep.sort((a, b) => a.lambda - b.lambda);
+
+  // The hybrid and BM25 settings on the dev split.
+  const sweeps: Sweep[] = [];
+  const devSweep = async (
+    mode: RetrievalMode,
+    varied: string,
+    grid: Array<Partial<RunParams> & { params: Record<string, number> }>,
+    judge: 'target' | 'stage' = 'target',
+  ): Promise<Sweep> => {
+    const points: SweepPoint[] = [];
+    for (const { params, ...over } of grid) {
+      const s = scoreOutcomes(await run(dev, mode, over));
+      const r = judge === 'stage' ? s.stage! : judged(s, mode, target)!;
+      points.push({ params, top: r.top, mrr20: r.mrr20 });
+    }
+    const result = { mode, varied, judged: judge === 'stage' ? 'document-stage recall (dev)' : `${target} Top-k (dev)`, points, best: bestPoint(points, judge === 'stage') };
+    log(`  ${mode} ${varied}: best ${JSON.stringify(result.best.params)} (Top-20 ${result.best.top['20']}, MRR@20 ${result.best.mrr20})`);
+    sweeps.push(result);
+    return result;
+  };
+  const bm25 = (over: Partial<Bm25Settings>) => ({ ...DEFAULT_BM25, ...over });
+  await devSweep('LEXICAL', 'BM25 k1, b', BM25_K1.flatMap((k1) => BM25_B.map((b) => ({ bm25: bm25({ k1, b }), params: { k1, b } }))));
+  await devSweep(
+    'LEXICAL_DOCUMENTS',
+    'BM25F summary weight',
+    SUMMARY_WEIGHTS.map((w) => ({ bm25: bm25({ summaryWeight: w }), params: { summaryWeight: w } })),
+    'stage',
+  );
+  const alphaFlat = await devSweep('HYBRID', 'alpha', ALPHAS.map((alpha) => ({ alpha, params: { alpha } })));
+  // The dense document score (summary vector vs best passage), judged by the document stage.
+  const shares = await devSweep(
+    DEFAULT_MODE,
+    'summary share of the dense document score, alpha',
+    SUMMARY_SHARES.flatMap((summaryShare) => STAGE_ALPHAS.map((alpha) => ({ summaryShare, alpha, params: { summaryShare, alpha } }))),
+    'stage',
+  );
+  const share = shares.best.params.summaryShare;
+  const alphaHier = await devSweep(
+    DEFAULT_MODE,
+    `alpha (summary share ${share}, λ = default)`,
+    ALPHAS.map((alpha) => ({ alpha, summaryShare: share, params: { alpha } })),
+  );
+  const bestAlpha = alphaHier.best.params.alpha;
+  const lambdaHier = await devSweep(
+    DEFAULT_MODE,
+    `λ (alpha = ${bestAlpha}, summary share ${share})`,
+    HYBRID_LAMBDAS.map((lambda) => ({ alpha: bestAlpha, summaryShare: share, lambda, params: { alpha: bestAlpha, summaryShare: share, lambda } })),
+  );
+  void alphaFlat;
 
   // Every mode on the test split.
   const byMode = new Map<RetrievalMode, QuestionOutcome[]>();
   const modes: EvalOutcome['modes'] = {};
+  const modeParams: EvalOutcome['modeParams'] = {};
   for (const mode of RETRIEVAL_MODES) {
-    const outcomes = await runQuestions(corpus, test, params(mode, chosen.lambda));
+    const over = mode === 'HIERARCHICAL' || mode === 'PARALLEL' ? { lambda: chosen.lambda } : {};
+    modeParams[mode] = { ...defaults(mode), ...over };
+    const outcomes = await run(test, mode, over);
     byMode.set(mode, outcomes);
     modes[mode] = scoreOutcomes(outcomes);
-    const s = targetScores(modes[mode]!, mode === 'DOCUMENTS' ? 'document' : target);
-    log(`  ${mode}: Top-1/5/20/100 ${KS_TEXT(s?.top)}, p50 ${modes[mode]!.latencyMs.p50.toFixed(1)} ms`);
+    const s = judged(modes[mode]!, mode, target);
+    const stage = modes[mode]!.stage;
+    log(`  ${mode}: Top-1/5/20/100 ${KS_TEXT(s?.top)}${stage ? `, stage recall@20/100 ${KS_TEXT(stage.top)}` : ''}, p50 ${modes[mode]!.latencyMs.p50.toFixed(1)} ms`);
   }
+  const devBest = { ...defaults(DEFAULT_MODE), ...lambdaHier.best.params } as Omit<RunParams, 'mode'>;
+  const defaultAtDevBest = { params: devBest, scores: scoreOutcomes(await run(test, DEFAULT_MODE, devBest)) };
   const modesAtLambda1: EvalOutcome['modesAtLambda1'] = {};
-  for (const mode of FUSED) {
-    modesAtLambda1[mode] = chosen.lambda === 1 ? modes[mode] : scoreOutcomes(await runQuestions(corpus, test, params(mode, 1)));
+  for (const mode of ['HIERARCHICAL', 'PARALLEL'] as const) {
+    modesAtLambda1[mode] = chosen.lambda === 1 ? modes[mode] : scoreOutcomes(await run(test, mode, { lambda: 1 }));
   }
 
-  // k1 on the test split, at the chosen λ (reported, not used for any choice).
+  // k1 for the default mode on the test split (reported, not used for any choice).
   const k1Sweep: EvalOutcome['k1Sweep'] = [];
   for (const k1 of settings.k1Sweep) {
-    const scores = k1 === settings.k1 ? modes.HIERARCHICAL! : scoreOutcomes(await runQuestions(corpus, test, params('HIERARCHICAL', chosen.lambda, k1)));
+    const scores = k1 === settings.k1 ? modes[DEFAULT_MODE]! : scoreOutcomes(await run(test, DEFAULT_MODE, { k1 }));
     k1Sweep.push({ k1, scores });
-    log(`  k1 = ${k1}: Top-20 ${targetScores(scores, target)?.top['20']}`);
+    log(`  ${DEFAULT_MODE} k1 = ${k1}: Top-20 ${targetScores(scores, target)?.top['20']}, stage recall@100 ${scores.stage?.top['100']}`);
   }
 
-  // Failure examples: where HIERARCHICAL misses the top 20 and FLAT or LEXICAL does not, and the reverse.
+  // Failure examples: where the default mode misses the top 20 and another mode does not, and the reverse.
   const rankIn = (mode: RetrievalMode, i: number) => targetRank(byMode.get(mode)![i], target) ?? null;
   const within20 = (r: number | null) => r !== null && r <= 20;
+  const shown: RetrievalMode[] = [DEFAULT_MODE, 'HIERARCHICAL', 'FLAT', 'LEXICAL', 'HYBRID'];
   const example = (i: number, foundBy?: RetrievalMode): FailureExample => ({
     question: test[i].question,
     gold: goldOf(test[i], target),
-    ranks: Object.fromEntries((['HIERARCHICAL', 'FLAT', 'LEXICAL', 'HYBRID'] as RetrievalMode[]).map((m) => [m, rankIn(m, i)])),
-    hierarchicalTop: byMode.get('HIERARCHICAL')![i].top.map(describe),
+    ranks: Object.fromEntries(shown.map((m) => [m, rankIn(m, i)])),
+    defaultTop: byMode.get(DEFAULT_MODE)![i].top.map(describe),
     ...(foundBy ? { foundBy: { mode: foundBy, result: describe(byMode.get(foundBy)![i].hits[target] ?? byMode.get(foundBy)![i].top[0]) } } : {}),
   });
   const losses: FailureExample[] = [];
   const wins: FailureExample[] = [];
   test.forEach((_, i) => {
-    const h = rankIn('HIERARCHICAL', i);
-    const other = (['FLAT', 'LEXICAL'] as RetrievalMode[]).find((m) => within20(rankIn(m, i)));
+    const h = rankIn(DEFAULT_MODE, i);
+    const other = shown.slice(1).find((m) => within20(rankIn(m, i)));
     if (!within20(h) && other && losses.length < 5) losses.push(example(i, other));
-    if (within20(h) && !within20(rankIn('FLAT', i)) && !within20(rankIn('LEXICAL', i)) && wins.length < 3) wins.push(example(i));
+    if (within20(h) && !within20(rankIn('LEXICAL', i)) && !within20(rankIn('HIERARCHICAL', i)) && wins.length < 3) wins.push(example(i));
   });
-  // When nothing else found what HIERARCHICAL missed, show plain misses instead.
   if (losses.length === 0) {
     test.forEach((_, i) => {
-      if (!within20(rankIn('HIERARCHICAL', i)) && losses.length < 5) losses.push(example(i));
+      if (!within20(rankIn(DEFAULT_MODE, i)) && losses.length < 5) losses.push(example(i));
     });
   }
-  return { target, split: { dev: dev.length, test: test.length }, lambdaSweep: sweep, lambda: chosen.lambda, modes, modesAtLambda1, k1Sweep, losses, wins };
+  return {
+    target,
+    split: { dev: dev.length, test: test.length },
+    lambdaSweep: sweep,
+    lambda: chosen.lambda,
+    sweeps,
+    modes,
+    modeParams,
+    defaultAtDevBest,
+    modesAtLambda1,
+    k1Sweep,
+    losses,
+    wins,
+  };
 }
 
 const KS_TEXT = (top: Record<string, number> | undefined) => (top ? ['1', '5', '20', '100'].map((k) => top[k].toFixed(3)).join('/') : 'n/a');
-

@@ -5,9 +5,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { RetrievalMode } from '../retrieval/modes';
+import { DEFAULT_MODE, MODES, type RetrievalMode } from '../retrieval/modes';
 import { accuracyChart, curveChart, renderSvg } from './charts';
-import type { EvalOutcome, FailureExample } from './evaluate';
+import { judged, type EvalOutcome, type FailureExample, type Sweep } from './evaluate';
 import type { Corpus } from './run';
 import { KS, targetScores, type RankScores, type Scores, type Target } from './scores';
 import type { EvalDataset } from './types';
@@ -51,14 +51,17 @@ export function buildReport(
 const pct = (x: number | undefined) => (x === undefined ? '–' : (100 * x).toFixed(1));
 const targetName: Record<Target, string> = { answer: 'answer', section: 'gold section', document: 'gold document' };
 
-function modeRow(mode: string, s: Scores, report: EvalReport): string {
-  const cells = [mode];
+function modeRow(mode: RetrievalMode, s: Scores, report: EvalReport, label: string = mode, params = report.modeParams[mode]): string {
+  const cells = [label];
+  const docOnly = MODES[mode].documentsOnly;
   const ranks = (r: RankScores | null) => KS.map((k) => pct(r?.top[String(k)]));
-  if (report.target === 'answer') cells.push(...ranks(mode === 'DOCUMENTS' ? null : s.answer));
+  if (report.target === 'answer') cells.push(...ranks(docOnly ? null : s.answer));
   cells.push(...ranks(s.document));
-  if (report.modes.HIERARCHICAL?.section) cells.push(...ranks(mode === 'DOCUMENTS' ? null : s.section));
-  const t = mode === 'DOCUMENTS' ? (report.target === 'answer' ? null : s.document) : targetScores(s, report.target);
-  cells.push(t ? t.mrr20.toFixed(3) : '–', s.latencyMs.p50.toFixed(1), s.latencyMs.p95.toFixed(1));
+  if (report.modes.HIERARCHICAL?.section) cells.push(...ranks(docOnly ? null : s.section));
+  cells.push(pct(s.stage?.top['20']), pct(s.stage?.top['100']));
+  const t = judged(s, mode, report.target);
+  const p = params ? [MODES[mode].usesLambda ? `λ ${params.lambda}` : '', MODES[mode].usesAlpha ? `α ${params.alpha}` : ''].filter(Boolean).join(', ') : '';
+  cells.push(t ? t.mrr20.toFixed(3) : '–', s.latencyMs.p50.toFixed(1), s.latencyMs.p95.toFixed(1), p || '–');
   return `| ${cells.join(' | ')} |`;
 }
 
@@ -69,9 +72,20 @@ function modeTable(report: EvalReport): string {
   head.push(...ks('doc'));
   const section = report.modes.HIERARCHICAL?.section;
   if (section) head.push(...ks('sec'));
-  head.push(`MRR@20 (${targetName[report.target]})`, 'p50 ms', 'p95 ms');
-  const rows = Object.entries(report.modes).map(([mode, s]) => modeRow(mode, s!, report));
+  head.push('stage@20', `stage@${report.settings.k1}`, `MRR@20 (${targetName[report.target]})`, 'p50 ms', 'p95 ms', 'settings');
+  const rows = Object.entries(report.modes).map(([mode, s]) => modeRow(mode as RetrievalMode, s!, report, mode === DEFAULT_MODE ? `**${mode}** (default)` : mode));
+  rows.push(modeRow(DEFAULT_MODE, report.defaultAtDevBest.scores, report, `${DEFAULT_MODE} at this set's dev-best`, report.defaultAtDevBest.params));
   return [`| ${head.join(' | ')} |`, `| ${head.map((_, i) => (i === 0 ? '---' : '---:')).join(' | ')} |`, ...rows].join('\n');
+}
+
+function sweepTable(sw: Sweep): string {
+  const names = Object.keys(sw.points[0]?.params ?? {});
+  const head = [...names, 'Top-1', 'Top-5', 'Top-20', 'Top-100', 'MRR@20'];
+  const rows = sw.points.map((p) => {
+    const best = p === sw.best ? '**' : '';
+    return `| ${[...names.map((n) => `${best}${p.params[n]}${best}`), ...KS.map((k) => pct(p.top[String(k)])), p.mrr20.toFixed(3)].join(' | ')} |`;
+  });
+  return [`**${sw.mode}**, ${sw.varied}; judged by ${sw.judged}; best in bold.`, '', `| ${head.join(' | ')} |`, `| ${head.map(() => '---:').join(' | ')} |`, ...rows].join('\n');
 }
 
 function example(e: FailureExample): string {
@@ -79,7 +93,7 @@ function example(e: FailureExample): string {
     .map(([m, r]) => `${m} ${r ?? '>100'}`)
     .join(', ');
   const lines = [`- **${e.question}** — gold: ${e.gold.slice(0, 4).join('; ')}${e.gold.length > 4 ? '; …' : ''}. First hit: ${ranks}.`];
-  lines.push(`  - HIERARCHICAL's top result: ${e.hierarchicalTop[0] ?? '(none)'}`);
+  lines.push(`  - ${DEFAULT_MODE}'s top result: ${e.defaultTop[0] ?? '(none)'}`);
   if (e.foundBy) lines.push(`  - ${e.foundBy.mode} found: ${e.foundBy.result}`);
   return lines.join('\n');
 }
@@ -87,7 +101,7 @@ function example(e: FailureExample): string {
 export function markdown(report: EvalReport): string {
   const target = targetName[report.target];
   const best = report.lambdaSweep.find((p) => p.lambda === report.lambda)!;
-  const fused: RetrievalMode[] = ['HIERARCHICAL', 'PARALLEL', 'HYBRID'];
+  const fused: RetrievalMode[] = ['HIERARCHICAL', 'PARALLEL'];
   const lambdaRows = fused.map((m) => {
     const at1 = targetScores(report.modesAtLambda1[m]!, report.target)!;
     const atBest = targetScores(report.modes[m]!, report.target)!;
@@ -95,7 +109,7 @@ export function markdown(report: EvalReport): string {
   });
   const k1Rows = report.k1Sweep.map(({ k1, scores }) => {
     const t = targetScores(scores, report.target)!;
-    return `| ${k1} | ${KS.map((k) => pct(t.top[String(k)])).join(' | ')} | ${t.mrr20.toFixed(3)} | ${scores.latencyMs.p50.toFixed(1)} |`;
+    return `| ${k1} | ${KS.map((k) => pct(t.top[String(k)])).join(' | ')} | ${t.mrr20.toFixed(3)} | ${pct(scores.stage?.top['100'])} | ${scores.latencyMs.p50.toFixed(1)} |`;
   });
   const coarse = report.lambdaSweep.filter((p) => p.phase === 'coarse');
   const stats = Object.entries(report.stats).map(([k, v]) => `${k} ${v}`).join(', ');
@@ -104,22 +118,26 @@ export function markdown(report: EvalReport): string {
 Generated by \`${report.command}\` — do not edit by hand. ${report.description}.
 
 - Data: ${stats}.
-- Corpus as ingested: ${report.corpus.documents} documents, ${report.corpus.sections} sections, ${report.corpus.passages} passages (ingest ${report.corpus.ingestSeconds} s, embedding ${report.corpus.embedSeconds} s).
+- Corpus as ingested: ${report.corpus.documents} documents, ${report.corpus.sections} sections, ${report.corpus.passages} passages (ingest ${report.corpus.ingestSeconds} s, embedding ${report.corpus.embedSeconds} s). Clipped to the encoder's token budget when embedded: ${report.corpus.truncated} texts, ${pct(report.corpus.truncatedShare)}% of documents' summaries and passages.
 - Model: ${report.models.document === report.models.passage ? report.models.document : `${report.models.document} / ${report.models.passage}`}; ${report.settings.database}; ${report.settings.search}.
 - Questions: ${report.split.dev} dev, ${report.split.test} test (split by a hash of the question id). Judged by **${target}** Top-k${report.target === 'answer' ? ' (DPR: the normalised answer string occurs in the passage)' : ''}.
 - λ chosen on dev as in DHR §5.3 (step 0.1 over [0, 2], then 0.01 around the best; Top-20, ties to higher MRR@20, then to λ nearest 1): **λ = ${report.lambda}** (dev Top-20 ${pct(best.top20)}, MRR@20 ${best.mrr20.toFixed(3)}). k1 = ${report.settings.k1}, k2 = ${report.settings.k2}.
 - Machine: ${report.machine.cpus} CPUs (${report.machine.cpuModel}), Node ${report.machine.node}, ${report.machine.platform}. Whole run: ${report.runtimeSeconds} s. Latency is per \`retrieve\` call (question encoding + SQL), shared machine, so only the rankings are reproducible.
 ${report.notes.map((n) => `- ${n}`).join('\n')}
 
-## Modes on the test split (λ = ${report.lambda})
+## Modes on the test split
 
-Percentages; doc@k / sec@k: a passage of a gold document / inside a gold section among the first k (DOCUMENTS ranks documents, so only doc@k applies)${report.modes.HIERARCHICAL?.section ? `; sec@k over the ${report.modes.HIERARCHICAL.section.questions} test questions with a gold section` : ''}.
+Every mode at the product's defaults (HIERARCHICAL and PARALLEL at the λ chosen on dev, ${report.lambda}); the last row is the default mode at this set's own dev-best settings. Percentages; doc@k / sec@k: a passage of a gold document / inside a gold section among the first k (DOCUMENTS and LEXICAL_DOCUMENTS rank documents, so only doc@k applies)${report.modes.HIERARCHICAL?.section ? `; sec@k over the ${report.modes.HIERARCHICAL.section.questions} test questions with a gold section` : ''}; stage@k: a gold document among the first k documents of the document stage (k1 = ${report.settings.k1}), for modes that have one.
 
 ${modeTable(report)}
 
+## Dev sweeps (hybrid weight, λ, BM25)
+
+${report.sweeps.map(sweepTable).join('\n\n')}
+
 ![Top-k accuracy per mode](${report.dataset}-accuracy.svg)
 
-## λ
+## λ (HIERARCHICAL, DHR §5.3)
 
 What tuning λ bought on the test split (${target} Top-20 and MRR@20, λ = 1 vs λ = ${report.lambda}):
 
@@ -131,19 +149,21 @@ Dev sweep (coarse grid; the chart adds the fine grid): ${coarse.map((p) => `${p.
 
 ![λ sweep on the dev split](${report.dataset}-lambda.svg)
 
-## k1 (HIERARCHICAL, test split, λ = ${report.lambda})
+## k1 (${DEFAULT_MODE}, test split, its default settings)
 
-| k1 | Top-1 | Top-5 | Top-20 | Top-100 | MRR@20 | p50 ms |
-| ---: | ---: | ---: | ---: | ---: | ---: | ---: |
+stage@100: a gold document among the documents stage 1 kept.
+
+| k1 | Top-1 | Top-5 | Top-20 | Top-100 | MRR@20 | stage@100 | p50 ms |
+| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
 ${k1Rows.join('\n')}
 
 ![k1 sweep](${report.dataset}-k1.svg)
 
-## Where HIERARCHICAL loses (test split)
+## Where ${DEFAULT_MODE} loses (test split)
 
-${report.losses.length ? report.losses.map(example).join('\n') : 'No test question where HIERARCHICAL missed the top 20 and FLAT or LEXICAL found it.'}
+${report.losses.length ? report.losses.map(example).join('\n') : `No test question where ${DEFAULT_MODE} missed the top 20.`}
 
-## Where it wins (HIERARCHICAL in the top 20, FLAT and LEXICAL not)
+## Where it wins (${DEFAULT_MODE} in the top 20, LEXICAL and HIERARCHICAL not)
 
 ${report.wins.length ? report.wins.map(example).join('\n') : 'None.'}
 `;
@@ -156,7 +176,7 @@ export async function writeReport(report: EvalReport, outDir: string): Promise<s
   const target = targetName[report.target];
   const files: Array<[string, string]> = [];
   const accuracyRows = Object.entries(report.modes).flatMap(([mode, s]) => {
-    const t = mode === 'DOCUMENTS' ? (report.target === 'answer' ? null : s!.document) : targetScores(s!, report.target);
+    const t = judged(s!, mode as RetrievalMode, report.target);
     return t ? KS.map((k) => ({ mode, k, accuracy: t.top[String(k)] })) : [];
   });
   files.push([`${name}-accuracy.svg`, await renderSvg(accuracyChart(`${name}: ${target} Top-k, test split (λ = ${report.lambda})`, `${target} Top-k accuracy`, accuracyRows))]);
@@ -173,7 +193,7 @@ export async function writeReport(report: EvalReport, outDir: string): Promise<s
       { x: k1, value: t.mrr20, series: 'MRR@20' },
     ];
   });
-  files.push([`${name}-k1.svg`, await renderSvg(curveChart(`${name}: HIERARCHICAL by k1, test split`, 'k1', k1Rows, `${target} (test)`, report.settings.k1, true))]);
+  files.push([`${name}-k1.svg`, await renderSvg(curveChart(`${name}: ${DEFAULT_MODE} by k1, test split`, 'k1', k1Rows, `${target} (test)`, report.settings.k1, true))]);
   files.push([`${name}.json`, `${JSON.stringify(report, null, 2)}\n`]);
   files.push([`${name}.md`, markdown(report)]);
   for (const [file, content] of files) writeFileSync(path.join(outDir, file), content);

@@ -3,11 +3,15 @@
  * `ingestDocuments`, `indexLexical`, `embedPending`, then every question through `retrieve`.
  * Searches are exact (no HNSW), so the same data and model give the same rankings every run.
  */
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
 import { EncoderSet } from '../encoders/set';
 import type { EncoderSpec } from '../encoders/spec';
 import type { IngestOptions } from '../ingest/types';
 import { retrieve } from '../retrieval/retrieve';
-import type { RetrievalMode } from '../retrieval/modes';
+import { MODES, type RetrievalMode } from '../retrieval/modes';
+import type { Bm25Settings } from '../retrieval/types';
 import type { Database } from '../store/db';
 import { embedPending, prepareEmbedding, type EmbeddingTargets } from '../store/embed';
 import { ingestDocuments } from '../store/ingest';
@@ -28,6 +32,8 @@ export interface PassageInfo {
 export interface QuestionOutcome {
   id: string;
   docRank: number | null;
+  /** Modes with a document stage: rank of the first gold document among the k1 it kept. */
+  stageRank?: number | null;
   /** Undefined when the question has no gold section. */
   sectionRank?: number | null;
   /** Undefined when the question has no answer string. */
@@ -46,6 +52,11 @@ export interface RunSetup {
   ingest: IngestOptions;
   embedBatchSize: number;
   log: (line: string) => void;
+  /**
+   * A folder to keep the loaded, embedded corpus in (PGlite on disk) and to reuse on the next run
+   * with the same data, model and ingest settings: for tuning runs. Off for reports.
+   */
+  corpusCacheDir?: string;
 }
 
 export interface Corpus {
@@ -53,52 +64,60 @@ export interface Corpus {
   targets: EmbeddingTargets;
   passages: Map<number, PassageInfo>;
   documentKeys: Map<number, string>;
-  stats: { documents: number; failed: number; passages: number; sections: number; ingestSeconds: number; embedSeconds: number };
+  stats: {
+    documents: number;
+    failed: number;
+    passages: number;
+    sections: number;
+    ingestSeconds: number;
+    embedSeconds: number;
+    /** Texts longer than the encoder reads (documents' summaries and passages), clipped when embedded. */
+    truncated: number;
+    /** truncated / (documents + passages). */
+    truncatedShare: number;
+  };
   close(): Promise<void>;
 }
 
 const seconds = (from: bigint) => Number(process.hrtime.bigint() - from) / 1e9;
 
-/** A fresh in-memory PGlite holding the data set, indexed for full text and embedded. */
+/** Where a cached corpus lives: one folder per data set, ingest settings and models. */
+function cacheFolder(dataset: EvalDataset, setup: RunSetup): string | undefined {
+  if (!setup.corpusCacheDir) return undefined;
+  const hash = createHash('sha256');
+  hash.update(JSON.stringify({ documents: dataset.documents, ingest: setup.ingest, encoders: setup.encoders }));
+  return path.join(setup.corpusCacheDir, `${dataset.name}-${hash.digest('hex').slice(0, 16)}`);
+}
+
+/**
+ * The data set in a PGlite database, indexed for full text and embedded: fresh and in memory, or
+ * (with corpusCacheDir) on disk, reused when a finished copy exists.
+ */
 export async function loadCorpus(dataset: EvalDataset, setup: RunSetup): Promise<Corpus> {
-  const db = await PgliteDatabase.open();
+  const folder = cacheFolder(dataset, setup);
+  const statsFile = folder && path.join(folder, 'corpus-stats.json');
+  const cached = statsFile && existsSync(statsFile) ? (JSON.parse(readFileSync(statsFile, 'utf8')) as Corpus['stats']) : undefined;
+  if (folder && !cached) rmSync(folder, { recursive: true, force: true });
+  const db = await PgliteDatabase.open(folder ? { dataDir: folder } : {});
   try {
     await migrate(db);
-    const ingestStarted = process.hrtime.bigint();
-    const summary = await ingestDocuments(db, dataset.documents, { ...setup.ingest });
-    for (const o of summary.outcomes.filter((o) => o.status === 'failed')) setup.log(`  ingest failed: ${o.message}`);
-    await indexLexical(db);
-    const ingestSeconds = seconds(ingestStarted);
-    setup.log(`ingested ${summary.created} documents (${summary.failed} failed), ${summary.passages} passages in ${ingestSeconds.toFixed(1)} s`);
-
     const encoders = await EncoderSet.load(setup.encoders, { cacheDir: setup.modelCacheDir, threads: setup.encoderThreads });
     const targets = await prepareEmbedding(db, encoders);
-    const embedStarted = process.hrtime.bigint();
-    let lastLogged = 0;
-    await embedPending(db, targets, {
-      batchSize: setup.embedBatchSize,
-      onProgress: ({ level, done, total }) => {
-        if (done === total || done - lastLogged >= 2000) {
-          lastLogged = done === total ? 0 : done;
-          setup.log(`  embedded ${done}/${total} ${level}`);
-        }
-      },
-    });
-    const embedSeconds = seconds(embedStarted);
-    setup.log(`embedded in ${embedSeconds.toFixed(1)} s`);
+    const stats = cached ?? (await ingestAndEmbed(db, dataset, setup, targets));
+    if (cached) setup.log(`reusing the corpus in ${folder}`);
+    if (statsFile && !cached) writeFileSync(statsFile, JSON.stringify(stats));
 
     const rows = await db.query<{ id: number; key: string; title_path: string[]; text: string }>(
       'SELECT p.id, d.key, p.title_path, p.text FROM passages p JOIN documents d ON d.id = p.document_id ORDER BY p.id',
     );
     const passages = new Map(rows.map((r) => [r.id, { documentKey: r.key, titlePath: r.title_path, text: r.text }]));
     const docs = await db.query<{ id: number; key: string }>('SELECT id, key FROM documents ORDER BY id');
-    const [{ n: sections }] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM sections');
     return {
       db,
       targets,
       passages,
       documentKeys: new Map(docs.map((d) => [d.id, d.key])),
-      stats: { documents: summary.created, failed: summary.failed, passages: rows.length, sections, ingestSeconds, embedSeconds },
+      stats,
       close: async () => {
         await encoders.close();
         await db.close();
@@ -110,11 +129,50 @@ export async function loadCorpus(dataset: EvalDataset, setup: RunSetup): Promise
   }
 }
 
+async function ingestAndEmbed(db: Database, dataset: EvalDataset, setup: RunSetup, targets: EmbeddingTargets): Promise<Corpus['stats']> {
+  const ingestStarted = process.hrtime.bigint();
+  const summary = await ingestDocuments(db, dataset.documents, { ...setup.ingest });
+  for (const o of summary.outcomes.filter((o) => o.status === 'failed')) setup.log(`  ingest failed: ${o.message}`);
+  await indexLexical(db);
+  const ingestSeconds = seconds(ingestStarted);
+  setup.log(`ingested ${summary.created} documents (${summary.failed} failed), ${summary.passages} passages in ${ingestSeconds.toFixed(1)} s`);
+  const embedStarted = process.hrtime.bigint();
+  let lastLogged = 0;
+  const embedded = await embedPending(db, targets, {
+    batchSize: setup.embedBatchSize,
+    onProgress: ({ level, done, total }) => {
+      if (done === total || done - lastLogged >= 2000) {
+        lastLogged = done === total ? 0 : done;
+        setup.log(`  embedded ${done}/${total} ${level}`);
+      }
+    },
+  });
+  const embedSeconds = seconds(embedStarted);
+  setup.log(`embedded in ${embedSeconds.toFixed(1)} s; ${embedded.truncated} texts clipped to the encoder's token budget`);
+  const [{ passages, sections }] = await db.query<{ passages: number; sections: number }>(
+    'SELECT (SELECT count(*) FROM passages)::int AS passages, (SELECT count(*) FROM sections)::int AS sections',
+  );
+  const texts = embedded.documents + embedded.passages;
+  return {
+    documents: summary.created,
+    failed: summary.failed,
+    passages,
+    sections,
+    ingestSeconds,
+    embedSeconds,
+    truncated: embedded.truncated,
+    truncatedShare: texts > 0 ? Math.round((10000 * embedded.truncated) / texts) / 10000 : 0,
+  };
+}
+
 export interface RunParams {
   mode: RetrievalMode;
   k1: number;
   k2: number;
   lambda: number;
+  alpha?: number;
+  summaryShare?: number;
+  bm25?: Partial<Bm25Settings>;
 }
 
 /** A passage lies in a gold section when its title path (below the document title) starts with the section's path. */
@@ -127,16 +185,20 @@ export async function runQuestions(corpus: Corpus, questions: readonly EvalQuest
   const outcomes: QuestionOutcome[] = [];
   for (const q of questions) {
     const started = process.hrtime.bigint();
-    const result = await retrieve(corpus.db, corpus.targets, { question: q.question, ...params }, { exact: true });
+    const { bm25, summaryShare, ...args } = params;
+    const result = await retrieve(corpus.db, corpus.targets, { question: q.question, ...args }, { exact: true, bm25, summaryShare });
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
     const gold = new Set(q.goldDocuments);
-    if (params.mode === 'DOCUMENTS') {
-      const keys = result.documents.map((d) => corpus.documentKeys.get(d.documentId)!);
+    const stage = MODES[params.mode];
+    const stageKeys = result.documents.map((d) => corpus.documentKeys.get(d.documentId)!);
+    const stageRank = stage.documentStage ? firstHitRank(stageKeys, (k) => gold.has(k)) : undefined;
+    if (stage.documentsOnly) {
       outcomes.push({
         id: q.id,
-        docRank: firstHitRank(keys, (k) => gold.has(k)),
+        docRank: stageRank ?? null,
+        stageRank,
         ms,
-        top: keys.slice(0, 3).map((k) => ({ documentKey: k, titlePath: [], text: '' })),
+        top: stageKeys.slice(0, 3).map((k) => ({ documentKey: k, titlePath: [], text: '' })),
         hits: {},
       });
       continue;
@@ -145,6 +207,7 @@ export async function runQuestions(corpus: Corpus, questions: readonly EvalQuest
     const outcome: QuestionOutcome = {
       id: q.id,
       docRank: firstHitRank(passages, (p) => gold.has(p.documentKey)),
+      ...(stageRank !== undefined ? { stageRank } : {}),
       ms,
       top: passages.slice(0, 3),
       hits: {},

@@ -17,6 +17,8 @@ export interface Scores {
   document: RankScores;
   section: RankScores | null;
   answer: RankScores | null;
+  /** Modes with a document stage: a gold document among the first k documents it kept (recall@k1 at k = k1). */
+  stage: RankScores | null;
   latencyMs: { p50: number; p95: number; mean: number };
 }
 
@@ -36,12 +38,14 @@ function rankScores(ranks: Array<number | null>): RankScores {
 export function scoreOutcomes(outcomes: readonly QuestionOutcome[]): Scores {
   const sections = outcomes.filter((o) => o.sectionRank !== undefined).map((o) => o.sectionRank as number | null);
   const answers = outcomes.filter((o) => o.answerRank !== undefined).map((o) => o.answerRank as number | null);
+  const stage = outcomes.filter((o) => o.stageRank !== undefined).map((o) => o.stageRank as number | null);
   const ms = outcomes.map((o) => o.ms);
   return {
     questions: outcomes.length,
     document: rankScores(outcomes.map((o) => o.docRank)),
     section: sections.length > 0 ? rankScores(sections) : null,
     answer: answers.length > 0 ? rankScores(answers) : null,
+    stage: stage.length > 0 ? rankScores(stage) : null,
     latencyMs: {
       p50: round(percentile(ms, 50)),
       p95: round(percentile(ms, 95)),

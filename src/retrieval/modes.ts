@@ -25,6 +25,10 @@ export interface ModeSpec {
   usesAlpha: boolean;
   /** Whether `documents` holds a document stage (judged by document-stage recall in the eval). */
   documentStage: boolean;
+  /** Ranks documents only: `passages` is always empty. */
+  documentsOnly: boolean;
+  /** λ and alpha when a question gives none: chosen on the dev splits of both public sets (docs/eval). */
+  defaults: { lambda: number; alpha?: number; summaryShare?: number };
   /** One SQL statement. */
   build(s: SearchInput, p: Params, exact: boolean): ModeStatement;
 }
@@ -43,6 +47,8 @@ export const MODES = {
     usesLambda: true,
     usesAlpha: true,
     documentStage: true,
+    documentsOnly: false,
+    defaults: { lambda: 1, alpha: 0.3, summaryShare: 1 },
     build: hybridHierarchical,
   },
   HIERARCHICAL: {
@@ -51,6 +57,8 @@ export const MODES = {
     usesLambda: true,
     usesAlpha: false,
     documentStage: true,
+    documentsOnly: false,
+    defaults: { lambda: 1 },
     build: hierarchical,
   },
   PARALLEL: {
@@ -59,6 +67,8 @@ export const MODES = {
     usesLambda: true,
     usesAlpha: false,
     documentStage: false,
+    documentsOnly: false,
+    defaults: { lambda: 1 },
     build: parallel,
   },
   FLAT: {
@@ -67,6 +77,8 @@ export const MODES = {
     usesLambda: false,
     usesAlpha: false,
     documentStage: false,
+    documentsOnly: false,
+    defaults: { lambda: 1 },
     build: flat,
   },
   DOCUMENTS: {
@@ -75,6 +87,8 @@ export const MODES = {
     usesLambda: false,
     usesAlpha: false,
     documentStage: true,
+    documentsOnly: true,
+    defaults: { lambda: 1 },
     build: documents,
   },
   LEXICAL: {
@@ -83,6 +97,8 @@ export const MODES = {
     usesLambda: false,
     usesAlpha: false,
     documentStage: false,
+    documentsOnly: false,
+    defaults: { lambda: 1 },
     build: lexical,
   },
   LEXICAL_DOCUMENTS: {
@@ -91,6 +107,8 @@ export const MODES = {
     usesLambda: false,
     usesAlpha: false,
     documentStage: true,
+    documentsOnly: true,
+    defaults: { lambda: 1 },
     build: lexicalDocuments,
   },
   HYBRID: {
@@ -99,6 +117,8 @@ export const MODES = {
     usesLambda: false,
     usesAlpha: true,
     documentStage: false,
+    documentsOnly: false,
+    defaults: { lambda: 1, alpha: 0.3 },
     build: hybridFlat,
   },
 } satisfies Record<string, ModeSpec>;

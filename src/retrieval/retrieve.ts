@@ -1,6 +1,6 @@
 import type { Database } from '../store/db';
 import type { EmbeddingTargets } from '../store/embed';
-import { DEFAULT_MODE, MODES, TEXT_ONLY_MODE, type RetrievalMode } from './modes';
+import { DEFAULT_MODE, MODES, TEXT_ONLY_MODE, type ModeSpec, type RetrievalMode } from './modes';
 import { search } from './search';
 import type { Bm25Settings, IterativeScan, SearchResult } from './types';
 import { RetrievalInputError, validateRetrieveArgs, type RetrieveArgs } from './validate';
@@ -12,24 +12,20 @@ export interface RetrieveOptions {
   maxScanTuples?: number;
   exact?: boolean;
   bm25?: Partial<Bm25Settings>;
-  /** alpha when a question gives none. */
+  /** HYBRID_HIERARCHICAL's summary-vector share of the dense document score (the mode's default when unset). */
+  summaryShare?: number;
+  /** alpha when a question gives none (overrides the mode's default; HYBRID_ALPHA). */
   defaultAlpha?: number;
 }
 
 export interface Retrieval extends SearchResult {
-  args: RetrieveArgs & { mode: RetrievalMode; alpha: number };
+  args: RetrieveArgs & { mode: RetrievalMode; lambda: number; alpha: number };
   /** The passage model's name (the document model's for DOCUMENTS; `bm25` for the lexical modes). */
   model: string;
   /** What the client should know about this answer (fallbacks, words BM25 could not use). */
   warnings: string[];
   timings: { encodeMs: number; searchMs: number; totalMs: number };
 }
-
-/**
- * alpha (weight of the dense score) for the hybrid modes, chosen on the dev splits of both public
- * sets (docs/eval/README.md); with USE-lite, BM25 carries most of the answer.
- */
-export const DEFAULT_ALPHA = 0.3;
 
 const ms = (from: bigint) => Number(process.hrtime.bigint() - from) / 1e6;
 
@@ -51,12 +47,17 @@ export async function retrieve(
     mode = targets ? DEFAULT_MODE : TEXT_ONLY_MODE;
     if (!targets) warnings.push(`this server runs without encoders, so the default mode is ${TEXT_ONLY_MODE}`);
   }
-  const spec = MODES[mode];
+  const spec: ModeSpec = MODES[mode];
   const needsVectors = spec.needs.documentVector || spec.needs.passageVector;
   if (needsVectors && !targets) {
     throw new RetrievalInputError('mode', `mode ${mode} needs encoders, and this server runs without them; use ${TEXT_ONLY_MODE} or LEXICAL_DOCUMENTS`);
   }
-  const args = { ...valid, mode, alpha: valid.alpha ?? options.defaultAlpha ?? DEFAULT_ALPHA };
+  const args = {
+    ...valid,
+    mode,
+    lambda: valid.lambda ?? spec.defaults.lambda,
+    alpha: valid.alpha ?? options.defaultAlpha ?? spec.defaults.alpha ?? 0,
+  };
   const question = needsVectors && targets ? await targets.encoders.encodeQuestion(args.question) : undefined;
   const encodeMs = ms(started);
   const searchStarted = process.hrtime.bigint();
@@ -72,6 +73,7 @@ export async function retrieve(
     k2: args.k2,
     lambda: args.lambda,
     alpha: args.alpha,
+    summaryShare: options.summaryShare ?? spec.defaults.summaryShare,
     bm25: options.bm25,
     filter: args.filter,
     exact: options.exact,

@@ -28,7 +28,8 @@ export interface RetrieveArgs {
   question: string;
   k1: number;
   k2: number;
-  lambda: number;
+  /** Left out: the mode's tuned default (MODES[mode].defaults). */
+  lambda?: number;
   /** Weight of the dense score in the hybrid modes; the mode's tuned default when left out. */
   alpha?: number;
   /** Left out: the default mode (DEFAULT_MODE, or LEXICAL on a server without encoders). */
@@ -54,7 +55,7 @@ export function validateRetrieveArgs(args: RetrieveArgs): RetrieveArgs {
       throw new RetrievalInputError(name, `${name} must be an integer from 1 to ${RETRIEVAL_LIMITS.maxK}, got ${k}`);
     }
   }
-  if (!Number.isFinite(args.lambda) || args.lambda < RETRIEVAL_LIMITS.lambdaMin || args.lambda > RETRIEVAL_LIMITS.lambdaMax) {
+  if (args.lambda !== undefined && (!Number.isFinite(args.lambda) || args.lambda < RETRIEVAL_LIMITS.lambdaMin || args.lambda > RETRIEVAL_LIMITS.lambdaMax)) {
     throw new RetrievalInputError(
       'lambda',
       `lambda must be a finite number from ${RETRIEVAL_LIMITS.lambdaMin} to ${RETRIEVAL_LIMITS.lambdaMax}, got ${args.lambda}`,

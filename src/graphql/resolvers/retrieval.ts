@@ -29,8 +29,8 @@ export class RetrieveArgs {
   @Field(() => Int, { defaultValue: 20, description: `Passages returned (1–${RETRIEVAL_LIMITS.maxK}).` })
   k2!: number;
 
-  @Field(() => Float, { defaultValue: 1.0, description: 'Weight of the document score in score = passage + λ·document (0–10).' })
-  lambda!: number;
+  @Field(() => Float, { nullable: true, description: 'Weight of the document score in score = passage + λ·document (0–10). Left out: the mode’s tuned default.' })
+  lambda?: number | null;
 
   @Field(() => Float, { nullable: true, description: 'Hybrid modes: weight of the dense score, 0 (BM25 only) to 1 (dense only). Left out: the tuned default.' })
   alpha?: number | null;
@@ -71,7 +71,7 @@ export class RetrievalResolver {
       const result = await retrieve(
         ctx.db,
         targets,
-        { question: a.question, k1: a.k1, k2: a.k2, lambda: a.lambda, alpha: a.alpha ?? undefined, mode: a.mode ?? undefined, filter },
+        { question: a.question, k1: a.k1, k2: a.k2, lambda: a.lambda ?? undefined, alpha: a.alpha ?? undefined, mode: a.mode ?? undefined, filter },
         {
           exact: a.exact,
           efSearch: ctx.config.efSearch,
@@ -89,7 +89,7 @@ export class RetrievalResolver {
         mode: result.args.mode,
         k1: a.k1,
         k2: a.k2,
-        lambda: a.lambda,
+        lambda: result.args.lambda,
         alpha: result.args.alpha,
         warnings: result.warnings,
         model: result.model,

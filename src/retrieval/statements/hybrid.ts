@@ -15,30 +15,50 @@ const fuse = (p: Params, alpha: number, dense: string, lexical: string) => {
 };
 
 /**
- * Hybrid DHR. Stage 1: candidates are the union of the top k1 documents by summary vector and the
- * top k1 by document BM25F; each is scored exactly by both, fused, and the best k1 kept. Stage 2:
- * every passage of those documents (embedded or not: a passage without a vector still ranks by
- * BM25), fused the same way; final score = passage + λ·document, as in DHR.
+ * Hybrid DHR. Stage 1: candidates are the union of the top k1 documents by summary vector, by
+ * document BM25F, and by their best passage among the top max(k1, k2) passages by vector (DHR's
+ * summary says little when headings say little; a document's best passage still does). Each
+ * candidate's dense score is summaryShare·summary + (1 − summaryShare)·best passage (each
+ * min-max normalized; a document with no passage among the hits gets the minimum), fused with its
+ * BM25F, and the best k1 kept. Stage 2: every passage of those documents (embedded or not: a
+ * passage without a vector still ranks by BM25), fused the same way; final score = passage +
+ * λ·document, as in DHR.
  */
 export function hybridHierarchical(s: SearchInput, p: Params, exact: boolean): ModeStatement {
   const alpha = s.alpha ?? 0.5;
+  const share = s.summaryShare ?? 1;
   const ddim = s.documentModel.dimension;
   const pdim = s.passageModel.dimension;
   const qd = p.addVector(s.questionForDocuments);
   const qp = p.addVector(s.questionForPassages);
+  const hits = Math.max(s.k1, s.k2);
+  const bestPassages =
+    share < 1
+      ? `passage_hits AS MATERIALIZED (${passageStage(s, p, hits, exact)}),
+    best_passage AS (SELECT document_id, max(passage_score) AS best FROM passage_hits GROUP BY document_id),
+    best_docs AS (SELECT document_id FROM best_passage ORDER BY best DESC, document_id LIMIT ${p.add(s.k1)}),`
+      : '';
+  const S = p.add(share);
   const sql = `WITH ${termCtes(s, p, { passages: true, documents: true })},
     dense_docs AS MATERIALIZED (${documentStage(s, p, exact)}),
     lexical_docs AS MATERIALIZED (${documentTop(s, p, s.k1, exact)}),
-    doc_candidates AS MATERIALIZED (SELECT document_id FROM dense_docs UNION SELECT document_id FROM lexical_docs),
+    ${bestPassages}
+    doc_candidates AS MATERIALIZED (
+      SELECT document_id FROM dense_docs UNION SELECT document_id FROM lexical_docs${share < 1 ? ' UNION SELECT document_id FROM best_docs' : ''}),
     doc_scored AS (
-      SELECT c.document_id, ${innerProduct('de.embedding', ddim, qd)} AS document_dense, coalesce(l.lexical, 0) AS document_lexical
+      SELECT c.document_id, ${innerProduct('de.embedding', ddim, qd)} AS document_dense, coalesce(l.lexical, 0) AS document_lexical,
+             ${share < 1 ? 'bp.best' : 'NULL::float8'} AS best_passage
       FROM doc_candidates c
       LEFT JOIN document_embeddings de ON de.model_id = ${p.add(s.documentModel.id)} AND de.document_id = c.document_id
       LEFT JOIN (${documentsExact(s, p, 'doc_candidates')}) l ON l.document_id = c.document_id
+      ${share < 1 ? 'LEFT JOIN best_passage bp ON bp.document_id = c.document_id' : ''}
+    ),
+    doc_dense AS (
+      SELECT *, ${S}::float8 * ${minMax('document_dense')} + (1 - ${S}::float8) * ${minMax('best_passage')} AS dense_part FROM doc_scored
     ),
     docs AS MATERIALIZED (
       SELECT document_id, document_dense, document_lexical, document_score FROM (
-        SELECT *, ${fuse(p, alpha, 'document_dense', 'document_lexical')} AS document_score FROM doc_scored) f
+        SELECT *, ${fuse(p, alpha, 'dense_part', 'document_lexical')} AS document_score FROM doc_dense) f
       ORDER BY document_score DESC, document_id LIMIT ${p.add(s.k1)}
     ),
     passage_lexical AS MATERIALIZED (${passagesOfDocuments(s, p, 'docs')}),
@@ -52,7 +72,7 @@ export function hybridHierarchical(s: SearchInput, p: Params, exact: boolean): M
     passage_fused AS (SELECT *, ${fuse(p, alpha, 'dense_score', 'lexical_score')} AS passage_score FROM passage_scored),
     fused AS (SELECT *, passage_score + ${p.add(s.lambda)}::float8 * document_score AS score FROM passage_fused)
     SELECT ${PASSAGES_JSON('fused', p.add(s.k2))} AS passages, ${DOCUMENTS_JSON('docs')} AS documents, (SELECT count(*) FROM qterms)::int AS question_terms`;
-  return { sql, annRows: s.k1 };
+  return { sql, annRows: share < 1 ? hits : s.k1 };
 }
 
 /**
