@@ -326,6 +326,7 @@ describe('hybrid modes against brute force', () => {
       [QUESTIONS[3], 4, 12, 1, 1, 0.25],
       [QUESTIONS[0], 6, 9, 1, 0.6, 0],
     ] as const) {
+      const documentAlpha = share === 0.5 ? 0.2 : alpha;
       const terms = await questionTerms(t.db, q);
       const qd = randomUnit();
       const qp = randomUnit();
@@ -348,7 +349,7 @@ describe('hybrid modes against brute force', () => {
       // the combined dense part is normalized again before it meets BM25F, as every signal is
       const dn = minMax(cands.map((_, i) => share * sn[i] + (1 - share) * bn[i]));
       const ln = minMax(cands.map((id) => docBm25.get(id) ?? 0));
-      const docScores = new Map(cands.map((id, i) => [id, alpha * dn[i] + (1 - alpha) * ln[i]]));
+      const docScores = new Map(cands.map((id, i) => [id, documentAlpha * dn[i] + (1 - documentAlpha) * ln[i]]));
       const topDocs = ranked(docScores).slice(0, k1);
       const chosen = new Map(topDocs);
       // Stage 2: every passage of those documents, fused over that set.
@@ -360,7 +361,7 @@ describe('hybrid modes against brute force', () => {
 
       const r = await search(t.db, {
         mode: 'HYBRID_HIERARCHICAL', documentModel: model, passageModel: model, questionForDocuments: qd, questionForPassages: qp,
-        questionText: q, k1, k2, lambda, alpha, summaryShare: share, exact: true,
+        questionText: q, k1, k2, lambda, alpha, documentAlpha, summaryShare: share, exact: true,
       });
       expectScores(r.documents.map((d) => ({ id: d.documentId, score: d.score })), topDocs, k1);
       expectScores(r.passages.map((p) => ({ id: p.passageId, score: p.score })), expected, k2);

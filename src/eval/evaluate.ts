@@ -95,7 +95,8 @@ function bestPoint(points: SweepPoint[], stage = false): SweepPoint {
 }
 
 const ALPHAS = [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1];
-const HYBRID_LAMBDAS = [0, 0.25, 0.5, 0.75, 1, 1.5, 2];
+const HYBRID_LAMBDAS = [0, 0.25, 0.5, 1];
+const PASSAGE_ALPHAS = [0.1, 0.3, 0.5];
 const SUMMARY_SHARES = [1, 0.5, 0];
 const STAGE_ALPHAS = [0.2, 0.4, 0.6];
 const SUMMARY_WEIGHTS = [0, 0.5, 1, 2, 3, 5];
@@ -109,12 +110,13 @@ export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: E
   const { log } = settings;
   log(`questions: ${dev.length} dev, ${test.length} test; judged by ${target} Top-20`);
   const defaults = (mode: RetrievalMode): Omit<RunParams, 'mode'> => {
-    const d: { lambda: number; alpha?: number; summaryShare?: number } = MODES[mode].defaults;
+    const d: { lambda: number; alpha?: number; documentAlpha?: number; summaryShare?: number } = MODES[mode].defaults;
     return {
       k1: settings.k1,
       k2: settings.k2,
       lambda: d.lambda,
       ...(d.alpha !== undefined ? { alpha: d.alpha } : {}),
+      ...(d.documentAlpha !== undefined ? { documentAlpha: d.documentAlpha } : {}),
       ...(d.summaryShare !== undefined ? { summaryShare: d.summaryShare } : {}),
     };
   };
@@ -172,20 +174,19 @@ export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: E
   const shares = await devSweep(
     DEFAULT_MODE,
     'summary share of the dense document score, alpha',
-    SUMMARY_SHARES.flatMap((summaryShare) => STAGE_ALPHAS.map((alpha) => ({ summaryShare, alpha, params: { summaryShare, alpha } }))),
+    SUMMARY_SHARES.flatMap((summaryShare) =>
+      STAGE_ALPHAS.map((documentAlpha) => ({ summaryShare, documentAlpha, params: { summaryShare, documentAlpha } })),
+    ),
     'stage',
   );
-  const share = shares.best.params.summaryShare;
-  const alphaHier = await devSweep(
-    DEFAULT_MODE,
-    `alpha (summary share ${share}, λ = default)`,
-    ALPHAS.map((alpha) => ({ alpha, summaryShare: share, params: { alpha } })),
-  );
-  const bestAlpha = alphaHier.best.params.alpha;
+  const { summaryShare, documentAlpha } = shares.best.params;
+  // Then the passage stage: its alpha and λ, with the document stage as chosen.
   const lambdaHier = await devSweep(
     DEFAULT_MODE,
-    `λ (alpha = ${bestAlpha}, summary share ${share})`,
-    HYBRID_LAMBDAS.map((lambda) => ({ alpha: bestAlpha, summaryShare: share, lambda, params: { alpha: bestAlpha, summaryShare: share, lambda } })),
+    `alpha, λ (document stage: summary share ${summaryShare}, documentAlpha ${documentAlpha})`,
+    PASSAGE_ALPHAS.flatMap((alpha) =>
+      HYBRID_LAMBDAS.map((lambda) => ({ alpha, lambda, summaryShare, documentAlpha, params: { alpha, lambda, documentAlpha, summaryShare } })),
+    ),
   );
   void alphaFlat;
 

@@ -171,6 +171,7 @@ export interface RunParams {
   k2: number;
   lambda: number;
   alpha?: number;
+  documentAlpha?: number;
   summaryShare?: number;
   bm25?: Partial<Bm25Settings>;
 }

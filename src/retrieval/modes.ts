@@ -28,7 +28,7 @@ export interface ModeSpec {
   /** Ranks documents only: `passages` is always empty. */
   documentsOnly: boolean;
   /** λ and alpha when a question gives none: chosen on the dev splits of both public sets (docs/eval). */
-  defaults: { lambda: number; alpha?: number; summaryShare?: number };
+  defaults: { lambda: number; alpha?: number; documentAlpha?: number; summaryShare?: number };
   /** One SQL statement. */
   build(s: SearchInput, p: Params, exact: boolean): ModeStatement;
 }
@@ -48,7 +48,7 @@ export const MODES = {
     usesAlpha: true,
     documentStage: true,
     documentsOnly: false,
-    defaults: { lambda: 1, alpha: 0.3, summaryShare: 1 },
+    defaults: { lambda: 1, alpha: 0.3, documentAlpha: 0.2, summaryShare: 1 },
     build: hybridHierarchical,
   },
   HIERARCHICAL: {

@@ -57,6 +57,7 @@ export async function retrieve(
     mode,
     lambda: valid.lambda ?? spec.defaults.lambda,
     alpha: valid.alpha ?? options.defaultAlpha ?? spec.defaults.alpha ?? 0,
+    documentAlpha: valid.documentAlpha ?? valid.alpha ?? spec.defaults.documentAlpha,
   };
   const question = needsVectors && targets ? await targets.encoders.encodeQuestion(args.question) : undefined;
   const encodeMs = ms(started);
@@ -73,6 +74,7 @@ export async function retrieve(
     k2: args.k2,
     lambda: args.lambda,
     alpha: args.alpha,
+    documentAlpha: args.documentAlpha,
     summaryShare: options.summaryShare ?? spec.defaults.summaryShare,
     bm25: options.bm25,
     filter: args.filter,

@@ -47,6 +47,8 @@ export interface SearchInput {
   lambda: number;
   /** Weight of the dense score in the hybrid modes (1: dense only, 0: BM25 only). */
   alpha?: number;
+  /** HYBRID_HIERARCHICAL's weight of the dense score in its document stage (alpha when unset). */
+  documentAlpha?: number;
   /**
    * HYBRID_HIERARCHICAL's dense document score: the weight of the summary vector (DHR) against
    * the document's best passage among the passage ANN hits (1: summary only).

@@ -32,6 +32,8 @@ export interface RetrieveArgs {
   lambda?: number;
   /** Weight of the dense score in the hybrid modes; the mode's tuned default when left out. */
   alpha?: number;
+  /** HYBRID_HIERARCHICAL: the same for its document stage; the mode's tuned default when left out. */
+  documentAlpha?: number;
   /** Left out: the default mode (DEFAULT_MODE, or LEXICAL on a server without encoders). */
   mode?: RetrievalMode;
   filter?: RetrievalFilter;
@@ -61,11 +63,14 @@ export function validateRetrieveArgs(args: RetrieveArgs): RetrieveArgs {
       `lambda must be a finite number from ${RETRIEVAL_LIMITS.lambdaMin} to ${RETRIEVAL_LIMITS.lambdaMax}, got ${args.lambda}`,
     );
   }
-  if (args.alpha !== undefined && (!Number.isFinite(args.alpha) || args.alpha < RETRIEVAL_LIMITS.alphaMin || args.alpha > RETRIEVAL_LIMITS.alphaMax)) {
-    throw new RetrievalInputError(
-      'alpha',
-      `alpha must be a finite number from ${RETRIEVAL_LIMITS.alphaMin} (BM25 only) to ${RETRIEVAL_LIMITS.alphaMax} (dense only), got ${args.alpha}`,
-    );
+  for (const name of ['alpha', 'documentAlpha'] as const) {
+    const a = args[name];
+    if (a !== undefined && (!Number.isFinite(a) || a < RETRIEVAL_LIMITS.alphaMin || a > RETRIEVAL_LIMITS.alphaMax)) {
+      throw new RetrievalInputError(
+        name,
+        `${name} must be a finite number from ${RETRIEVAL_LIMITS.alphaMin} (BM25 only) to ${RETRIEVAL_LIMITS.alphaMax} (dense only), got ${a}`,
+      );
+    }
   }
   if (args.mode !== undefined && !RETRIEVAL_MODES.includes(args.mode)) {
     throw new RetrievalInputError('mode', `mode must be one of ${RETRIEVAL_MODES.join(', ')}, got ${args.mode}`);

@@ -35,6 +35,9 @@ export class RetrieveArgs {
   @Field(() => Float, { nullable: true, description: 'Hybrid modes: weight of the dense score, 0 (BM25 only) to 1 (dense only). Left out: the tuned default.' })
   alpha?: number | null;
 
+  @Field(() => Float, { nullable: true, description: 'HYBRID_HIERARCHICAL: the same weight for its document stage, 0 to 1. Left out: the tuned default.' })
+  documentAlpha?: number | null;
+
   @Field(() => RetrievalModeEnum, { nullable: true, description: `Left out: ${DEFAULT_MODE} (LEXICAL on a server without encoders).` })
   mode?: RetrievalMode | null;
 
@@ -71,7 +74,7 @@ export class RetrievalResolver {
       const result = await retrieve(
         ctx.db,
         targets,
-        { question: a.question, k1: a.k1, k2: a.k2, lambda: a.lambda ?? undefined, alpha: a.alpha ?? undefined, mode: a.mode ?? undefined, filter },
+        { question: a.question, k1: a.k1, k2: a.k2, lambda: a.lambda ?? undefined, alpha: a.alpha ?? undefined, documentAlpha: a.documentAlpha ?? undefined, mode: a.mode ?? undefined, filter },
         {
           exact: a.exact,
           efSearch: ctx.config.efSearch,

@@ -15,7 +15,8 @@ const fuse = (p: Params, alpha: number, dense: string, lexical: string) => {
 };
 
 /**
- * Hybrid DHR. Stage 1: candidates are the union of the top k1 documents by summary vector, by
+ * Hybrid DHR, with a weight per level (documentAlpha for documents, alpha for passages: the
+ * two levels have their own encoders and BM25s, and their best weights differ). Stage 1: candidates are the union of the top k1 documents by summary vector, by
  * document BM25F, and by their best passage among the top max(k1, k2) passages by vector (DHR's
  * summary says little when headings say little; a document's best passage still does). Each
  * candidate's dense score is summaryShare·summary + (1 − summaryShare)·best passage (each
@@ -26,6 +27,7 @@ const fuse = (p: Params, alpha: number, dense: string, lexical: string) => {
  */
 export function hybridHierarchical(s: SearchInput, p: Params, exact: boolean): ModeStatement {
   const alpha = s.alpha ?? 0.5;
+  const documentAlpha = s.documentAlpha ?? alpha;
   const share = s.summaryShare ?? 1;
   const ddim = s.documentModel.dimension;
   const pdim = s.passageModel.dimension;
@@ -58,7 +60,7 @@ export function hybridHierarchical(s: SearchInput, p: Params, exact: boolean): M
     ),
     docs AS MATERIALIZED (
       SELECT document_id, document_dense, document_lexical, document_score FROM (
-        SELECT *, ${fuse(p, alpha, 'dense_part', 'document_lexical')} AS document_score FROM doc_dense) f
+        SELECT *, ${fuse(p, documentAlpha, 'dense_part', 'document_lexical')} AS document_score FROM doc_dense) f
       ORDER BY document_score DESC, document_id LIMIT ${p.add(s.k1)}
     ),
     passage_lexical AS MATERIALIZED (${passagesOfDocuments(s, p, 'docs')}),
