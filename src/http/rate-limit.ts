@@ -4,11 +4,15 @@ import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Config } from '../config';
 import type { Context } from '../graphql/context';
 
-/** The client address of each HTTP request's context (requests that did not come over HTTP have none and are not limited). */
-const addresses = new WeakMap<Context, string>();
+/**
+ * The client address of an HTTP request, kept on its context (requests that did not come over
+ * HTTP have none and are not limited). A symbol property, because Apollo clones the context per
+ * operation (enumerable own properties survive the clone).
+ */
+const CLIENT_ADDRESS = Symbol('client address');
 
 export function attachClientAddress(context: Context, address: string): Context {
-  addresses.set(context, address);
+  (context as Context & { [CLIENT_ADDRESS]?: string })[CLIENT_ADDRESS] = address;
   return context;
 }
 
@@ -31,7 +35,7 @@ export function rateLimitPlugin(
     async requestDidStart() {
       return {
         async didResolveOperation({ contextValue, operation }) {
-          const address = addresses.get(contextValue);
+          const address = (contextValue as Context & { [CLIENT_ADDRESS]?: string })[CLIENT_ADDRESS];
           if (address === undefined || !operation) return;
           const budget = operation.operation === 'mutation' ? budgets.mutation : budgets.query;
           if (!budget.limiter) return;
