@@ -13,6 +13,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
 import { packageRoot } from '../src/paths';
+import { createApiKey } from '../src/store/keys';
+import { PostgresDatabase } from '../src/store/postgres';
 import { startPrivatePostgres, type PrivatePostgres } from './helpers/private-postgres';
 
 const onServer = process.env.DATABASE_URL ? describe : describe.skip;
@@ -66,8 +68,6 @@ onServer('PostgreSQL restarts under load', () => {
     });
     url = /ready at (\S+)/.exec(stdout)![1];
     // An admin key straight into the table, as `dhr keys create` would: the server has migrated.
-    const { createApiKey } = await import('../src/store/keys');
-    const { PostgresDatabase } = await import('../src/store/postgres');
     const db = new PostgresDatabase({ url: pg.url });
     try {
       key = (await createApiKey(db, { role: 'admin', name: 'outage' })).key;
@@ -121,9 +121,11 @@ onServer('PostgreSQL restarts under load', () => {
     let running = true;
     const reader = async (i: number) => {
       while (running) {
+        // Lexical and dense retrieval (encoder + pgvector), and Prisma reads.
+        const mode = i % 4 === 0 ? 'LEXICAL' : 'HIERARCHICAL';
         const query =
           i % 2 === 0
-            ? `{ retrieve(question: "capital harbour river ${i}", k1: 10, k2: 5, mode: LEXICAL) { passages { rank passage { text } } } }`
+            ? `{ retrieve(question: "capital harbour river ${i}", k1: 10, k2: 5, mode: ${mode}) { passages { rank passage { text } } } }`
             : `{ stats { documents passages } documents(first: 5) { edges { node { title } } } }`;
         answers.push(await post(query));
         await sleep(20);

@@ -7,8 +7,8 @@ export { DEFAULT_PAGE_ESTIMATE, UNSIZED_LIST_ESTIMATE } from './armor';
  * Static limits on an operation, checked after validation and before anything runs: depth
  * (nesting of fields), an estimated cost (fields multiplied by the list sizes their arguments
  * imply), aliases, directives, and the length of string arguments. The measures come from
- * libraries (armor.ts). Introspection fields (`__schema`, `__type`, `__typename`) cost nothing,
- * so tools such as Apollo Sandbox can always read the schema.
+ * libraries (armor.ts). Introspection fields (`__schema`, `__type`, `__typename`) cost nothing
+ * and `__schema` adds no depth, so tools such as Apollo Sandbox can always read the schema.
  */
 
 export interface OperationLimits {
