@@ -17,7 +17,7 @@ const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT
 const PRISMA_UNAVAILABLE = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2037']);
 /** pg and pg-pool report a dropped connection only in words. */
 const UNAVAILABLE_MESSAGES =
-  /Connection terminated|connection timeout|Client has encountered a connection error|Client was closed|not queryable|terminating connection|the database system is (starting up|shutting down|in recovery mode)|Can't reach database server|Server has closed the connection/i;
+  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed|not queryable|terminating connection|the database system is (starting up|shutting down|in recovery mode)|Can't reach database server|Server has closed the connection/i;
 const TIMEOUT_MESSAGES = /canceling statement due to statement timeout/i;
 
 export function classifyDatabaseError(error: unknown): DatabaseFault | undefined {
