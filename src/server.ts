@@ -142,21 +142,17 @@ async function handle(
     body,
   };
   const address = req.socket.remoteAddress ?? 'unknown';
-  const response = await withDeadline(
-    server.executeHTTPGraphQLRequest({
-      httpGraphQLRequest: request,
-      context: async () => {
-        const key = bearerKey(headers.get('authorization'));
-        if (key === undefined) return attachClientAddress(createContext(db, config, models), address);
-        const principal = await authenticateKey(db, key).catch((error: unknown) => {
-          throw contextFault(error, config.statementTimeoutMs);
-        });
-        if (!principal) throw unauthenticated('the API key is unknown or revoked');
-        return attachClientAddress(createContext(db, config, models, principal), address);
-      },
-    }),
-    config.requestTimeoutMs,
-  );
+  const execution = server.executeHTTPGraphQLRequest({
+    httpGraphQLRequest: request,
+    context: async () => {
+      const key = bearerKey(headers.get('authorization'));
+      if (key === undefined) return attachClientAddress(createContext(db, config, models), address);
+      const principal = await authenticateKey(db, key).catch((e: unknown) => Promise.reject(contextFault(e, config.statementTimeoutMs)));
+      if (!principal) throw unauthenticated('the API key is unknown or revoked');
+      return attachClientAddress(createContext(db, config, models, principal), address);
+    },
+  });
+  const response = await withDeadline(execution, config.requestTimeoutMs);
   if (response === TIMED_OUT) {
     res.setHeader('retry-after', '1');
     sendError(res, 503, 'TIMEOUT', `the request took longer than ${config.requestTimeoutMs} ms (REQUEST_TIMEOUT_MS)`);
