@@ -51,6 +51,27 @@ export interface Config {
   maxQueryCost: number;
   /** Largest HTTP request body; larger bodies get 413 before any parsing. */
   maxBodyBytes: number;
+  /** Most lexical tokens in a query document (graphql-js refuses more while parsing). */
+  maxQueryTokens: number;
+  /** Most aliases in an operation, fragments expanded (QUERY_TOO_COSTLY). */
+  maxAliases: number;
+  /** Most directives in an operation (QUERY_TOO_COSTLY). */
+  maxDirectives: number;
+  /** Most selections the cost estimate visits, fragments expanded (QUERY_TOO_COSTLY). */
+  maxQueryNodes: number;
+  /** Longest string argument of a query (ingested documents excepted), in characters (BAD_USER_INPUT). */
+  maxArgumentLength: number;
+  /** PostgreSQL statement_timeout of every connection, ms (0: none). */
+  statementTimeoutMs: number;
+  /** Longest an HTTP request may take before it is answered 503 TIMEOUT, ms (0: none). */
+  requestTimeoutMs: number;
+  /** Longest opening a PostgreSQL connection may take, ms. */
+  dbConnectTimeoutMs: number;
+  /** Queries per API key (or client address without a key) per window; 0: unlimited. */
+  rateLimitQueries: number;
+  /** Mutations per API key (or client address) per window; 0: unlimited. */
+  rateLimitMutations: number;
+  rateLimitWindowS: number;
 }
 
 export type ReadAccess = 'public' | 'key';
@@ -93,6 +114,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxQueryCost: intSetting(env, 'MAX_QUERY_COST', 500_000, 1, 1_000_000_000),
     // Room for one document of MAX_DOCUMENT_BYTES (2 MB) with its JSON escaping.
     maxBodyBytes: intSetting(env, 'MAX_BODY_BYTES', 4 << 20, 1024, 1 << 30),
+    maxQueryTokens: intSetting(env, 'MAX_QUERY_TOKENS', 5000, 10, 10_000_000),
+    maxAliases: intSetting(env, 'MAX_ALIASES', 30, 0, 100_000),
+    maxDirectives: intSetting(env, 'MAX_DIRECTIVES', 50, 0, 100_000),
+    maxQueryNodes: intSetting(env, 'MAX_QUERY_NODES', 10_000, 10, 10_000_000),
+    maxArgumentLength: intSetting(env, 'MAX_ARGUMENT_LENGTH', 4096, 16, 1 << 30),
+    statementTimeoutMs: intSetting(env, 'STATEMENT_TIMEOUT_MS', 30_000, 0, 2_147_483_647),
+    requestTimeoutMs: intSetting(env, 'REQUEST_TIMEOUT_MS', 60_000, 0, 2_147_483_647),
+    dbConnectTimeoutMs: intSetting(env, 'DB_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
+    rateLimitQueries: intSetting(env, 'RATE_LIMIT_QUERIES', 1200, 0, 1_000_000_000),
+    rateLimitMutations: intSetting(env, 'RATE_LIMIT_MUTATIONS', 120, 0, 1_000_000_000),
+    rateLimitWindowS: intSetting(env, 'RATE_LIMIT_WINDOW_S', 60, 1, 86_400),
   };
 }
 

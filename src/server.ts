@@ -7,12 +7,15 @@ import { createContext, type Context } from './graphql/context';
 import { requestGuard } from './graphql/guard';
 import { buildGraphQLSchema } from './graphql/schema';
 import { BodyTooLargeError, readBody } from './http/body';
+import { contextFault, databaseFaultPlugin } from './graphql/db-faults';
+import { TIMED_OUT, withDeadline } from './http/deadline';
+import { attachClientAddress, rateLimitPlugin } from './http/rate-limit';
 import type { Database } from './store/db';
 import type { ModelRegistry } from './jobs/registry';
 import { JobWorker } from './jobs/worker';
 import { authenticateKey } from './store/keys';
 
-export async function createApolloServer(): Promise<ApolloServer<Context>> {
+export async function createApolloServer(config?: Pick<Config, 'maxQueryTokens'>): Promise<ApolloServer<Context>> {
   const schema = await buildGraphQLSchema();
   return new ApolloServer<Context>({
     schema,
@@ -21,7 +24,9 @@ export async function createApolloServer(): Promise<ApolloServer<Context>> {
     // One operation per HTTP request, so the depth, cost and body limits bound a request.
     allowBatchedHttpRequests: false,
     introspection: true,
-    plugins: [requestGuard],
+    plugins: [requestGuard, databaseFaultPlugin],
+    // graphql-js stops parsing past this many tokens, before validation can take quadratic time.
+    parseOptions: { maxTokens: config?.maxQueryTokens ?? 5000 },
   });
 }
 
@@ -37,7 +42,8 @@ export async function startServer(
   config: Config,
   models?: ModelRegistry,
 ): Promise<{ url: string; stop: () => Promise<void> }> {
-  const server = await createApolloServer();
+  const server = await createApolloServer(config);
+  server.addPlugin(rateLimitPlugin(config));
   const httpServer = createServer((req, res) => {
     handle(server, req, res, db, config, models).catch((error: unknown) => {
       console.error(`request failed: ${error instanceof Error ? error.message : String(error)}`);
@@ -135,16 +141,23 @@ async function handle(
     search: new URL(req.url ?? '/', 'http://localhost').search,
     body,
   };
-  const response = await server.executeHTTPGraphQLRequest({
+  const address = req.socket.remoteAddress ?? 'unknown';
+  const execution = server.executeHTTPGraphQLRequest({
     httpGraphQLRequest: request,
     context: async () => {
       const key = bearerKey(headers.get('authorization'));
-      if (key === undefined) return createContext(db, config, models);
-      const principal = await authenticateKey(db, key);
+      if (key === undefined) return attachClientAddress(createContext(db, config, models), address);
+      const principal = await authenticateKey(db, key).catch((e: unknown) => Promise.reject(contextFault(e, config.statementTimeoutMs)));
       if (!principal) throw unauthenticated('the API key is unknown or revoked');
-      return createContext(db, config, models, principal);
+      return attachClientAddress(createContext(db, config, models, principal), address);
     },
   });
+  const response = await withDeadline(execution, config.requestTimeoutMs);
+  if (response === TIMED_OUT) {
+    res.setHeader('retry-after', '1');
+    sendError(res, 503, 'TIMEOUT', `the request took longer than ${config.requestTimeoutMs} ms (REQUEST_TIMEOUT_MS)`);
+    return;
+  }
   for (const [name, value] of response.headers) res.setHeader(name, value);
   res.statusCode = response.status ?? 200;
   if (response.body.kind === 'complete') {

@@ -1,53 +1,30 @@
-import {
-  getArgumentValues,
-  getNamedType,
-  getNullableType,
-  getVariableValues,
-  GraphQLError,
-  isCompositeType,
-  isInterfaceType,
-  isListType,
-  isObjectType,
-  Kind,
-  type DocumentNode,
-  type FieldNode,
-  type FragmentDefinitionNode,
-  type GraphQLCompositeType,
-  type GraphQLSchema,
-  type OperationDefinitionNode,
-  type SelectionSetNode,
-} from 'graphql';
+import { GraphQLError, Kind, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import { measureOperation, overlongArgument } from './armor';
+
+export { DEFAULT_PAGE_ESTIMATE, UNSIZED_LIST_ESTIMATE } from './armor';
 
 /**
- * Static limits on an operation, checked after validation and before anything runs:
- * depth (nesting of fields) and an estimated cost (fields multiplied by the list sizes their
- * arguments imply). Introspection fields (`__schema`, `__type`, `__typename`) are free, so
- * tools such as Apollo Sandbox can always read the schema.
+ * Static limits on an operation, checked after validation and before anything runs: depth
+ * (nesting of fields), an estimated cost (fields multiplied by the list sizes their arguments
+ * imply), aliases, directives, and the length of string arguments. The measures come from
+ * libraries (armor.ts). Introspection fields (`__schema`, `__type`, `__typename`) cost nothing
+ * and `__schema` adds no depth, so tools such as Apollo Sandbox can always read the schema.
  */
-
-/** Arguments that say how many items a field returns (`first` of connections, `k1`/`k2` of retrieve). */
-const SIZE_ARGUMENTS = ['first', 'k1', 'k2'];
-/** Page size of a connection when `first` is not given (the resolvers' default page). */
-export const DEFAULT_PAGE_ESTIMATE = 20;
-/** Items assumed for a list with no size argument (sections, children, toc, links, outcomes). */
-export const UNSIZED_LIST_ESTIMATE = 10;
 
 export interface OperationLimits {
   maxQueryDepth: number;
   maxQueryCost: number;
-}
-
-interface Walk {
-  schema: GraphQLSchema;
-  fragments: Map<string, FragmentDefinitionNode>;
-  variables: Record<string, unknown>;
+  maxAliases: number;
+  maxDirectives: number;
+  maxQueryNodes: number;
+  maxArgumentLength: number;
 }
 
 export function limitError(code: string, message: string): GraphQLError {
   return new GraphQLError(message, { extensions: { code, http: { status: 400 } } });
 }
 
-/** Throws QUERY_TOO_DEEP or QUERY_TOO_COSTLY naming the limit and the operation's value. */
+/** Throws QUERY_TOO_DEEP, QUERY_TOO_COSTLY or BAD_USER_INPUT naming the limit and the operation's value. */
 export function checkOperationLimits(
   schema: GraphQLSchema,
   document: DocumentNode,
@@ -55,120 +32,47 @@ export function checkOperationLimits(
   rawVariables: Record<string, unknown> | undefined,
   limits: OperationLimits,
 ): void {
-  const walk = walkOf(schema, document, operation, rawVariables);
-  const root = rootType(schema, operation);
-  if (!root) return;
-  const depth = operationDepth(walk, root, operation.selectionSet);
-  if (depth > limits.maxQueryDepth) {
-    throw limitError('QUERY_TOO_DEEP', `query depth ${depth} is over the limit of ${limits.maxQueryDepth} (MAX_QUERY_DEPTH)`);
+  const m = measureOperation(schema, document, operation, rawVariables, limits.maxQueryNodes);
+  if (m.depth > limits.maxQueryDepth) {
+    throw limitError('QUERY_TOO_DEEP', `query depth ${m.depth} is over the limit of ${limits.maxQueryDepth} (MAX_QUERY_DEPTH)`);
   }
-  const cost = operationCost(walk, root, operation.selectionSet, false);
-  if (cost > limits.maxQueryCost) {
+  if (m.aliases > limits.maxAliases) {
+    throw limitError('QUERY_TOO_COSTLY', `query has ${m.aliases} aliases, over the limit of ${limits.maxAliases} (MAX_ALIASES)`);
+  }
+  if (m.directives > limits.maxDirectives) {
+    throw limitError('QUERY_TOO_COSTLY', `query has ${m.directives} directives, over the limit of ${limits.maxDirectives} (MAX_DIRECTIVES)`);
+  }
+  if (m.tooManyNodes) {
     throw limitError(
       'QUERY_TOO_COSTLY',
-      `query cost ${cost} is over the limit of ${limits.maxQueryCost} (MAX_QUERY_COST); ask for smaller pages (first, k1, k2) or fewer nested lists`,
+      `query selects more than ${limits.maxQueryNodes} fields once its fragments are expanded (MAX_QUERY_NODES)`,
+    );
+  }
+  if (m.cost !== undefined && m.cost > limits.maxQueryCost) {
+    throw limitError(
+      'QUERY_TOO_COSTLY',
+      `query cost ${m.cost} is over the limit of ${limits.maxQueryCost} (MAX_QUERY_COST); ask for smaller pages (first, k1, k2) or fewer nested lists`,
+    );
+  }
+  const long = overlongArgument(schema, document, operation, rawVariables, limits.maxArgumentLength);
+  if (long) {
+    throw new GraphQLError(
+      `${long.argument} is ${long.length} characters long, over the limit of ${limits.maxArgumentLength} (MAX_ARGUMENT_LENGTH)`,
+      { extensions: { code: 'BAD_USER_INPUT', argument: long.argument, http: { status: 400 } } },
     );
   }
 }
 
-/** The estimate alone, for tests and docs. */
+/** The measures alone, for tests and docs. */
 export function estimateOperation(
   schema: GraphQLSchema,
   document: DocumentNode,
   rawVariables?: Record<string, unknown>,
+  maxQueryNodes = 10_000,
 ): { depth: number; cost: number } {
   const operation = document.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
   if (!operation) throw new Error('no operation in document');
-  const walk = walkOf(schema, document, operation, rawVariables);
-  const root = rootType(schema, operation);
-  if (!root) throw new Error(`schema has no ${operation.operation} type`);
-  return { depth: operationDepth(walk, root, operation.selectionSet), cost: operationCost(walk, root, operation.selectionSet, false) };
-}
-
-function walkOf(
-  schema: GraphQLSchema,
-  document: DocumentNode,
-  operation: OperationDefinitionNode,
-  rawVariables: Record<string, unknown> | undefined,
-): Walk {
-  const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
-  // Bad variables are execution's to report; the estimate then uses argument defaults.
-  const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], rawVariables ?? {});
-  return { schema, fragments, variables: coerced.coerced ?? {} };
-}
-
-function rootType(schema: GraphQLSchema, operation: OperationDefinitionNode): GraphQLCompositeType | undefined {
-  return schema.getRootType(operation.operation) ?? undefined;
-}
-
-/** Each field selected in a selection set with the type it was selected on (fragments expanded). */
-function* fieldsOf(
-  walk: Walk,
-  parent: GraphQLCompositeType,
-  selectionSet: SelectionSetNode,
-): Generator<{ node: FieldNode; parent: GraphQLCompositeType }> {
-  for (const selection of selectionSet.selections) {
-    if (selection.kind === Kind.FIELD) {
-      yield { node: selection, parent };
-      continue;
-    }
-    const fragment = selection.kind === Kind.FRAGMENT_SPREAD ? walk.fragments.get(selection.name.value) : selection;
-    if (!fragment) continue;
-    const condition = fragment.typeCondition ? walk.schema.getType(fragment.typeCondition.name.value) : parent;
-    if (condition && isCompositeType(condition)) yield* fieldsOf(walk, condition, fragment.selectionSet);
-  }
-}
-
-function fieldDefinition(parent: GraphQLCompositeType, name: string) {
-  return isObjectType(parent) || isInterfaceType(parent) ? parent.getFields()[name] : undefined;
-}
-
-function operationDepth(walk: Walk, parent: GraphQLCompositeType, selectionSet: SelectionSetNode): number {
-  let deepest = 0;
-  for (const { node, parent: on } of fieldsOf(walk, parent, selectionSet)) {
-    if (node.name.value.startsWith('__')) continue;
-    const def = fieldDefinition(on, node.name.value);
-    const child = def ? getNamedType(def.type) : undefined;
-    const below = node.selectionSet && child && isCompositeType(child) ? operationDepth(walk, child, node.selectionSet) : 0;
-    deepest = Math.max(deepest, 1 + below);
-  }
-  return deepest;
-}
-
-/**
- * Every field costs 1, plus its selections times the items it returns: the size argument when
- * it has one (`first` defaults to a page of 20), 1 for a list right under a sized field (the
- * edges of a connection, the passages of a retrieval), and 10 for any other list.
- */
-function operationCost(walk: Walk, parent: GraphQLCompositeType, selectionSet: SelectionSetNode, parentSized: boolean): number {
-  let total = 0;
-  for (const { node, parent: on } of fieldsOf(walk, parent, selectionSet)) {
-    if (node.name.value.startsWith('__')) continue;
-    const def = fieldDefinition(on, node.name.value);
-    if (!def) continue;
-    let args: Record<string, unknown> = {};
-    try {
-      args = getArgumentValues(def, node, walk.variables);
-    } catch {
-      // invalid arguments fail in execution; estimate with defaults
-    }
-    const sizes = SIZE_ARGUMENTS.filter((name) => def.args.some((a) => a.name === name)).map((name) => {
-      const value = args[name];
-      if (typeof value === 'number') return value;
-      return name === 'first' ? DEFAULT_PAGE_ESTIMATE : 1;
-    });
-    const sized = sizes.length > 0;
-    const items = sized
-      ? Math.max(1, ...sizes)
-      : isListType(getNullableType(def.type))
-        ? parentSized
-          ? 1
-          : UNSIZED_LIST_ESTIMATE
-        : 1;
-    const child = getNamedType(def.type);
-    const below = node.selectionSet && isCompositeType(child) ? operationCost(walk, child, node.selectionSet, sized) : 0;
-    total += 1 + items * below;
-  }
-  return total;
+  const m = measureOperation(schema, document, operation, rawVariables, maxQueryNodes);
+  if (m.cost === undefined) throw new Error('cost not measured (too many nodes or bad variables)');
+  return { depth: m.depth, cost: m.cost };
 }

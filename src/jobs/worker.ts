@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { EncoderError } from '../encoders/types';
 import { passageEncodingText } from '../ingest/summary';
 import type { Database } from '../store/db';
+import { isDatabaseUnavailable } from '../store/faults';
 import { writeDocumentEmbeddings, writePassageEmbeddings } from '../store/embeddings';
 import {
   batchDocuments,
@@ -88,6 +89,8 @@ export class JobWorker {
       return true;
     } catch (error) {
       if (error instanceof Cancelled) return true;
+      // A lost database is not the batch's fault: no attempt counted; run() waits and tries again.
+      if (isDatabaseUnavailable(error)) throw error;
       if (!claimed) throw error;
       const batch: ClaimedBatch = claimed;
       const attempts = (this.attempts.get(batch.id) ?? 0) + 1;

@@ -3,6 +3,7 @@ import { prepareDocument } from '../ingest/prepare';
 import type { DocumentInput, IngestOptions } from '../ingest/types';
 import type { Database } from './db';
 import { writeDocument, type WriteStatus } from './write';
+import { isDatabaseUnavailable } from './faults';
 
 export type IngestStatus = WriteStatus | 'failed';
 
@@ -72,6 +73,8 @@ export async function ingestDocuments(
         message: null,
       };
     } catch (error) {
+      // A lost database fails the whole request (SERVICE_UNAVAILABLE, retry), not one document with the driver's text.
+      if (isDatabaseUnavailable(error)) throw error;
       return failed(index, prepared.key, prepared.title, `document "${prepared.key}": ${messageOf(error)}`);
     }
   };

@@ -42,6 +42,8 @@ export async function migrate(db: Database, migrations = loadMigrations()): Prom
   const applied: string[] = [];
   for (const migration of migrations) {
     const done = await db.transaction(async (tx) => {
+      // Index builds may outlast STATEMENT_TIMEOUT_MS, which bounds serving, not migrating.
+      await tx.exec('SET LOCAL statement_timeout = 0');
       await tx.query('SELECT pg_advisory_xact_lock(7240311)');
       const rows = await tx.query<{ checksum: string }>('SELECT checksum FROM schema_migrations WHERE version = $1', [
         migration.version,

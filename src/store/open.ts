@@ -5,12 +5,21 @@ import { PgliteDatabase } from './pglite';
 import { PostgresDatabase } from './postgres';
 
 /** DATABASE_URL → that PostgreSQL server; otherwise embedded PGlite persisted in dataDir. */
-export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): Promise<Database> {
-  if (config.databaseUrl) return new PostgresDatabase({ url: config.databaseUrl });
+export async function openDatabase(
+  config: Pick<Config, 'databaseUrl' | 'dataDir'> & Partial<Pick<Config, 'statementTimeoutMs' | 'dbConnectTimeoutMs'>>,
+): Promise<Database> {
+  if (config.databaseUrl) {
+    return new PostgresDatabase({
+      url: config.databaseUrl,
+      statementTimeoutMs: config.statementTimeoutMs,
+      connectTimeoutMs: config.dbConnectTimeoutMs,
+      log: (m) => console.error(m),
+    });
+  }
   return PgliteDatabase.open({ dataDir: config.dataDir });
 }
 
-export async function openMigratedDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): Promise<Database> {
+export async function openMigratedDatabase(config: Parameters<typeof openDatabase>[0]): Promise<Database> {
   const db = await openDatabase(config);
   try {
     await migrate(db);

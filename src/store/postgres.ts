@@ -1,4 +1,5 @@
 import { Pool, types, type PoolClient } from 'pg';
+import { guardPool } from './faults';
 import { settingsStatement, StatementCounter, type Database, type Queryable } from './db';
 import { createPrismaClient, type PrismaClient } from './prisma';
 
@@ -8,6 +9,11 @@ types.setTypeParser(20, (v) => Number(v));
 export interface PostgresOptions {
   url: string;
   maxConnections?: number;
+  /** statement_timeout sent with every connection (0 or absent: none). */
+  statementTimeoutMs?: number;
+  /** How long opening a connection may take before the request fails (unreachable host). */
+  connectTimeoutMs?: number;
+  log?: (message: string) => void;
 }
 
 export class PostgresDatabase implements Database {
@@ -20,9 +26,14 @@ export class PostgresDatabase implements Database {
   private readonly applied = new WeakMap<PoolClient, string>();
 
   constructor(options: PostgresOptions) {
-    this.pool = new Pool({ connectionString: options.url, max: options.maxConnections ?? 10 });
-    // An idle client erroring (server restart) must not crash the process.
-    this.pool.on('error', () => undefined);
+    this.pool = new Pool({
+      connectionString: options.url,
+      max: options.maxConnections ?? 10,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+      ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+    });
+    // A connection dropping (server restart), idle or in use, must not crash the process.
+    guardPool(this.pool, options.log);
     this.location = redactUrl(options.url);
     this.prisma = createPrismaClient({ pool: this.pool }, this.statements);
   }

@@ -48,7 +48,7 @@ export async function createTestApi(
   const testDb = await createTestDatabase();
   const config = loadConfig({ ...env });
   const models = encoders ? await ModelRegistry.of(testDb.db, encoders, options.registry) : undefined;
-  const server: ApolloServer<Context> = await createApolloServer();
+  const server: ApolloServer<Context> = await createApolloServer(config);
   await server.start();
   const defaultPrincipal = options.principal === undefined ? TEST_ADMIN : options.principal;
   const execAs = async (principal: Principal | null, query: string, variables?: Record<string, unknown>) => {
