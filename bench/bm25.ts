@@ -21,6 +21,13 @@
  *   BENCH_QUESTIONS (200)  BENCH_SEED (20240611)  BENCH_WARMUP (5)  BENCH_BATCH (2000 documents/INSERT)
  *   BENCH_INDEX_DOCS (1000 documents per full-text UPDATE)  BENCH_TERM_CAPS ("1000,3000,30000")
  *   BENCH_EXPLAIN=0 (skip the EXPLAIN (ANALYZE, BUFFERS) of the slowest exact question)  BENCH_JSON=path
+ *   BENCH_EXPERIMENT=1: two changes that src/ does not have, measured on the same corpus. (a) Covering
+ *   impact indexes, `(lexeme, impact DESC) INCLUDE (…the columns the score reads)` on both postings
+ *   tables, built beside the migration's (a later run without the flag drops them again): candidate
+ *   generation becomes an index-only scan that stops after termCap entries, where the migration's
+ *   impact index gives a bitmap heap scan of the whole posting list, then a sort. (b) Variants whose
+ *   rescoring step probes the primary key per (candidate, term) (`CROSS JOIN LATERAL (… LIMIT 1)`)
+ *   instead of the product's join, which the planner may run as a hash join over whole posting lists.
  */
 import 'reflect-metadata';
 import { Client } from 'pg';
@@ -46,6 +53,7 @@ const indexDocuments = Number(process.env.BENCH_INDEX_DOCS ?? 1000);
 const termCaps = (process.env.BENCH_TERM_CAPS ?? '1000,3000,30000').split(',').filter(Boolean).map(Number).filter((c) => c !== DEFAULT_BM25.termCap);
 const explainSlowest = process.env.BENCH_EXPLAIN !== '0';
 const jsonPath = process.env.BENCH_JSON;
+const experiment = process.env.BENCH_EXPERIMENT === '1';
 const K1 = 100;
 const K2 = 20;
 const RECALL_K = 20;
@@ -152,7 +160,50 @@ interface Variant {
   mode: RetrievalMode;
   termCap?: number;
   exact?: boolean;
+  /** An experiment: the product's statement, changed. */
+  rewrite?: (sql: string) => string;
 }
+
+/** BENCH_EXPERIMENT=1 (a): covering impact indexes beside the migration's; without the flag they are dropped. */
+const COVERING = [
+  { name: 'passage_postings_impact_cover_idx', table: 'passage_postings', include: 'document_id, passage_id, tf, length' },
+  { name: 'document_postings_impact_cover_idx', table: 'document_postings', include: 'document_id, tf_body, tf_summary, length_body, length_summary' },
+];
+
+async function coveringIndexes(db: Database, wanted: boolean): Promise<void> {
+  const present = await db.query<{ indexname: string }>(`SELECT indexname FROM pg_indexes WHERE indexname = ANY($1::text[])`, [COVERING.map((c) => c.name)]);
+  if (!wanted) {
+    for (const { indexname } of present) await db.exec(`DROP INDEX ${indexname}`);
+    if (present.length > 0) console.log(`dropped the experiment's covering indexes (${present.map((p) => p.indexname).join(', ')})`);
+    return;
+  }
+  for (const c of COVERING) {
+    if (present.some((p) => p.indexname === c.name)) continue;
+    const t = process.hrtime.bigint();
+    await db.exec(`CREATE INDEX ${c.name} ON ${c.table} (lexeme, impact DESC) INCLUDE (${c.include})`);
+    await db.exec(`VACUUM ANALYZE ${c.table}`);
+    console.log(`  experiment: built ${c.name} in ${seconds(t).toFixed(1)} s`);
+  }
+  const sizes = await db.query<{ name: string; size: string }>(
+    `SELECT c.relname AS name, pg_size_pretty(pg_relation_size(c.oid)) AS size FROM pg_class c
+     WHERE c.relname IN ('passage_postings_impact_idx', 'document_postings_impact_idx', $1, $2) ORDER BY 1`,
+    COVERING.map((c) => c.name),
+  );
+  console.log(`  index sizes: ${sizes.map((s) => `${s.name} ${s.size}`).join(', ')}`);
+}
+
+/** BENCH_EXPERIMENT=1 (b): rescoring probes the primary key once per (candidate, term). */
+function rescoreByProbe(sql: string): string {
+  const passages = 'JOIN passage_postings pp ON pp.lexeme = t.lexeme AND pp.document_id = c.document_id AND pp.passage_id = c.passage_id';
+  const documents = 'JOIN document_postings dp ON dp.lexeme = t.lexeme AND dp.document_id = c.document_id';
+  const out = sql
+    .replace(passages, 'CROSS JOIN LATERAL (SELECT pp.tf, pp.length FROM passage_postings pp WHERE pp.lexeme = t.lexeme AND pp.document_id = c.document_id AND pp.passage_id = c.passage_id LIMIT 1) pp')
+    .replace(documents, 'CROSS JOIN LATERAL (SELECT dp.* FROM document_postings dp WHERE dp.lexeme = t.lexeme AND dp.document_id = c.document_id LIMIT 1) dp');
+  if (out === sql) throw new Error('rescoring join not found in the statement');
+  return out;
+}
+
+type Row = { passages: SearchResult['passages']; documents: SearchResult['documents'] };
 
 function overlap(a: number[], truth: number[], k: number): number {
   const t = new Set(truth.slice(0, k));
@@ -162,11 +213,11 @@ function overlap(a: number[], truth: number[], k: number): number {
 
 const ids = (v: Variant, r: SearchResult) => (v.mode === 'LEXICAL' ? r.passages.map((p) => p.passageId) : r.documents.map((d) => d.documentId));
 
-async function explain(db: Database, s: VectorSearch): Promise<string[]> {
+async function explain(db: Database, s: VectorSearch, rewrite: (sql: string) => string = (sql) => sql): Promise<string[]> {
   const statement = searchStatement(s);
   return db.transaction(async (tx) => {
     for (const [name, value] of Object.entries(statement.settings)) await tx.query(`SELECT set_config($1, $2, true)`, [name, value]);
-    const rows = await tx.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${statement.sql}`, statement.params);
+    const rows = await tx.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${rewrite(statement.sql)}`, statement.params);
     return rows.map((r) => r['QUERY PLAN']);
   });
 }
@@ -193,6 +244,7 @@ async function main() {
     const loadTotal = record.rowsSeconds + record.indexSeconds + record.vacuumAnalyzeSeconds;
     console.log(`  rows ${record.rowsSeconds.toFixed(1)} s, full-text + postings ${record.indexSeconds.toFixed(1)} s, VACUUM ANALYZE ${record.vacuumAnalyzeSeconds.toFixed(1)} s; total ${(loadTotal / 60).toFixed(1)} min`);
 
+    await coveringIndexes(db, experiment);
     const sizes = await db.query<{ name: string; total: string; heap: string; indexes: string; rows: string }>(
       `SELECT c.relname AS name, pg_size_pretty(pg_total_relation_size(c.oid)) AS total, pg_size_pretty(pg_relation_size(c.oid)) AS heap,
               pg_size_pretty(pg_indexes_size(c.oid)) AS indexes, c.reltuples::bigint::text AS rows
@@ -245,6 +297,12 @@ async function main() {
       ...termCaps.map((c) => ({ label: `LEXICAL, termCap ${c.toLocaleString()}`, mode: 'LEXICAL' as const, termCap: c })),
       { label: `LEXICAL_DOCUMENTS, termCap ${DEFAULT_BM25.termCap.toLocaleString()} (default)`, mode: 'LEXICAL_DOCUMENTS' },
       ...termCaps.map((c) => ({ label: `LEXICAL_DOCUMENTS, termCap ${c.toLocaleString()}`, mode: 'LEXICAL_DOCUMENTS' as const, termCap: c })),
+      ...(experiment
+        ? [
+            { label: `LEXICAL, termCap ${DEFAULT_BM25.termCap.toLocaleString()}, rescoring by primary-key probes`, mode: 'LEXICAL' as const, rewrite: rescoreByProbe },
+            { label: `LEXICAL_DOCUMENTS, termCap ${DEFAULT_BM25.termCap.toLocaleString()}, rescoring by primary-key probes`, mode: 'LEXICAL_DOCUMENTS' as const, rewrite: rescoreByProbe },
+          ]
+        : []),
       { label: 'LEXICAL exact (baseline, ground truth)', mode: 'LEXICAL', exact: true },
       { label: 'LEXICAL_DOCUMENTS exact (baseline, ground truth)', mode: 'LEXICAL_DOCUMENTS', exact: true },
     ];
@@ -252,13 +310,19 @@ async function main() {
 
     const times = variants.map(() => [] as number[]);
     const results = variants.map(() => [] as SearchResult[]);
+    const run = async (v: Variant, q: number): Promise<SearchResult> => {
+      if (!v.rewrite) return search(db, request(v, q));
+      const statement = searchStatement(request(v, q), db.vectorParam?.bind(db));
+      const [row] = await db.queryWithSettings<Row>(statement.settings, v.rewrite(statement.sql), statement.params);
+      return { passages: row.passages, documents: row.documents, questionTerms: null };
+    };
     const timeOne = async (k: number, q: number) => {
       const t0 = process.hrtime.bigint();
-      results[k][q] = await search(db, request(variants[k], q));
+      results[k][q] = await run(variants[k], q);
       times[k].push(Number(process.hrtime.bigint() - t0) / 1e6);
     };
     console.log(`\nwarm-up: ${warmup} questions × ${variants.length} variants`);
-    for (let k = 0; k < variants.length; k++) for (let i = 0; i < Math.min(warmup, questions.length); i++) await search(db, request(variants[k], questions.length - 1 - i));
+    for (let k = 0; k < variants.length; k++) for (let i = 0; i < Math.min(warmup, questions.length); i++) await run(variants[k], questions.length - 1 - i);
     console.log(`timing: ${questions.length} questions, bounded variants in a shuffled order per question, then the exact ones in a block (k1=${K1} documents, k2=${K2} passages)`);
     const started = process.hrtime.bigint();
     const bounded = variants.map((_, k) => k).filter((k) => !variants[k].exact);
@@ -300,16 +364,17 @@ async function main() {
     if (jsonPath) {
       const { writeFileSync } = await import('node:fs');
       const [{ version }] = await db.query<{ version: string }>(`SELECT version() || ', shared_buffers ' || current_setting('shared_buffers') || ', work_mem ' || current_setting('work_mem') AS version`);
-      writeFileSync(jsonPath, JSON.stringify({ tier, questions: questions.length, server: version, cpus: (await import('node:os')).cpus().length, load: record, sizes, summary }, null, 2));
+      writeFileSync(jsonPath, JSON.stringify({ tier, experiment, questions: questions.length, server: version, cpus: (await import('node:os')).cpus().length, load: record, sizes, summary }, null, 2));
     }
 
     if (explainSlowest) {
       const exactLexical = exactOf(variants[0]);
       const slowest = times[exactLexical].indexOf(Math.max(...times[exactLexical]));
       console.log(`\nslowest exact LEXICAL question: #${slowest} "${questions[slowest]}" (Σ df ${postings[slowest].n.toLocaleString()}, largest df ${postings[slowest].max_df.toLocaleString()})`);
-      for (const v of [variants[0], variants[exactLexical], variants.find((x) => x.mode === 'LEXICAL_DOCUMENTS' && !x.exact && !x.termCap)!]) {
+      const shown = variants.filter((v) => !v.termCap && (v.mode === 'LEXICAL' || !v.exact));
+      for (const v of shown) {
         console.log(`\nEXPLAIN (ANALYZE, BUFFERS) of ${v.label}:`);
-        for (const line of await explain(db, request(v, slowest))) console.log(`    ${line}`);
+        for (const line of await explain(db, request(v, slowest), v.rewrite)) console.log(`    ${line}`);
       }
     }
 
