@@ -41,7 +41,9 @@ CREATE TABLE passage_postings (
   impact       real    NOT NULL,
   PRIMARY KEY (lexeme, document_id, passage_id)
 );
-CREATE INDEX passage_postings_impact_idx ON passage_postings (lexeme, impact DESC);
+-- Covering, so a capped candidate scan reads the index alone and stops at the cap (bench:bm25 at
+-- 100k: a plain index was read as a bitmap over the whole posting list, 112.6 → 18.9 ms p50).
+CREATE INDEX passage_postings_impact_idx ON passage_postings (lexeme, impact DESC) INCLUDE (document_id, passage_id, tf, length);
 
 CREATE TABLE document_postings (
   lexeme       text    NOT NULL,
@@ -56,7 +58,8 @@ CREATE TABLE document_postings (
   PRIMARY KEY (lexeme, document_id)
 );
 CREATE INDEX document_postings_document_idx ON document_postings (document_id);
-CREATE INDEX document_postings_impact_idx ON document_postings (lexeme, impact DESC);
+CREATE INDEX document_postings_impact_idx ON document_postings (lexeme, impact DESC)
+  INCLUDE (document_id, tf_body, tf_summary, length_body, length_summary);
 
 -- The lengths each document was counted with, so removing it subtracts exactly that.
 CREATE TABLE document_lengths (
