@@ -2,14 +2,16 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { ApolloServer, HeaderMap, type HTTPGraphQLRequest } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import type { Config } from './config';
-import { bearerKey, unauthenticated } from './graphql/auth';
+import { DomainError, ErrorCode, unauthenticated } from './errors';
+import { bearerKey } from './graphql/auth';
 import { createContext, type Context } from './graphql/context';
+import { errorStatus, formatError, httpStatusOf, newRequestId, toGraphQLError, withRequestId } from './graphql/errors';
 import { requestGuard } from './graphql/guard';
 import { buildGraphQLSchema } from './graphql/schema';
 import { BodyTooLargeError, readBody } from './http/body';
+import type { ModelRegistry } from './pipeline/jobs/registry';
+import { JobWorker } from './pipeline/jobs/worker';
 import type { Database } from './store/db';
-import type { ModelRegistry } from './jobs/registry';
-import { JobWorker } from './jobs/worker';
 import { authenticateKey } from './store/keys';
 
 export async function createApolloServer(): Promise<ApolloServer<Context>> {
@@ -21,7 +23,10 @@ export async function createApolloServer(): Promise<ApolloServer<Context>> {
     // One operation per HTTP request, so the depth, cost and body limits bound a request.
     allowBatchedHttpRequests: false,
     introspection: true,
-    plugins: [requestGuard],
+    // Errors are ours to shape (formatError); Apollo's stack traces follow NODE_ENV, which we do not rely on.
+    includeStacktraceInErrorResponses: process.env.DHR_DEBUG === '1',
+    formatError,
+    plugins: [requestGuard, errorStatus],
   });
 }
 
@@ -39,10 +44,13 @@ export async function startServer(
 ): Promise<{ url: string; stop: () => Promise<void> }> {
   const server = await createApolloServer();
   const httpServer = createServer((req, res) => {
-    handle(server, req, res, db, config, models).catch((error: unknown) => {
-      console.error(`request failed: ${error instanceof Error ? error.message : String(error)}`);
-      if (!res.headersSent) sendError(res, 500, 'INTERNAL_SERVER_ERROR', 'internal server error');
-      else res.end();
+    const requestId = newRequestId();
+    res.setHeader('x-request-id', requestId);
+    withRequestId(requestId, () => handle(server, req, res, db, config, models)).catch((error: unknown) => {
+      console.error(`[request ${requestId}] request failed:`, error);
+      if (!res.headersSent) {
+        sendError(res, new DomainError(ErrorCode.INTERNAL_SERVER_ERROR, `internal server error (request id ${requestId})`), { requestId });
+      } else res.end();
     });
   });
   server.addPlugin(ApolloServerPluginDrainHttpServer({ httpServer }));
@@ -107,7 +115,7 @@ async function handle(
       if (!(error instanceof BodyTooLargeError)) throw error;
       // Close the connection: the rest of the body is not read.
       res.setHeader('connection', 'close');
-      sendError(res, 413, 'PAYLOAD_TOO_LARGE', error.message);
+      sendError(res, error);
       req.resume();
       return;
     }
@@ -116,7 +124,7 @@ async function handle(
       try {
         body = JSON.parse(text);
       } catch {
-        sendError(res, 400, 'BAD_REQUEST', 'the request body is not valid JSON');
+        sendError(res, new DomainError(ErrorCode.BAD_REQUEST, 'the request body is not valid JSON'));
         return;
       }
     } else {
@@ -138,11 +146,16 @@ async function handle(
   const response = await server.executeHTTPGraphQLRequest({
     httpGraphQLRequest: request,
     context: async () => {
-      const key = bearerKey(headers.get('authorization'));
-      if (key === undefined) return createContext(db, config, models);
-      const principal = await authenticateKey(db, key);
-      if (!principal) throw unauthenticated('the API key is unknown or revoked');
-      return createContext(db, config, models, principal);
+      try {
+        const key = bearerKey(headers.get('authorization'));
+        if (key === undefined) return createContext(db, config, models);
+        const principal = await authenticateKey(db, key);
+        if (!principal) throw unauthenticated('the API key is unknown or revoked');
+        return createContext(db, config, models, principal);
+      } catch (error) {
+        // Outside the request pipeline: Apollo takes the status from the error itself.
+        throw toGraphQLError(error);
+      }
     },
   });
   for (const [name, value] of response.headers) res.setHeader(name, value);
@@ -156,10 +169,10 @@ async function handle(
 }
 
 /** An error shaped like Apollo's, for what is refused before Apollo sees the request. */
-function sendError(res: ServerResponse, status: number, code: string, message: string): void {
-  res.statusCode = status;
+function sendError(res: ServerResponse, error: DomainError, extensions: Record<string, unknown> = {}): void {
+  res.statusCode = httpStatusOf(error.code) ?? 500;
   res.setHeader('content-type', 'application/json; charset=utf-8');
-  res.end(JSON.stringify({ errors: [{ message, extensions: { code } }] }));
+  res.end(JSON.stringify({ errors: [{ message: error.message, extensions: { code: error.code, ...extensions } }] }));
 }
 
 function urlOf(httpServer: Server): string {

@@ -3,9 +3,9 @@ import type { EncodeResult, Encoder, EncoderRole } from '../src/encoders/types';
 import { UseLiteEncoder } from '../src/encoders/use-lite/encoder';
 import { passageEncodingText } from '../src/ingest/summary';
 import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
-import { embedPending, prepareEmbedding } from '../src/store/embed';
+import { embedPending, prepareEmbedding } from '../src/pipeline/embed';
 import { EmbeddingModelError, registerModel, writeDocumentEmbeddings } from '../src/store/embeddings';
-import { ingestDocuments } from '../src/store/ingest';
+import { ingestDocuments } from '../src/pipeline/ingest';
 import { createTestDatabase, type TestDatabase } from './helpers/database';
 
 /** The real default model, counting what it is asked to encode (to prove what is not re-embedded). */

@@ -1,4 +1,4 @@
-import { ingestDocuments } from '../src/store/ingest';
+import { ingestDocuments } from '../src/pipeline/ingest';
 import { indexLexical } from '../src/store/lexical';
 import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
 import { createTestDatabase, type TestDatabase } from './helpers/database';

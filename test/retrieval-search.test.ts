@@ -4,7 +4,7 @@ import { search } from '../src/retrieval/search';
 import { searchStatement } from '../src/retrieval/sql';
 import type { RetrievalFilter, RetrievalMode, VectorSearch } from '../src/retrieval/types';
 import { registerModel, vectorLiteral, type EmbeddingModelRow } from '../src/store/embeddings';
-import { ingestDocuments } from '../src/store/ingest';
+import { ingestDocuments } from '../src/pipeline/ingest';
 import { prng } from '../src/testing/prng';
 import { createTestDatabase, type TestDatabase } from './helpers/database';
 

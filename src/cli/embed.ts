@@ -1,12 +1,12 @@
 import type { Config } from '../config';
-import { ModelRegistry } from '../jobs/registry';
+import { ModelRegistry } from '../pipeline/jobs/registry';
 import type { Database } from '../store/db';
-import { embedPending, type EmbeddingTargets, type EmbedSummary } from '../store/embed';
+import { embedPending, type EmbeddingTargets, type EmbedSummary } from '../pipeline/embed';
 import { ProgressBar } from './progress';
 
 /** The active models (the configured encoders on a store that has none yet), loaded. */
 export async function loadEmbedding(db: Database, config: Config): Promise<{ models: ModelRegistry; targets: EmbeddingTargets }> {
-  const models = await ModelRegistry.open(db, config);
+  const models = await ModelRegistry.open(db, { encoders: config.encoders, cacheDir: config.modelCacheDir, threads: config.encoderThreads });
   try {
     const targets = await models.current();
     if (!targets) throw new Error('no embedding model is active for every role');

@@ -1,9 +1,9 @@
 import { parseArgs } from 'node:util';
 import type { Config } from '../config';
 import { ENCODER_ROLES, type EncoderRole } from '../encoders/types';
-import { registerModelFromPath } from '../jobs/models';
-import { ModelRegistry } from '../jobs/registry';
-import { JobWorker } from '../jobs/worker';
+import { registerModelFromPath } from '../pipeline/jobs/models';
+import { ModelRegistry } from '../pipeline/jobs/registry';
+import { JobWorker } from '../pipeline/jobs/worker';
 import { activateModel, dropModel } from '../store/active';
 import type { Database } from '../store/db';
 import { modelCounts } from '../store/embeddings';

@@ -8,7 +8,7 @@ import { readInputFiles } from '../ingest/files';
 import type { DocumentInput } from '../ingest/types';
 import { startServer } from '../server';
 import type { Database } from '../store/db';
-import { ingestDocuments, summarize, type IngestOutcome } from '../store/ingest';
+import { ingestDocuments, summarize, type IngestOutcome } from '../pipeline/ingest';
 import { migrate } from '../store/migrate';
 import { openDatabase, openMigratedDatabase } from '../store/open';
 import { storeStats } from '../store/reads';

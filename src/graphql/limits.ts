@@ -3,7 +3,6 @@ import {
   getNamedType,
   getNullableType,
   getVariableValues,
-  GraphQLError,
   isCompositeType,
   isInterfaceType,
   isListType,
@@ -17,6 +16,7 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
+import { DomainError, ErrorCode } from '../errors';
 
 /**
  * Static limits on an operation, checked after validation and before anything runs:
@@ -43,10 +43,6 @@ interface Walk {
   variables: Record<string, unknown>;
 }
 
-export function limitError(code: string, message: string): GraphQLError {
-  return new GraphQLError(message, { extensions: { code, http: { status: 400 } } });
-}
-
 /** Throws QUERY_TOO_DEEP or QUERY_TOO_COSTLY naming the limit and the operation's value. */
 export function checkOperationLimits(
   schema: GraphQLSchema,
@@ -60,12 +56,12 @@ export function checkOperationLimits(
   if (!root) return;
   const depth = operationDepth(walk, root, operation.selectionSet);
   if (depth > limits.maxQueryDepth) {
-    throw limitError('QUERY_TOO_DEEP', `query depth ${depth} is over the limit of ${limits.maxQueryDepth} (MAX_QUERY_DEPTH)`);
+    throw new DomainError(ErrorCode.QUERY_TOO_DEEP, `query depth ${depth} is over the limit of ${limits.maxQueryDepth} (MAX_QUERY_DEPTH)`);
   }
   const cost = operationCost(walk, root, operation.selectionSet, false);
   if (cost > limits.maxQueryCost) {
-    throw limitError(
-      'QUERY_TOO_COSTLY',
+    throw new DomainError(
+      ErrorCode.QUERY_TOO_COSTLY,
       `query cost ${cost} is over the limit of ${limits.maxQueryCost} (MAX_QUERY_COST); ask for smaller pages (first, k1, k2) or fewer nested lists`,
     );
   }

@@ -1,5 +1,5 @@
 import type { Database } from '../store/db';
-import type { EmbeddingTargets } from '../store/embed';
+import type { EmbeddingTargets } from '../store/embeddings';
 import { search } from './search';
 import type { IterativeScan, SearchResult } from './types';
 import { validateRetrieveArgs, type RetrieveArgs } from './validate';

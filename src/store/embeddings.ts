@@ -1,5 +1,5 @@
 import type { EncoderSet } from '../encoders/set';
-import type { Encoder } from '../encoders/types';
+import type { Encoder, EncoderRole } from '../encoders/types';
 import { DomainError, ErrorCode } from '../errors';
 import type { Database, Queryable } from './db';
 import { vectorLiteral } from './vector';
@@ -217,7 +217,7 @@ export interface ModelCounts {
   runtime: string;
   source: string | null;
   /** DHR roles the model serves now (active_encoders). */
-  roles: string[];
+  roles: EncoderRole[];
   documents: number;
   staleDocuments: number;
   passages: number;

@@ -1,5 +1,6 @@
 import { Pool, types, type PoolClient } from 'pg';
-import { settingsStatement, StatementCounter, type Database, type Queryable } from './db';
+import { settingsStatement, type Database, type Queryable } from './db';
+import { StatementCounter } from './statements';
 import { createPrismaClient, type PrismaClient } from './prisma';
 import { vectorBinary } from './vector';
 
