@@ -48,10 +48,10 @@ export interface IngestPipelineOptions extends IngestOptions {
   /** How a failed input is named in its message (default `#index`; the CLI uses file:line). */
   labelOf?: (index: number) => string;
   /**
-   * The models to embed with, asked once the documents have committed (an activation that landed
-   * meanwhile must get their vectors); absent, or resolving to undefined: no embedding now.
+   * The models to embed the written documents with, asked once they have committed (an activation
+   * that landed meanwhile must get their vectors); absent, or resolving to undefined: no embedding now.
    */
-  embedWith?: () => Promise<EmbeddingTargets | undefined>;
+  embedWith?: (written: readonly number[]) => Promise<EmbeddingTargets | undefined>;
   embedBatchSize?: number;
   onEvent?: (event: IngestEvent) => void;
 }
@@ -59,7 +59,7 @@ export interface IngestPipelineOptions extends IngestOptions {
 export interface IngestResult extends IngestSummary {
   /** Passages given a full-text vector. */
   indexed: number;
-  /** Null when nothing was embedded (no models given, or nothing written). */
+  /** Null when no models were given to embed with. */
   embedded: EmbedSummary | null;
   /** Wall time of each stage, seconds. */
   seconds: { write: number; index: number; embed: number };
@@ -88,7 +88,7 @@ export async function ingest(
   const indexed = await indexLexical(db, written);
   options.onEvent?.({ stage: 'index', passages: indexed });
   const index = clock();
-  const targets = written.length > 0 ? await options.embedWith?.() : undefined;
+  const targets = await options.embedWith?.(written);
   const embedded = targets
     ? await embedPending(db, targets, {
         documentIds: written,
