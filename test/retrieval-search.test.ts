@@ -5,7 +5,7 @@ import { searchStatement } from '../src/retrieval/sql';
 import type { RetrievalFilter, RetrievalMode, VectorSearch } from '../src/retrieval/types';
 import { registerModel, vectorLiteral, type EmbeddingModelRow } from '../src/store/embeddings';
 import { ingestDocuments } from '../src/pipeline/ingest';
-import { prng } from '../src/testing/prng';
+import { prng } from './helpers/prng';
 import { createTestDatabase, type TestDatabase } from './helpers/database';
 
 /**
