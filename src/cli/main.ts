@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import 'reflect-metadata';
-import { CommanderError } from 'commander';
+import { type Command, CommanderError } from 'commander';
 import { loadConfig } from '../config';
 import { messageOf } from '../errors';
 import { buildProgram, type Action } from './program';
@@ -12,7 +12,13 @@ export async function main(argv: string[]): Promise<number> {
   const program = buildProgram(async (action: Action) => {
     code = await action(loadConfig());
   });
-  program.exitOverride();
+  // Throw instead of exiting (every subcommand too: they copied the settings when made), so
+  // help and usage errors come back here as exit codes.
+  const throwing = (command: Command): void => {
+    command.exitOverride();
+    command.commands.forEach(throwing);
+  };
+  throwing(program);
   const [first] = argv;
   if (first !== undefined && !first.startsWith('-') && first !== 'help' && !program.commands.some((c) => c.name() === first)) {
     console.error(`unknown command "${first}"\n`);
