@@ -1,6 +1,6 @@
 /**
  * Runs a data set end to end through the product's own code paths: a fresh embedded database,
- * `ingestDocuments`, `indexLexical`, `embedPending`, then every question through `retrieve`.
+ * the ingest pipeline (write, full-text index, embed), then every question through `retrieve`.
  * Searches are exact (no HNSW), so the same data and model give the same rankings every run.
  */
 import { EncoderSet } from '../encoders/set';
@@ -9,9 +9,8 @@ import type { IngestOptions } from '../ingest/types';
 import { retrieve } from '../retrieval/retrieve';
 import type { RetrievalMode } from '../retrieval/types';
 import type { Database } from '../store/db';
-import { embedPending, prepareEmbedding, type EmbeddingTargets } from '../pipeline/embed';
-import { ingestDocuments } from '../pipeline/ingest';
-import { indexLexical } from '../store/lexical';
+import { prepareEmbedding, type EmbeddingTargets } from '../pipeline/embed';
+import { ingest } from '../pipeline/ingest';
 import { migrate } from '../store/migrate';
 import { PgliteDatabase } from '../store/pglite';
 import { firstHitRank, hasAnswer } from './metrics';
@@ -57,34 +56,35 @@ export interface Corpus {
   close(): Promise<void>;
 }
 
-const seconds = (from: bigint) => Number(process.hrtime.bigint() - from) / 1e9;
-
 /** A fresh in-memory PGlite holding the data set, indexed for full text and embedded. */
 export async function loadCorpus(dataset: EvalDataset, setup: RunSetup): Promise<Corpus> {
   const db = await PgliteDatabase.open();
   try {
     await migrate(db);
-    const ingestStarted = process.hrtime.bigint();
-    const summary = await ingestDocuments(db, dataset.documents, { ...setup.ingest });
-    for (const o of summary.outcomes.filter((o) => o.status === 'failed')) setup.log(`  ingest failed: ${o.message}`);
-    await indexLexical(db);
-    const ingestSeconds = seconds(ingestStarted);
-    setup.log(`ingested ${summary.created} documents (${summary.failed} failed), ${summary.passages} passages in ${ingestSeconds.toFixed(1)} s`);
-
     const encoders = await EncoderSet.load(setup.encoders, { cacheDir: setup.modelCacheDir, threads: setup.encoderThreads });
-    const targets = await prepareEmbedding(db, encoders);
-    const embedStarted = process.hrtime.bigint();
+    let targets: EmbeddingTargets;
+    try {
+      targets = await prepareEmbedding(db, encoders);
+    } catch (error) {
+      await encoders.close();
+      throw error;
+    }
     let lastLogged = 0;
-    await embedPending(db, targets, {
-      batchSize: setup.embedBatchSize,
-      onProgress: ({ level, done, total }) => {
-        if (done === total || done - lastLogged >= 2000) {
-          lastLogged = done === total ? 0 : done;
-          setup.log(`  embedded ${done}/${total} ${level}`);
+    const summary = await ingest(db, dataset.documents, {
+      ...setup.ingest,
+      embedWith: async () => targets,
+      embedBatchSize: setup.embedBatchSize,
+      onEvent: (event) => {
+        if (event.stage === 'embed' && (event.done === event.total || event.done - lastLogged >= 2000)) {
+          lastLogged = event.done === event.total ? 0 : event.done;
+          setup.log(`  embedded ${event.done}/${event.total} ${event.level}`);
         }
       },
     });
-    const embedSeconds = seconds(embedStarted);
+    for (const o of summary.outcomes.filter((o) => o.status === 'failed')) setup.log(`  ingest failed: ${o.message}`);
+    const ingestSeconds = summary.seconds.write + summary.seconds.index;
+    const embedSeconds = summary.seconds.embed;
+    setup.log(`ingested ${summary.created} documents (${summary.failed} failed), ${summary.passages} passages in ${ingestSeconds.toFixed(1)} s`);
     setup.log(`embedded in ${embedSeconds.toFixed(1)} s`);
 
     const rows = await db.query<{ id: number; key: string; title_path: string[]; text: string }>(

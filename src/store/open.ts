@@ -1,16 +1,20 @@
-import type { Config } from '../config';
 import type { Database } from './db';
 import { migrate } from './migrate';
 import { PgliteDatabase } from './pglite';
 import { PostgresDatabase } from './postgres';
 
-/** DATABASE_URL → that PostgreSQL server; otherwise embedded PGlite persisted in dataDir. */
-export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): Promise<Database> {
+export interface StoreLocation {
+  /** A PostgreSQL server URL; absent: embedded PGlite persisted in dataDir. */
+  databaseUrl?: string;
+  dataDir: string;
+}
+
+export async function openDatabase(config: StoreLocation): Promise<Database> {
   if (config.databaseUrl) return new PostgresDatabase({ url: config.databaseUrl });
   return PgliteDatabase.open({ dataDir: config.dataDir });
 }
 
-export async function openMigratedDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): Promise<Database> {
+export async function openMigratedDatabase(config: StoreLocation): Promise<Database> {
   const db = await openDatabase(config);
   try {
     await migrate(db);

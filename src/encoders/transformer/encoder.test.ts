@@ -7,7 +7,7 @@ import { mkdir, mkdtemp, readFile, rm, unlink, writeFile } from 'node:fs/promise
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EncoderError, type EncoderRole } from '../types';
-import { TransformerEncoder, type TransformerLoadOptions } from './index';
+import { TransformerEncoder, type TransformerLoadOptions } from './encoder';
 import { buildTinyBertOnnx, makeWeights, referenceHidden, referencePooler, type TinyBertOptions, type TinyBertWeights } from '../../../test/helpers/tiny-bert';
 import { id, tinyTokenizerJson, VOCAB, type TinyTokenizerOptions } from '../../../test/helpers/tiny-tokenizer';
 
