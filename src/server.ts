@@ -23,8 +23,9 @@ export async function createApolloServer(): Promise<ApolloServer<Context>> {
     // One operation per HTTP request, so the depth, cost and body limits bound a request.
     allowBatchedHttpRequests: false,
     introspection: true,
-    // Errors are ours to shape (formatError); Apollo's stack traces follow NODE_ENV, which we do not rely on.
-    includeStacktraceInErrorResponses: process.env.DHR_DEBUG === '1',
+    // Errors are ours to shape (formatError, which adds stack traces under DHR_DEBUG=1); Apollo's
+    // default follows NODE_ENV, which nothing sets.
+    includeStacktraceInErrorResponses: false,
     formatError,
     plugins: [requestGuard, errorStatus],
   });

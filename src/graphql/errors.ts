@@ -50,6 +50,7 @@ function originalOf(error: unknown): unknown {
   return current;
 }
 
+/** Read per error, so a running server can be switched for a test. */
 function debug(): boolean {
   return process.env.DHR_DEBUG === '1';
 }
@@ -74,7 +75,8 @@ export function toGraphQLError(error: unknown): GraphQLError {
 /** Apollo's formatError hook. */
 export function formatError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError {
   const original = originalOf(error);
-  const { stacktrace, ...extensions } = formatted.extensions ?? {};
+  const { stacktrace: _, ...extensions } = formatted.extensions ?? {};
+  const stacktrace = original instanceof Error ? original.stack?.split('\n') : undefined;
   if (original instanceof DomainError) {
     return { ...formatted, message: original.message, extensions: { ...extensions, ...extensionsOf(original), ...(debug() ? { stacktrace } : {}) } };
   }
