@@ -1,8 +1,5 @@
-import { loadConfig } from '../src/config';
 import { packageRoot } from '../src/paths';
-import { startServer } from '../src/server';
-import { createApiKey } from '../src/store/keys';
-import { createTestDatabase, type TestDatabase } from './helpers/database';
+import { useTestServer } from './helpers/server';
 
 /**
  * An unexpected failure (here: the database has lost a table, a real error from a real database)
@@ -10,24 +7,14 @@ import { createTestDatabase, type TestDatabase } from './helpers/database';
  * trace, no SQL, no file path. The server logs it in full under the same id.
  */
 describe('internal errors', () => {
-  let t: TestDatabase;
-  let url: string;
-  let stop: () => Promise<void>;
-  let key: string;
+  const server = useTestServer();
   const logged: string[] = [];
   let spy: jest.SpyInstance;
 
   beforeAll(async () => {
-    t = await createTestDatabase();
-    key = (await createApiKey(t.db, { role: 'admin', name: 'test' })).key;
-    ({ url, stop } = await startServer(t.db, loadConfig({ PORT: '0' })));
     const post = await query(`mutation { ingestDocuments(documents: [{ title: "Linked", text: "See [[Other]]." }]) { created } }`);
     expect(post.body).toEqual({ data: { ingestDocuments: { created: 1 } } });
-    await t.db.exec('DROP TABLE links CASCADE');
-  });
-  afterAll(async () => {
-    await stop();
-    await t.drop();
+    await server.db.exec('DROP TABLE links CASCADE');
   });
   beforeEach(() => {
     logged.length = 0;
@@ -41,13 +28,8 @@ describe('internal errors', () => {
   });
 
   async function query(text: string): Promise<{ status: number; requestId: string | null; body: any; raw: string }> {
-    const response = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-      body: JSON.stringify({ query: text }),
-    });
-    const raw = await response.text();
-    return { status: response.status, requestId: response.headers.get('x-request-id'), body: JSON.parse(raw), raw };
+    const reply = await server.post(text);
+    return { status: reply.status, requestId: reply.headers.get('x-request-id'), body: reply.body, raw: reply.text };
   }
 
   const BROKEN = '{ document(key: "Linked") { title outgoingLinks { target } } }';
