@@ -8,6 +8,6 @@ COPY prisma.config.ts ./
 RUN npm ci
 COPY . .
 RUN npm run build && npm prune --omit=dev
-ENV HOST=0.0.0.0 PORT=4000 DATA_DIR=/data
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=4000 DATA_DIR=/data
 EXPOSE 4000
-CMD ["node", "dist/src/cli/main.js", "serve", "--demo"]
+CMD ["node", "bin/dhr.js", "serve", "--demo"]

@@ -39,7 +39,7 @@ import type { Database } from '../src/store/db';
 import { indexLexical } from '../src/store/lexical';
 import { migrate } from '../src/store/migrate';
 import { PostgresDatabase } from '../src/store/postgres';
-import { prng } from '../src/testing/prng';
+import { prng } from '../test/helpers/prng';
 import { makeVocabulary, questionPassages, questionsFrom, TextCorpus, textTierSpec, type TextCorpusSpec } from './bm25-corpus';
 
 const tier = (process.env.BENCH_TIER ?? '100k').toLowerCase();

@@ -1,5 +1,5 @@
 import type { DocumentInput } from '../src/ingest/types';
-import { prng } from '../src/testing/prng';
+import { prng } from '../test/helpers/prng';
 
 const VOCABULARY = (
   'the of and in to a is was for on as by with from at that which river city state population history ' +

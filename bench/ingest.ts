@@ -14,7 +14,7 @@ import { Client } from 'pg';
 import { prepareDocument } from '../src/ingest/prepare';
 import { DEFAULT_INGEST_OPTIONS, type PreparedDocument } from '../src/ingest/types';
 import type { Database } from '../src/store/db';
-import { ingestDocuments } from '../src/store/ingest';
+import { ingestDocuments } from '../src/pipeline/ingest';
 import { indexLexical } from '../src/store/lexical';
 import { migrate } from '../src/store/migrate';
 import { PgliteDatabase } from '../src/store/pglite';

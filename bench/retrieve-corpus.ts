@@ -16,7 +16,7 @@
  * Questions come from a second stream (seed + 1). Ids are dense: document i (1-based) owns
  * passages (i-1)·P+1 … i·P.
  */
-import { prng } from '../src/testing/prng';
+import { prng } from '../test/helpers/prng';
 
 export interface CorpusSpec {
   seed: number;

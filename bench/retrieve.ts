@@ -21,7 +21,7 @@
 import 'reflect-metadata';
 import { Client } from 'pg';
 import type { Encoder } from '../src/encoders/types';
-import { prng } from '../src/testing/prng';
+import { prng } from '../test/helpers/prng';
 import { search } from '../src/retrieval/search';
 import { searchStatement } from '../src/retrieval/sql';
 import type { RetrievalMode } from '../src/retrieval/modes';

@@ -2,17 +2,19 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { ApolloServer, HeaderMap, type HTTPGraphQLRequest } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import type { Config } from './config';
-import { bearerKey, unauthenticated } from './graphql/auth';
+import { DomainError, ErrorCode, unauthenticated } from './errors';
+import { bearerKey } from './graphql/auth';
 import { createContext, type Context } from './graphql/context';
+import { errorStatus, formatError, httpStatusOf, newRequestId, toGraphQLError, withRequestId } from './graphql/errors';
 import { requestGuard } from './graphql/guard';
 import { buildGraphQLSchema } from './graphql/schema';
 import { BodyTooLargeError, readBody } from './http/body';
 import { contextFault, databaseFaultPlugin } from './graphql/db-faults';
 import { TIMED_OUT, withDeadline } from './http/deadline';
 import { attachClientAddress, rateLimitPlugin } from './http/rate-limit';
+import type { ModelRegistry } from './pipeline/jobs/registry';
+import { JobWorker } from './pipeline/jobs/worker';
 import type { Database } from './store/db';
-import type { ModelRegistry } from './jobs/registry';
-import { JobWorker } from './jobs/worker';
 import { authenticateKey } from './store/keys';
 
 export async function createApolloServer(config?: Pick<Config, 'maxQueryTokens'>): Promise<ApolloServer<Context>> {
@@ -24,7 +26,11 @@ export async function createApolloServer(config?: Pick<Config, 'maxQueryTokens'>
     // One operation per HTTP request, so the depth, cost and body limits bound a request.
     allowBatchedHttpRequests: false,
     introspection: true,
-    plugins: [requestGuard, databaseFaultPlugin],
+    // Errors are ours to shape (formatError, which adds stack traces under DHR_DEBUG=1); Apollo's
+    // default follows NODE_ENV, which nothing sets.
+    includeStacktraceInErrorResponses: false,
+    formatError,
+    plugins: [requestGuard, errorStatus, databaseFaultPlugin],
     // graphql-js stops parsing past this many tokens, before validation can take quadratic time.
     parseOptions: { maxTokens: config?.maxQueryTokens ?? 5000 },
   });
@@ -45,10 +51,13 @@ export async function startServer(
   const server = await createApolloServer(config);
   server.addPlugin(rateLimitPlugin(config));
   const httpServer = createServer((req, res) => {
-    handle(server, req, res, db, config, models).catch((error: unknown) => {
-      console.error(`request failed: ${error instanceof Error ? error.message : String(error)}`);
-      if (!res.headersSent) sendError(res, 500, 'INTERNAL_SERVER_ERROR', 'internal server error');
-      else res.end();
+    const requestId = newRequestId();
+    res.setHeader('x-request-id', requestId);
+    withRequestId(requestId, () => handle(server, req, res, db, config, models)).catch((error: unknown) => {
+      console.error(`[request ${requestId}] request failed:`, error);
+      if (!res.headersSent) {
+        sendError(res, new DomainError(ErrorCode.INTERNAL_SERVER_ERROR, `internal server error (request id ${requestId})`), { requestId });
+      } else res.end();
     });
   });
   server.addPlugin(ApolloServerPluginDrainHttpServer({ httpServer }));
@@ -113,7 +122,7 @@ async function handle(
       if (!(error instanceof BodyTooLargeError)) throw error;
       // Close the connection: the rest of the body is not read.
       res.setHeader('connection', 'close');
-      sendError(res, 413, 'PAYLOAD_TOO_LARGE', error.message);
+      sendError(res, error);
       req.resume();
       return;
     }
@@ -122,7 +131,7 @@ async function handle(
       try {
         body = JSON.parse(text);
       } catch {
-        sendError(res, 400, 'BAD_REQUEST', 'the request body is not valid JSON');
+        sendError(res, new DomainError(ErrorCode.BAD_REQUEST, 'the request body is not valid JSON'));
         return;
       }
     } else {
@@ -145,17 +154,22 @@ async function handle(
   const execution = server.executeHTTPGraphQLRequest({
     httpGraphQLRequest: request,
     context: async () => {
-      const key = bearerKey(headers.get('authorization'));
-      if (key === undefined) return attachClientAddress(createContext(db, config, models), address);
-      const principal = await authenticateKey(db, key).catch((e: unknown) => Promise.reject(contextFault(e, config.statementTimeoutMs)));
-      if (!principal) throw unauthenticated('the API key is unknown or revoked');
-      return attachClientAddress(createContext(db, config, models, principal), address);
+      try {
+        const key = bearerKey(headers.get('authorization'));
+        if (key === undefined) return attachClientAddress(createContext(db, config, models), address);
+        const principal = await authenticateKey(db, key).catch((e: unknown) => Promise.reject(contextFault(e, config.statementTimeoutMs)));
+        if (!principal) throw unauthenticated('the API key is unknown or revoked');
+        return attachClientAddress(createContext(db, config, models, principal), address);
+      } catch (error) {
+        // Outside the request pipeline: Apollo takes the status from the error itself.
+        throw toGraphQLError(error);
+      }
     },
   });
   const response = await withDeadline(execution, config.requestTimeoutMs);
   if (response === TIMED_OUT) {
     res.setHeader('retry-after', '1');
-    sendError(res, 503, 'TIMEOUT', `the request took longer than ${config.requestTimeoutMs} ms (REQUEST_TIMEOUT_MS)`);
+    sendError(res, new DomainError(ErrorCode.TIMEOUT, `the request took longer than ${config.requestTimeoutMs} ms (REQUEST_TIMEOUT_MS)`), {}, 503);
     return;
   }
   for (const [name, value] of response.headers) res.setHeader(name, value);
@@ -169,10 +183,10 @@ async function handle(
 }
 
 /** An error shaped like Apollo's, for what is refused before Apollo sees the request. */
-function sendError(res: ServerResponse, status: number, code: string, message: string): void {
-  res.statusCode = status;
+function sendError(res: ServerResponse, error: DomainError, extensions: Record<string, unknown> = {}, status?: number): void {
+  res.statusCode = status ?? httpStatusOf(error.code) ?? 500;
   res.setHeader('content-type', 'application/json; charset=utf-8');
-  res.end(JSON.stringify({ errors: [{ message, extensions: { code } }] }));
+  res.end(JSON.stringify({ errors: [{ message: error.message, extensions: { code: error.code, ...extensions } }] }));
 }
 
 function urlOf(httpServer: Server): string {

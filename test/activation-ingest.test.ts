@@ -12,7 +12,7 @@ import { TransformerEncoder } from '../src/encoders/transformer/encoder';
 import type { Encoder } from '../src/encoders/types';
 import { prepareDocument } from '../src/ingest/prepare';
 import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
-import { JobWorker } from '../src/jobs/worker';
+import { JobWorker } from '../src/pipeline/jobs/worker';
 import { activateModel } from '../src/store/active';
 import { getJob } from '../src/store/jobs';
 import { writeDocumentIn } from '../src/store/write';

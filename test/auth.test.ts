@@ -4,7 +4,7 @@ import { buildGraphQLSchema } from '../src/graphql/schema';
 import { startServer } from '../src/server';
 import { createApiKey, revokeApiKey, type CreatedApiKey } from '../src/store/keys';
 import { createTestApi, TEST_ADMIN, type TestApi } from './helpers/api';
-import { createTestDatabase, type TestDatabase } from './helpers/database';
+import { useTestDatabase } from './helpers/database';
 
 const INGEST = `mutation($d: [DocumentInput!]!) { ingestDocuments(documents: $d) { created outcomes { documentId } } }`;
 const DELETE = `mutation($id: ID!) { deleteDocument(id: $id) }`;
@@ -29,7 +29,7 @@ const codeOf = (r: Reply) => r.body.errors?.[0]?.extensions?.code;
 const bearer = (k: CreatedApiKey) => `Bearer ${k.key}`;
 
 describe('access control over HTTP', () => {
-  let t: TestDatabase;
+  const t = useTestDatabase();
   let admin: CreatedApiKey;
   let reader: CreatedApiKey;
   let revoked: CreatedApiKey;
@@ -49,7 +49,6 @@ describe('access control over HTTP', () => {
         }),
       );
     }
-    t = await createTestDatabase();
     admin = await createApiKey(t.db, { role: 'admin', name: 'ops' });
     reader = await createApiKey(t.db, { role: 'reader', name: 'app' });
     revoked = await createApiKey(t.db, { role: 'admin', name: 'old' });
@@ -62,7 +61,6 @@ describe('access control over HTTP', () => {
   });
   afterAll(async () => {
     for (const stop of stops) await stop();
-    await t.drop();
     for (const spy of spies) spy.mockRestore();
   });
 

@@ -6,11 +6,11 @@ import type { VectorSearch } from '../src/retrieval/sql';
 import { DEFAULT_BM25, type Bm25Settings } from '../src/retrieval/types';
 import type { Database } from '../src/store/db';
 import { registerModel, vectorLiteral, type EmbeddingModelRow } from '../src/store/embeddings';
-import { ingestDocuments } from '../src/store/ingest';
+import { ingestDocuments } from '../src/pipeline/ingest';
 import { indexLexical } from '../src/store/lexical';
 import { PgliteDatabase } from '../src/store/pglite';
 import { migrate } from '../src/store/migrate';
-import { prng } from '../src/testing/prng';
+import { prng } from './helpers/prng';
 import { createTestDatabase, type TestDatabase } from './helpers/database';
 
 /**

@@ -133,6 +133,6 @@ describe('dhr CLI', () => {
     const result = await dhr(['frobnicate'], env);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/unknown command "frobnicate"/);
-    expect(result.stderr).toMatch(/usage: dhr/);
+    expect(result.stderr).toMatch(/usage: dhr/i);
   });
 });

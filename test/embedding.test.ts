@@ -3,10 +3,10 @@ import type { EncodeResult, Encoder, EncoderRole } from '../src/encoders/types';
 import { UseLiteEncoder } from '../src/encoders/use-lite/encoder';
 import { passageEncodingText } from '../src/ingest/summary';
 import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
-import { embedPending, prepareEmbedding } from '../src/store/embed';
+import { embedPending, prepareEmbedding } from '../src/pipeline/embed';
 import { EmbeddingModelError, registerModel, writeDocumentEmbeddings } from '../src/store/embeddings';
-import { ingestDocuments } from '../src/store/ingest';
-import { createTestDatabase, type TestDatabase } from './helpers/database';
+import { ingestDocuments } from '../src/pipeline/ingest';
+import { useTestDatabase } from './helpers/database';
 
 /** The real default model, counting what it is asked to encode (to prove what is not re-embedded). */
 class Counting implements Encoder {
@@ -56,7 +56,7 @@ const dot = (a: ArrayLike<number>, b: ArrayLike<number>) => {
 };
 
 describe('embedding pipeline with the default model', () => {
-  let t: TestDatabase;
+  const t = useTestDatabase({ each: true });
   let useLite: UseLiteEncoder;
   let counting: Counting;
   let set: EncoderSet;
@@ -67,12 +67,10 @@ describe('embedding pipeline with the default model', () => {
   afterAll(() => useLite.close());
 
   beforeEach(async () => {
-    t = await createTestDatabase();
     counting = new Counting(useLite);
     set = EncoderSet.of({ questionDocument: counting, document: counting, questionPassage: counting, passage: counting });
     await ingestDocuments(t.db, docs, DEFAULT_INGEST_OPTIONS);
   });
-  afterEach(() => t.drop());
 
   it('registers the model once with its own partial HNSW indexes (inner product)', async () => {
     const first = await prepareEmbedding(t.db, set);

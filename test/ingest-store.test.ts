@@ -1,14 +1,10 @@
-import { ingestDocuments } from '../src/store/ingest';
+import { ingestDocuments } from '../src/pipeline/ingest';
 import { indexLexical } from '../src/store/lexical';
 import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
-import { createTestDatabase, type TestDatabase } from './helpers/database';
+import { useTestDatabase } from './helpers/database';
 
 describe('store: ingest transactions and link resolution', () => {
-  let t: TestDatabase;
-  beforeEach(async () => {
-    t = await createTestDatabase();
-  });
-  afterEach(() => t.drop());
+  const t = useTestDatabase({ each: true });
 
   it('resolves every link when linked documents are written concurrently', async () => {
     const n = 40;

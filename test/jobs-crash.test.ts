@@ -8,14 +8,12 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { registerModelFromPath } from '../src/jobs/models';
+import { registerModelFromPath } from '../src/pipeline/jobs/models';
 import { packageRoot } from '../src/paths';
-import type { Database } from '../src/store/db';
 import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
-import { ingestDocuments } from '../src/store/ingest';
+import { ingestDocuments } from '../src/pipeline/ingest';
 import { migrate } from '../src/store/migrate';
-import { PgliteDatabase } from '../src/store/pglite';
-import { createTestDatabase, type TestDatabase } from './helpers/database';
+import { createProcessStore, type ProcessStore } from './helpers/database';
 
 const BATCH = 16;
 const SENTENCES = [
@@ -72,30 +70,22 @@ const traceLines = (trace: string) => (existsSync(trace) ? readFileSync(trace, '
 
 describe('re-embedding job killed with SIGKILL', () => {
   const work = mkdtempSync(join(tmpdir(), 'dhr-crash-'));
-  let t: TestDatabase | undefined;
+  let store: ProcessStore;
   let env: Record<string, string>;
-  let open: () => Promise<Database>;
 
   beforeAll(async () => {
-    if (process.env.DATABASE_URL) {
-      t = await createTestDatabase();
-      env = { DATABASE_URL: t.url! };
-      open = async () => t!.db;
-    } else {
-      // PGlite is one process at a time: the test opens the directory only while no child has it.
-      const dataDir = join(work, 'data');
-      env = { DATA_DIR: dataDir };
-      open = () => PgliteDatabase.open({ dataDir });
-    }
-    const db = await open();
+    store = await createProcessStore(work);
+    env = store.env;
+    // PGlite is one process at a time: the test holds the directory only while no child has it.
+    const { db, close } = await store.open();
     await migrate(db);
     const ingested = await ingestDocuments(db, corpus(), DEFAULT_INGEST_OPTIONS);
     expect(ingested.failed).toBe(0);
     await registerModelFromPath(db, 'use-lite');
-    if (!t) await db.close();
+    await close();
   });
   afterAll(async () => {
-    await t?.drop();
+    await store.drop();
     rmSync(work, { recursive: true, force: true });
   });
 
@@ -105,7 +95,8 @@ describe('re-embedding job killed with SIGKILL', () => {
     const killed = await reembed(env, trace, () => traceLines(trace).filter((l) => l.startsWith('passages')).length >= 3);
     expect(killed.signal).toBe('SIGKILL');
 
-    let db = await open();
+    let handle = await store.open();
+    let db = handle.db;
     const [mid] = await db.query<{ status: string; documentsDone: number; passagesDone: number; passagesTotal: number }>(
       `SELECT status, documents_done AS "documentsDone", passages_done AS "passagesDone", passages_total AS "passagesTotal" FROM embedding_jobs`,
     );
@@ -116,14 +107,15 @@ describe('re-embedding job killed with SIGKILL', () => {
     // Progress and vectors were committed together: the counts agree exactly.
     const [{ n: written }] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM passage_embeddings');
     expect(written).toBe(mid.passagesDone);
-    if (!t) await db.close();
+    await handle.close();
 
     const resumed = await reembed(env, trace);
     expect(resumed.stderr).toMatch(/attaching to job 1/);
     expect(resumed.code).toBe(0);
     expect(resumed.stdout).toMatch(/job 1 succeeded: 40 documents, \d+ passages/);
 
-    db = await open();
+    handle = await store.open();
+    db = handle.db;
     try {
       const [counts] = await db.query<{ documents: number; passages: number; de: number; pe: number; distinctPe: number }>(
         `SELECT (SELECT count(*)::int FROM documents) AS documents, (SELECT count(*)::int FROM passages) AS passages,
@@ -146,7 +138,7 @@ describe('re-embedding job killed with SIGKILL', () => {
       expect(unique.size).toBe(counts.passages);
       expect(ids.length - unique.size).toBeLessThanOrEqual(BATCH);
     } finally {
-      if (!t) await db.close();
+      await handle.close();
     }
   });
 });

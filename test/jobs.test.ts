@@ -9,7 +9,7 @@ import { EncoderSet } from '../src/encoders/set';
 import { TransformerEncoder } from '../src/encoders/transformer/encoder';
 import type { Encoder } from '../src/encoders/types';
 import { passageEncodingText } from '../src/ingest/summary';
-import { JobWorker } from '../src/jobs/worker';
+import { JobWorker } from '../src/pipeline/jobs/worker';
 import { loadConfig } from '../src/config';
 import { startServer } from '../src/server';
 import { getJob } from '../src/store/jobs';

@@ -1,13 +1,9 @@
 import { announceKeys } from '../src/cli/keys';
 import { authenticateKey, createApiKey, hashApiKey, hasAdminKey, listApiKeys, revokeApiKey } from '../src/store/keys';
-import { createTestDatabase, type TestDatabase } from './helpers/database';
+import { useTestDatabase } from './helpers/database';
 
 describe('API key store', () => {
-  let t: TestDatabase;
-  beforeEach(async () => {
-    t = await createTestDatabase();
-  });
-  afterEach(() => t.drop());
+  const t = useTestDatabase({ each: true });
 
   it('creates keys in the dhr_ format and stores only their SHA-256', async () => {
     const created = await createApiKey(t.db, { role: 'admin', name: 'ops' });

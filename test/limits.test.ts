@@ -2,10 +2,8 @@ import { getIntrospectionQuery, parse } from 'graphql';
 import { loadConfig } from '../src/config';
 import { estimateOperation } from '../src/graphql/limits';
 import { buildGraphQLSchema } from '../src/graphql/schema';
-import { startServer } from '../src/server';
-import { createApiKey } from '../src/store/keys';
 import { createTestApi, type TestApi } from './helpers/api';
-import { createTestDatabase, type TestDatabase } from './helpers/database';
+import { useTestServer } from './helpers/server';
 
 // README examples: the defaults must let them through.
 const README_QUERIES = [
@@ -117,25 +115,14 @@ describe('query depth and cost', () => {
 });
 
 describe('HTTP limits', () => {
-  let t: TestDatabase;
-  let url: string;
-  let stop: () => Promise<void>;
-  let auth: Record<string, string>;
   const LIMIT = 4096;
-  beforeAll(async () => {
-    t = await createTestDatabase();
-    auth = { authorization: `Bearer ${(await createApiKey(t.db, { role: 'admin', name: 't' })).key}` };
-    ({ url, stop } = await startServer(t.db, loadConfig({ PORT: '0', MAX_BODY_BYTES: String(LIMIT) })));
-  });
-  afterAll(async () => {
-    await stop();
-    await t.drop();
-  });
+  const server = useTestServer({ MAX_BODY_BYTES: String(LIMIT) });
+  const auth = () => ({ authorization: `Bearer ${server.adminKey}` });
   const json = { 'content-type': 'application/json' };
 
   it('answers a body over MAX_BODY_BYTES with 413 and a GraphQL-shaped PAYLOAD_TOO_LARGE error', async () => {
     const body = JSON.stringify({ query: '{ stats { documents } }', variables: { pad: 'x'.repeat(LIMIT) } });
-    const response = await fetch(url, { method: 'POST', headers: { ...json, ...auth }, body });
+    const response = await fetch(server.url, { method: 'POST', headers: { ...json, ...auth() }, body });
     expect(response.status).toBe(413);
     expect(await response.json()).toEqual({
       errors: [
@@ -156,7 +143,7 @@ describe('HTTP limits', () => {
         else controller.close();
       },
     });
-    const response = await fetch(url, { method: 'POST', headers: json, body: stream, duplex: 'half' } as RequestInit);
+    const response = await fetch(server.url, { method: 'POST', headers: json, body: stream, duplex: 'half' } as RequestInit);
     expect(response.status).toBe(413);
     const body = (await response.json()) as any;
     expect(body.errors[0]).toEqual({
@@ -168,14 +155,14 @@ describe('HTTP limits', () => {
   it('serves a body just under the limit', async () => {
     const body = JSON.stringify({ query: '{ stats { documents } }', variables: { pad: 'x'.repeat(LIMIT - 100) } });
     expect(Buffer.byteLength(body)).toBeLessThanOrEqual(LIMIT);
-    const response = await fetch(url, { method: 'POST', headers: json, body });
+    const response = await fetch(server.url, { method: 'POST', headers: json, body });
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ data: { stats: { documents: 0 } } });
   });
 
   it('refuses batched requests (an array of operations)', async () => {
     const body = JSON.stringify([{ query: '{ stats { documents } }' }, { query: '{ stats { passages } }' }]);
-    const response = await fetch(url, { method: 'POST', headers: { ...json, ...auth }, body });
+    const response = await fetch(server.url, { method: 'POST', headers: { ...json, ...auth() }, body });
     expect(response.status).toBe(400);
     const reply = (await response.json()) as any;
     expect(reply.errors[0].message).toBe('Operation batching disabled.');
@@ -183,7 +170,7 @@ describe('HTTP limits', () => {
   });
 
   it('refuses a body that is not JSON with 400 BAD_REQUEST', async () => {
-    const response = await fetch(url, { method: 'POST', headers: json, body: '{"query": ' });
+    const response = await fetch(server.url, { method: 'POST', headers: json, body: '{"query": ' });
     expect(response.status).toBe(400);
     expect(((await response.json()) as any).errors[0]).toEqual({ message: 'the request body is not valid JSON', extensions: { code: 'BAD_REQUEST' } });
   });
@@ -192,39 +179,39 @@ describe('HTTP limits', () => {
     const mutation = `mutation { deleteDocument(id: "1") }`;
 
     it('refuses a text/plain POST (a simple cross-site request) even with an admin key', async () => {
-      const response = await fetch(url, {
+      const response = await fetch(server.url, {
         method: 'POST',
-        headers: { 'content-type': 'text/plain', ...auth },
+        headers: { 'content-type': 'text/plain', ...auth() },
         body: JSON.stringify({ query: mutation }),
       });
       expect(response.status).toBe(400);
       expect(await response.text()).toMatch(/CSRF/);
-      expect(await t.db.query('SELECT 1 FROM documents')).toEqual([]);
+      expect(await server.db.query('SELECT 1 FROM documents')).toEqual([]);
     });
 
     it('refuses a GET without a preflight header, mutation or query', async () => {
       for (const query of [mutation, '{ stats { documents } }']) {
-        const response = await fetch(`${url}?query=${encodeURIComponent(query)}`, { headers: auth });
+        const response = await fetch(`${server.url}?query=${encodeURIComponent(query)}`, { headers: auth() });
         expect(response.status).toBe(400);
         expect(await response.text()).toMatch(/CSRF/);
       }
     });
 
     it('serves a GET query with the preflight header, never a GET mutation', async () => {
-      const preflight = { 'apollo-require-preflight': 'true', ...auth };
-      const query = await fetch(`${url}?query=${encodeURIComponent('{ stats { documents } }')}`, { headers: preflight });
+      const preflight = { 'apollo-require-preflight': 'true', ...auth() };
+      const query = await fetch(`${server.url}?query=${encodeURIComponent('{ stats { documents } }')}`, { headers: preflight });
       expect(query.status).toBe(200);
       expect(await query.json()).toEqual({ data: { stats: { documents: 0 } } });
-      const write = await fetch(`${url}?query=${encodeURIComponent(mutation)}`, { headers: preflight });
+      const write = await fetch(`${server.url}?query=${encodeURIComponent(mutation)}`, { headers: preflight });
       expect(write.status).toBe(405);
     });
   });
 
   it('still serves the landing page on GET and answers CORS preflight', async () => {
-    const page = await fetch(url, { headers: { accept: 'text/html' } });
+    const page = await fetch(server.url, { headers: { accept: 'text/html' } });
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toMatch(/text\/html/);
-    const options = await fetch(url, {
+    const options = await fetch(server.url, {
       method: 'OPTIONS',
       headers: { origin: 'https://studio.apollographql.com', 'access-control-request-headers': 'authorization,content-type' },
     });

@@ -3,14 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadMigrations, migrate, MigrationError } from '../src/store/migrate';
 import { PgliteDatabase } from '../src/store/pglite';
-import { createTestDatabase, type TestDatabase } from './helpers/database';
+import { useTestDatabase } from './helpers/database';
 
 describe('migrations runner', () => {
-  let t: TestDatabase;
-  beforeEach(async () => {
-    t = await createTestDatabase({ migrated: false });
-  });
-  afterEach(() => t.drop());
+  const t = useTestDatabase({ migrated: false, each: true });
 
   it('applies every migration once, records it, and is a no-op the second time', async () => {
     const versions = loadMigrations().map((m) => m.version);

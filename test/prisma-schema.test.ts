@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../src/paths';
-import { createTestDatabase, type TestDatabase } from './helpers/database';
+import { useTestDatabase } from './helpers/database';
 
 /**
  * prisma/schema.prisma must describe the tables the SQL migrations create: same tables, same
@@ -62,11 +62,7 @@ function expectedUdt(c: PrismaColumn): string {
 }
 
 describe('prisma/schema.prisma agrees with migrations/', () => {
-  let t: TestDatabase;
-  beforeAll(async () => {
-    t = await createTestDatabase();
-  });
-  afterAll(() => t.drop());
+  const t = useTestDatabase();
 
   it('has the same tables, columns, types and nullability', async () => {
     const prisma = parsePrismaSchema(readFileSync(join(packageRoot(), 'prisma/schema.prisma'), 'utf8'));

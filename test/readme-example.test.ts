@@ -6,7 +6,7 @@ import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
 import { packageRoot } from '../src/paths';
 import { DEFAULT_MODE } from '../src/retrieval/modes';
 import { retrieve } from '../src/retrieval/retrieve';
-import { prepareEmbedding, type EmbeddingTargets } from '../src/store/embed';
+import { prepareEmbedding, type EmbeddingTargets } from '../src/pipeline/embed';
 import { indexLexical } from '../src/store/lexical';
 import { createTestDatabase, type TestDatabase } from './helpers/database';
 

@@ -6,8 +6,8 @@ import type { RetrievalMode } from '../src/retrieval/modes';
 import type { VectorSearch } from '../src/retrieval/sql';
 import type { RetrievalFilter } from '../src/retrieval/types';
 import { registerModel, vectorLiteral, type EmbeddingModelRow } from '../src/store/embeddings';
-import { ingestDocuments } from '../src/store/ingest';
-import { prng } from '../src/testing/prng';
+import { ingestDocuments } from '../src/pipeline/ingest';
+import { prng } from './helpers/prng';
 import { createTestDatabase, type TestDatabase } from './helpers/database';
 
 /**

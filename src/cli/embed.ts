@@ -1,12 +1,13 @@
 import type { Config } from '../config';
-import { ModelRegistry } from '../jobs/registry';
+import { embedPending, type EmbeddingTargets, type EmbedProgress, type EmbedSummary } from '../pipeline/embed';
+import { ModelRegistry } from '../pipeline/jobs/registry';
 import type { Database } from '../store/db';
-import { embedPending, type EmbeddingTargets, type EmbedSummary } from '../store/embed';
+import { openMigratedDatabase } from '../store/open';
 import { ProgressBar } from './progress';
 
 /** The active models (the configured encoders on a store that has none yet), loaded. */
 export async function loadEmbedding(db: Database, config: Config): Promise<{ models: ModelRegistry; targets: EmbeddingTargets }> {
-  const models = await ModelRegistry.open(db, config);
+  const models = await ModelRegistry.open(db, { encoders: config.encoders, cacheDir: config.modelCacheDir, threads: config.encoderThreads });
   try {
     const targets = await models.current();
     if (!targets) throw new Error('no embedding model is active for every role');
@@ -17,18 +18,11 @@ export async function loadEmbedding(db: Database, config: Config): Promise<{ mod
   }
 }
 
-/** Embeds what is pending with a progress bar per level; returns the summary. */
-export async function embedWithProgress(
-  db: Database,
-  targets: EmbeddingTargets,
-  config: Config,
-  documentIds?: number[],
-): Promise<EmbedSummary> {
+/** One progress bar per level (documents, then passages). */
+export function embedProgress(): { update: (progress: EmbedProgress) => void; finish: () => void } {
   const bars = new Map<string, ProgressBar>();
-  const summary = await embedPending(db, targets, {
-    batchSize: config.embedBatchSize,
-    documentIds,
-    onProgress: ({ level, done, total }) => {
+  return {
+    update: ({ level, done, total }) => {
       let bar = bars.get(level);
       if (!bar) {
         bars.get('documents')?.finish();
@@ -37,8 +31,17 @@ export async function embedWithProgress(
       }
       bar.update(done);
     },
-  });
-  for (const bar of bars.values()) bar.finish();
+    finish: () => {
+      for (const bar of bars.values()) bar.finish();
+    },
+  };
+}
+
+/** Embeds what is pending with a progress bar per level; returns the summary. */
+export async function embedWithProgress(db: Database, targets: EmbeddingTargets, config: Config): Promise<EmbedSummary> {
+  const progress = embedProgress();
+  const summary = await embedPending(db, targets, { batchSize: config.embedBatchSize, onProgress: progress.update });
+  progress.finish();
   return summary;
 }
 
@@ -49,4 +52,20 @@ export function describeEmbed(summary: EmbedSummary, targets: EmbeddingTargets):
     `embedded ${summary.documents} documents and ${summary.passages} passages with ${models}; ` +
     `${summary.truncated} texts truncated to their token budget`
   );
+}
+
+/** `dhr embed`. */
+export async function embedCommand(config: Config): Promise<number> {
+  const db = await openMigratedDatabase(config);
+  try {
+    const { models, targets } = await loadEmbedding(db, config);
+    try {
+      console.log(describeEmbed(await embedWithProgress(db, targets, config), targets));
+    } finally {
+      await models.close();
+    }
+  } finally {
+    await db.close();
+  }
+  return 0;
 }

@@ -1,14 +1,25 @@
-import { parseArgs } from 'node:util';
 import type { Config } from '../config';
 import { ENCODER_ROLES, type EncoderRole } from '../encoders/types';
-import { registerModelFromPath } from '../jobs/models';
-import { ModelRegistry } from '../jobs/registry';
-import { JobWorker } from '../jobs/worker';
-import { activateModel, dropModel } from '../store/active';
+import { DomainError } from '../errors';
+import { activateStoredModel, registerModelFromPath } from '../pipeline/jobs/models';
+import { ModelRegistry } from '../pipeline/jobs/registry';
+import { JobWorker } from '../pipeline/jobs/worker';
+import { dropModel } from '../store/active';
 import type { Database } from '../store/db';
 import { modelCounts } from '../store/embeddings';
-import { cancelJob, createJob, getJob, JOB_SCOPES, listJobs, openJobForModel, type JobRow, type JobScope } from '../store/jobs';
+import { cancelJob, createJob, getJob, JOB_SCOPES, listJobs, openJobForModel, type JobRow, type JobStatus } from '../store/jobs';
+import { openMigratedDatabase } from '../store/open';
 import { ProgressBar } from './progress';
+
+/** Opens the store for one command and closes it after. */
+async function withDatabase(config: Config, fn: (db: Database) => Promise<number>): Promise<number> {
+  const db = await openMigratedDatabase(config);
+  try {
+    return await fn(db);
+  } finally {
+    await db.close();
+  }
+}
 
 const FINAL = new Set(['succeeded', 'failed', 'cancelled']);
 
@@ -20,40 +31,41 @@ function newWorker(db: Database, models: ModelRegistry, config: Config, trace?: 
  * `dhr reembed --model M`: queues a job (or attaches to the model's open one, or to --job N),
  * works on it in this process unless --no-work, and shows its progress until it ends.
  */
-export async function reembedCommand(db: Database, config: Config, args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      model: { type: 'string' },
-      scope: { type: 'string', default: 'ALL' },
-      documents: { type: 'string' },
-      job: { type: 'string' },
-      'no-work': { type: 'boolean' },
-      trace: { type: 'string' },
-    },
-  });
+export interface ReembedOptions {
+  model?: string;
+  scope: string;
+  documents?: number[];
+  job?: number;
+  work: boolean;
+  trace?: string;
+}
+
+export function reembedCommand(config: Config, options: ReembedOptions): Promise<number> {
+  return withDatabase(config, (db) => reembed(db, config, options));
+}
+
+async function reembed(db: Database, config: Config, values: ReembedOptions): Promise<number> {
   let job: JobRow | undefined;
   if (values.job) {
-    job = await getJob(db, Number(values.job));
+    job = await getJob(db, values.job);
     if (!job) throw new Error(`no job with id ${values.job}`);
     console.error(`attaching to job ${job.id} (${job.model}, ${job.status})`);
   } else {
     if (!values.model) throw new Error('reembed: give --model NAME (or --job ID to attach)');
-    const scope = values.scope!.toUpperCase() as JobScope;
-    if (!JOB_SCOPES.includes(scope)) throw new Error(`--scope must be one of ${JOB_SCOPES.join(', ')}, got "${values.scope}"`);
+    const scope = JOB_SCOPES.find((s) => s === values.scope.toUpperCase());
+    if (!scope) throw new Error(`--scope must be one of ${JOB_SCOPES.join(', ')}, got "${values.scope}"`);
     job = await openJobForModel(db, values.model);
     if (job) {
       console.error(`attaching to job ${job.id} (${job.status}) of model ${job.model}`);
     } else {
-      const documentIds = values.documents?.split(',').map(Number);
-      job = await createJob(db, { model: values.model, scope, documentIds, batchSize: config.jobBatchSize });
+      job = await createJob(db, { model: values.model, scope, documentIds: values.documents, batchSize: config.jobBatchSize });
       console.error(`job ${job.id}: ${job.documentsTotal} documents and ${job.passagesTotal} passages for ${job.model}`);
     }
   }
   const id = job.id;
   const abort = new AbortController();
   let models: ModelRegistry | undefined;
-  if (!values['no-work']) {
+  if (values.work) {
     models = new ModelRegistry(db, { cacheDir: config.modelCacheDir, threads: config.encoderThreads });
     void newWorker(db, models, config, values.trace).run({ signal: abort.signal });
   }
@@ -91,61 +103,82 @@ async function follow(db: Database, id: number): Promise<JobRow> {
 }
 
 /** `dhr worker`: works jobs until SIGINT/SIGTERM (or, with --exit-when-idle, until there is nothing to do). */
-export async function workerCommand(db: Database, config: Config, args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { concurrency: { type: 'string', default: '1' }, 'exit-when-idle': { type: 'boolean' }, trace: { type: 'string' } } });
+export function workerCommand(config: Config, options: { concurrency: number; exitWhenIdle?: boolean; trace?: string }): Promise<number> {
+  return withDatabase(config, (db) => work(db, config, options));
+}
+
+async function work(db: Database, config: Config, values: { concurrency: number; exitWhenIdle?: boolean; trace?: string }): Promise<number> {
   const models = new ModelRegistry(db, { cacheDir: config.modelCacheDir, threads: config.encoderThreads });
   const abort = new AbortController();
   process.once('SIGINT', () => abort.abort());
   process.once('SIGTERM', () => abort.abort());
-  const count = Number(values.concurrency);
+  const count = values.concurrency;
   const workers = Array.from({ length: count }, () => newWorker(db, models, config, values.trace));
   console.error(`worker: ${count} running`);
-  const idle = async () => Boolean(values['exit-when-idle']) && (await listJobs(db)).every((j) => FINAL.has(j.status));
+  const idle = async () => values.exitWhenIdle === true && (await listJobs(db)).every((j) => FINAL.has(j.status));
   await Promise.all(workers.map((w) => w.run({ signal: abort.signal, until: idle })));
   await models.close();
   return 0;
 }
 
-/** `dhr models [list | register PATH | activate NAME [--roles r,r] | drop NAME]`. */
-export async function modelsCommand(db: Database, config: Config, args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { roles: { type: 'string' } } });
-  const [action = 'list', target] = positionals;
-  if (action !== 'list' && !target) throw new Error(`models ${action}: give a ${action === 'register' ? 'folder' : 'model name'}`);
-  switch (action) {
+export type ModelsAction =
+  | { action: 'list' }
+  | { action: 'register'; target: string }
+  | { action: 'activate'; target: string; roles?: string }
+  | { action: 'drop'; target: string };
+
+/** `dhr models [list | register PATH | activate NAME [--roles r,r] | drop NAME]`; prints the models after. */
+export function modelsCommand(config: Config, request: ModelsAction): Promise<number> {
+  return withDatabase(config, async (db) => {
+    try {
+      await models(db, config, request);
+    } catch (error) {
+      // Refusals (incomplete model, unknown name, …) are answers, not crashes.
+      if (!(error instanceof DomainError)) throw error;
+      console.error(`models ${request.action}: ${error.message}`);
+      return 1;
+    }
+    console.log(JSON.stringify(await modelCounts(db), null, 2));
+    return 0;
+  });
+}
+
+async function models(db: Database, config: Config, request: ModelsAction): Promise<void> {
+  switch (request.action) {
     case 'list':
-      break;
+      return;
     case 'register': {
-      const row = await registerModelFromPath(db, target, { cacheDir: config.modelCacheDir, threads: config.encoderThreads });
+      const row = await registerModelFromPath(db, request.target, { cacheDir: config.modelCacheDir, threads: config.encoderThreads });
       console.error(`registered ${row.name} (${row.dimension}-d); next: dhr reembed --model ${row.name}`);
-      break;
+      return;
     }
     case 'activate': {
-      const roles = values.roles ? (values.roles.split(',') as EncoderRole[]) : ENCODER_ROLES;
-      const unknown = roles.filter((r) => !ENCODER_ROLES.includes(r));
-      if (unknown.length) throw new Error(`unknown roles ${unknown.join(', ')}; roles are ${ENCODER_ROLES.join(', ')}`);
-      await activateModel(db, target, roles);
-      console.error(`${target} now serves ${roles.join(', ')}`);
-      break;
+      const roles = request.roles ? request.roles.split(',') : ENCODER_ROLES;
+      const known = roles.filter((r): r is EncoderRole => (ENCODER_ROLES as readonly string[]).includes(r));
+      if (known.length !== roles.length) {
+        const unknown = roles.filter((r) => !(ENCODER_ROLES as readonly string[]).includes(r));
+        throw new Error(`unknown roles ${unknown.join(', ')}; roles are ${ENCODER_ROLES.join(', ')}`);
+      }
+      await activateStoredModel(db, request.target, known);
+      console.error(`${request.target} now serves ${known.join(', ')}`);
+      return;
     }
     case 'drop':
-      await dropModel(db, target);
-      console.error(`dropped ${target}`);
-      break;
-    default:
-      throw new Error(`models: unknown action "${action}" (list, register, activate, drop)`);
+      await dropModel(db, request.target);
+      console.error(`dropped ${request.target}`);
+      return;
   }
-  console.log(JSON.stringify(await modelCounts(db), null, 2));
-  return 0;
 }
 
 /** `dhr jobs [--status S]` and `dhr jobs cancel ID`. */
-export async function jobsCommand(db: Database, args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { status: { type: 'string' } } });
-  if (positionals[0] === 'cancel') {
-    const job = await cancelJob(db, Number(positionals[1]));
-    console.log(`job ${job.id} ${job.status}`);
+export function jobsCommand(config: Config, request: { status?: JobStatus; cancel?: number }): Promise<number> {
+  return withDatabase(config, async (db) => {
+    if (request.cancel !== undefined) {
+      const job = await cancelJob(db, request.cancel);
+      console.log(`job ${job.id} ${job.status}`);
+      return 0;
+    }
+    console.log(JSON.stringify(await listJobs(db, request.status), null, 2));
     return 0;
-  }
-  console.log(JSON.stringify(await listJobs(db, values.status as JobRow['status'] | undefined), null, 2));
-  return 0;
+  });
 }

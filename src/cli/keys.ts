@@ -1,30 +1,13 @@
-import { parseArgs } from 'node:util';
 import type { Config } from '../config';
 import type { Database } from '../store/db';
 import { ApiKeyError, createApiKey, hasAdminKey, isRole, listApiKeys, revokeApiKey, ROLES, type ApiKeyListing } from '../store/keys';
 import { openMigratedDatabase } from '../store/open';
 
-export const KEYS_USAGE = `  keys create --role admin|reader [--name N]
-                                create an API key; prints the key (once) and nothing else on stdout
-  keys list                     id, prefix, name, role, created, last used, revoked (never the key)
-  keys revoke <id|prefix>       revoke a key at once`;
-
-/** `dhr keys …`: the only way keys are made; the plaintext goes to stdout once and is not kept. */
-export async function keysCommand(config: Config, args: string[]): Promise<number> {
-  const [sub, ...rest] = args;
+/** Opens the store for one keys command; a refused request (ApiKeyError) is exit code 1. */
+async function withKeys(config: Config, fn: (db: Database) => Promise<number>): Promise<number> {
   const db = await openMigratedDatabase(config);
   try {
-    switch (sub) {
-      case 'create':
-        return await create(db, rest);
-      case 'list':
-        return list(await listApiKeys(db));
-      case 'revoke':
-        return await revoke(db, rest);
-      default:
-        console.error(`keys: unknown subcommand "${sub ?? ''}"\n\n${KEYS_USAGE}`);
-        return 1;
-    }
+    return await fn(db);
   } catch (error) {
     if (!(error instanceof ApiKeyError)) throw error;
     console.error(`keys: ${error.message}`);
@@ -34,16 +17,34 @@ export async function keysCommand(config: Config, args: string[]): Promise<numbe
   }
 }
 
-async function create(db: Database, args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { role: { type: 'string' }, name: { type: 'string' } } });
-  if (!values.role || !isRole(values.role)) {
-    console.error(`keys create: --role must be one of ${ROLES.join(', ')}`);
-    return 1;
-  }
-  const created = await createApiKey(db, { role: values.role, name: values.name ?? values.role });
-  console.error(`created ${created.role} key ${created.id} "${created.name}" (${created.prefix}…); it is shown only now:`);
-  console.log(created.key);
-  return 0;
+/** `dhr keys create`: the only way keys are made; the plaintext goes to stdout once and is not kept. */
+export function createKeyCommand(config: Config, options: { role: string; name?: string }): Promise<number> {
+  return withKeys(config, async (db) => {
+    if (!isRole(options.role)) {
+      console.error(`keys create: --role must be one of ${ROLES.join(', ')}`);
+      return 1;
+    }
+    const created = await createApiKey(db, { role: options.role, name: options.name ?? options.role });
+    console.error(`created ${created.role} key ${created.id} "${created.name}" (${created.prefix}…); it is shown only now:`);
+    console.log(created.key);
+    return 0;
+  });
+}
+
+export function listKeysCommand(config: Config): Promise<number> {
+  return withKeys(config, async (db) => list(await listApiKeys(db)));
+}
+
+export function revokeKeyCommand(config: Config, idOrPrefix: string): Promise<number> {
+  return withKeys(config, async (db) => {
+    const revoked = await revokeApiKey(db, idOrPrefix);
+    if (!revoked) {
+      console.error(`keys revoke: no key with id or prefix "${idOrPrefix}"`);
+      return 1;
+    }
+    console.log(`revoked key ${revoked.id} "${revoked.name}" (${revoked.prefix}…)`);
+    return 0;
+  });
 }
 
 function list(keys: ApiKeyListing[]): number {
@@ -54,20 +55,6 @@ function list(keys: ApiKeyListing[]): number {
   ];
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   for (const row of rows) console.log(row.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd());
-  return 0;
-}
-
-async function revoke(db: Database, args: string[]): Promise<number> {
-  if (args.length !== 1) {
-    console.error('keys revoke: give one key id or prefix');
-    return 1;
-  }
-  const revoked = await revokeApiKey(db, args[0]);
-  if (!revoked) {
-    console.error(`keys revoke: no key with id or prefix "${args[0]}"`);
-    return 1;
-  }
-  console.log(`revoked key ${revoked.id} "${revoked.name}" (${revoked.prefix}…)`);
   return 0;
 }
 

@@ -1,6 +1,6 @@
 /**
  * Runs a data set end to end through the product's own code paths: a fresh embedded database,
- * `ingestDocuments`, `indexLexical`, `embedPending`, then every question through `retrieve`.
+ * the ingest pipeline (write, full-text index, embed), then every question through `retrieve`.
  * Searches are exact (no HNSW), so the same data and model give the same rankings every run.
  */
 import { createHash } from 'node:crypto';
@@ -13,9 +13,8 @@ import { retrieve } from '../retrieval/retrieve';
 import { MODES, type RetrievalMode } from '../retrieval/modes';
 import type { Bm25Settings } from '../retrieval/types';
 import type { Database } from '../store/db';
-import { embedPending, prepareEmbedding, type EmbeddingTargets } from '../store/embed';
-import { ingestDocuments } from '../store/ingest';
-import { indexLexical } from '../store/lexical';
+import { prepareEmbedding, type EmbeddingTargets } from '../pipeline/embed';
+import { ingest } from '../pipeline/ingest';
 import { migrate } from '../store/migrate';
 import { PgliteDatabase } from '../store/pglite';
 import { firstHitRank, hasAnswer } from './metrics';
@@ -79,7 +78,6 @@ export interface Corpus {
   close(): Promise<void>;
 }
 
-const seconds = (from: bigint) => Number(process.hrtime.bigint() - from) / 1e9;
 
 /** Where a cached corpus lives: one folder per data set, ingest settings and models. */
 function cacheFolder(dataset: EvalDataset, setup: RunSetup): string | undefined {
@@ -130,29 +128,28 @@ export async function loadCorpus(dataset: EvalDataset, setup: RunSetup): Promise
 }
 
 async function ingestAndEmbed(db: Database, dataset: EvalDataset, setup: RunSetup, targets: EmbeddingTargets): Promise<Corpus['stats']> {
-  const ingestStarted = process.hrtime.bigint();
-  const summary = await ingestDocuments(db, dataset.documents, { ...setup.ingest });
-  for (const o of summary.outcomes.filter((o) => o.status === 'failed')) setup.log(`  ingest failed: ${o.message}`);
-  await indexLexical(db);
-  const ingestSeconds = seconds(ingestStarted);
-  setup.log(`ingested ${summary.created} documents (${summary.failed} failed), ${summary.passages} passages in ${ingestSeconds.toFixed(1)} s`);
-  const embedStarted = process.hrtime.bigint();
   let lastLogged = 0;
-  const embedded = await embedPending(db, targets, {
-    batchSize: setup.embedBatchSize,
-    onProgress: ({ level, done, total }) => {
-      if (done === total || done - lastLogged >= 2000) {
-        lastLogged = done === total ? 0 : done;
-        setup.log(`  embedded ${done}/${total} ${level}`);
+  const summary = await ingest(db, dataset.documents, {
+    ...setup.ingest,
+    embedWith: async () => targets,
+    embedBatchSize: setup.embedBatchSize,
+    onEvent: (event) => {
+      if (event.stage === 'embed' && (event.done === event.total || event.done - lastLogged >= 2000)) {
+        lastLogged = event.done === event.total ? 0 : event.done;
+        setup.log(`  embedded ${event.done}/${event.total} ${event.level}`);
       }
     },
   });
-  const embedSeconds = seconds(embedStarted);
-  setup.log(`embedded in ${embedSeconds.toFixed(1)} s; ${embedded.truncated} texts clipped to the encoder's token budget`);
+  for (const o of summary.outcomes.filter((o) => o.status === 'failed')) setup.log(`  ingest failed: ${o.message}`);
+  const ingestSeconds = summary.seconds.write + summary.seconds.index;
+  const embedSeconds = summary.seconds.embed;
+  const truncated = summary.embedded?.truncated ?? 0;
+  setup.log(`ingested ${summary.created} documents (${summary.failed} failed), ${summary.passages} passages in ${ingestSeconds.toFixed(1)} s`);
+  setup.log(`embedded in ${embedSeconds.toFixed(1)} s; ${truncated} texts clipped to the encoder's token budget`);
   const [{ passages, sections }] = await db.query<{ passages: number; sections: number }>(
     'SELECT (SELECT count(*) FROM passages)::int AS passages, (SELECT count(*) FROM sections)::int AS sections',
   );
-  const texts = embedded.documents + embedded.passages;
+  const texts = (summary.embedded?.documents ?? 0) + (summary.embedded?.passages ?? 0);
   return {
     documents: summary.created,
     failed: summary.failed,
@@ -160,8 +157,8 @@ async function ingestAndEmbed(db: Database, dataset: EvalDataset, setup: RunSetu
     sections,
     ingestSeconds,
     embedSeconds,
-    truncated: embedded.truncated,
-    truncatedShare: texts > 0 ? Math.round((10000 * embedded.truncated) / texts) / 10000 : 0,
+    truncated,
+    truncatedShare: texts > 0 ? Math.round((10000 * truncated) / texts) / 10000 : 0,
   };
 }
 

@@ -1,19 +1,9 @@
-import { GraphQLError } from 'graphql';
 import type { AuthChecker } from 'type-graphql';
+import { forbidden, unauthenticated } from '../errors';
 import type { Role } from '../store/keys';
 import type { Context } from './context';
 
 export type { Principal, Role } from '../store/keys';
-
-/** No key, or a key that is malformed, unknown or revoked: who is asking is not known. */
-export function unauthenticated(message: string): GraphQLError {
-  return new GraphQLError(message, { extensions: { code: 'UNAUTHENTICATED', http: { status: 401 } } });
-}
-
-/** A valid key whose role may not do this. */
-export function forbidden(message: string): GraphQLError {
-  return new GraphQLError(message, { extensions: { code: 'FORBIDDEN', http: { status: 403 } } });
-}
 
 /**
  * `@Authorized('admin')` on a mutation: throws rather than answering false, so the error names
@@ -47,4 +37,3 @@ export function checkReadAccess(context: Context): void {
     throw unauthenticated('this server needs an API key for every request (READ_ACCESS=key): send "Authorization: Bearer <key>"');
   }
 }
-

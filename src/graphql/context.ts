@@ -1,5 +1,5 @@
 import type { Config } from '../config';
-import type { ModelRegistry } from '../jobs/registry';
+import type { ModelRegistry } from '../pipeline/jobs/registry';
 import type { Database } from '../store/db';
 import type { Principal } from '../store/keys';
 import { createLoaders, type Loaders } from './loaders';

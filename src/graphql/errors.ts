@@ -1,10 +1,121 @@
-import { GraphQLError } from 'graphql';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
+import type { ApolloServerPlugin } from '@apollo/server';
+import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import { DomainError, ErrorCode } from '../errors';
 
-/** Typed API errors: clients branch on extensions.code, people read the message. */
-export function badUserInput(message: string, argument?: string): GraphQLError {
-  return new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT', ...(argument ? { argument } : {}) } });
+/**
+ * The API's one error normalizer (after Apollo Server's own errors module): a DomainError keeps
+ * its message and gets `extensions.code` (+ `argument`, details) and its HTTP status; an error
+ * GraphQL or Apollo raised with a code of its own (validation, parsing, variables) passes
+ * through; anything else is a bug, answered as INTERNAL_SERVER_ERROR with a request id and
+ * logged in full under that id. No stack trace, SQL or path reaches a client unless DHR_DEBUG=1.
+ */
+
+// Re-exported so resolvers keep one import for the errors they throw.
+export { badUserInput, notFound } from '../errors';
+
+/** HTTP status per code, where the code means the whole request failed; others answer 200 with errors. */
+const HTTP_STATUS: Partial<Record<ErrorCode, number>> = {
+  [ErrorCode.UNAUTHENTICATED]: 401,
+  [ErrorCode.FORBIDDEN]: 403,
+  [ErrorCode.QUERY_TOO_DEEP]: 400,
+  [ErrorCode.QUERY_TOO_COSTLY]: 400,
+  [ErrorCode.PAYLOAD_TOO_LARGE]: 413,
+  [ErrorCode.BAD_REQUEST]: 400,
+};
+
+export function httpStatusOf(code: ErrorCode): number | undefined {
+  return HTTP_STATUS[code];
 }
 
-export function notFound(message: string): GraphQLError {
-  return new GraphQLError(message, { extensions: { code: 'NOT_FOUND' } });
+const requestIds = new AsyncLocalStorage<string>();
+
+/** Runs one HTTP request with its id, so errors formatted meanwhile can name it. */
+export function withRequestId<T>(id: string, fn: () => T): T {
+  return requestIds.run(id, fn);
 }
+
+export function newRequestId(): string {
+  return randomUUID();
+}
+
+/**
+ * What was thrown: GraphQL wraps a resolver's error (with a path), Apollo a plugin's or the
+ * context's (without one); Apollo's unwrapResolverError only sees the first kind.
+ */
+function originalOf(error: unknown): unknown {
+  let current = error;
+  while (current instanceof GraphQLError && current.originalError) current = current.originalError;
+  return current;
+}
+
+/** Read per error, so a running server can be switched for a test. */
+function debug(): boolean {
+  return process.env.DHR_DEBUG === '1';
+}
+
+function extensionsOf(error: DomainError): Record<string, unknown> {
+  return { code: error.code, ...(error.argument ? { argument: error.argument } : {}), ...error.details };
+}
+
+/** For what throws outside execution (context creation): a GraphQLError Apollo reads the status from. */
+export function toGraphQLError(error: unknown): GraphQLError {
+  if (error instanceof GraphQLError) return error;
+  if (error instanceof DomainError) {
+    const status = httpStatusOf(error.code);
+    return new GraphQLError(error.message, {
+      originalError: error,
+      extensions: { ...extensionsOf(error), ...(status ? { http: { status } } : {}) },
+    });
+  }
+  return new GraphQLError('internal server error', { originalError: error instanceof Error ? error : undefined });
+}
+
+/** Apollo's formatError hook. */
+export function formatError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError {
+  const original = originalOf(error);
+  const { stacktrace: _, ...extensions } = formatted.extensions ?? {};
+  const stacktrace = original instanceof Error ? original.stack?.split('\n') : undefined;
+  if (original instanceof DomainError) {
+    return { ...formatted, message: original.message, extensions: { ...extensions, ...extensionsOf(original), ...(debug() ? { stacktrace } : {}) } };
+  }
+  // Codes GraphQL and Apollo set themselves (validation, parsing, variables) are meant for clients.
+  const code = extensions.code;
+  if (typeof code === 'string' && code !== ErrorCode.INTERNAL_SERVER_ERROR) {
+    return { ...formatted, extensions: { ...extensions, ...(debug() ? { stacktrace } : {}) } };
+  }
+  const requestId = requestIds.getStore() ?? newRequestId();
+  console.error(`[request ${requestId}] internal error:`, original);
+  return {
+    message: `internal server error (request id ${requestId})`,
+    ...(formatted.locations ? { locations: formatted.locations } : {}),
+    ...(formatted.path ? { path: formatted.path } : {}),
+    extensions: {
+      code: ErrorCode.INTERNAL_SERVER_ERROR,
+      requestId,
+      ...(debug() ? { message: formatted.message, stacktrace } : {}),
+    },
+  };
+}
+
+/**
+ * Gives the response the HTTP status of its domain errors (401, 403, 400 for limits): errors
+ * thrown in resolvers or in plugins reach Apollo without `extensions.http`.
+ */
+export const errorStatus: ApolloServerPlugin = {
+  async requestDidStart() {
+    return {
+      async willSendResponse({ errors, response }) {
+        for (const error of errors ?? []) {
+          const original = originalOf(error);
+          const status = original instanceof DomainError ? httpStatusOf(original.code) : undefined;
+          if (status) {
+            response.http.status = status;
+            return;
+          }
+        }
+      },
+    };
+  },
+};

@@ -1,4 +1,4 @@
-import { badUserInput } from './errors';
+import { badUserInput } from '../errors';
 
 /** Our ids are positive integers; GraphQL carries them as ID strings. */
 export function parseId(value: string | number, argument: string): number {

@@ -1,4 +1,5 @@
 import DataLoader from 'dataloader';
+import { notFound } from '../errors';
 import type { Database } from '../store/db';
 import * as reads from '../store/reads';
 import type { DocumentRow, LinkRow, PassageRow, SectionRow } from '../store/rows';
@@ -92,3 +93,14 @@ export function createLoaders(db: Database) {
 }
 
 export type Loaders = ReturnType<typeof createLoaders>;
+
+/**
+ * A row that another row points at (a passage's document, a link's passage): it is missing only
+ * when it was deleted while this request ran, which the caller hears as NOT_FOUND, not as null
+ * in a non-null field.
+ */
+export async function loadReferenced<K, V>(loader: DataLoader<K, V | null>, key: K, what: string): Promise<V> {
+  const row = await loader.load(key);
+  if (row === null) throw notFound(`${what} ${String(key)} no longer exists (deleted while this request ran)`);
+  return row;
+}

@@ -1,5 +1,5 @@
 import { splitPassages, splitSentences } from './splitter';
-import { prng } from '../testing/prng';
+import { prng } from '../../test/helpers/prng';
 
 const words = (s: string): string[] => s.split(/\s+/).filter(Boolean);
 

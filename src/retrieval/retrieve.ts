@@ -1,5 +1,5 @@
 import type { Database } from '../store/db';
-import type { EmbeddingTargets } from '../store/embed';
+import type { EmbeddingTargets } from '../store/embeddings';
 import { DEFAULT_MODE, MODES, TEXT_ONLY_MODE, type ModeSpec, type RetrievalMode } from './modes';
 import { search } from './search';
 import type { Bm25Settings, IterativeScan, SearchResult } from './types';

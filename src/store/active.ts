@@ -1,21 +1,10 @@
 import { ENCODER_ROLES, type EncoderRole } from '../encoders/types';
+import { DomainError, ErrorCode, notFound } from '../errors';
 import type { Database, Queryable } from './db';
 import { MODEL_COLUMNS, pendingCounts, type EmbeddingModelRow } from './embeddings';
 
 /** Which stored model serves each DHR role; empty until the first activation. */
 export type ActiveAssignment = Partial<Record<EncoderRole, EmbeddingModelRow>>;
-
-/** Activation or drop refused; `code` is the GraphQL error code, the message says what to do. */
-export class ModelStateError extends Error {
-  constructor(
-    readonly code: 'NOT_FOUND' | 'MODEL_INCOMPLETE' | 'MODEL_ACTIVE' | 'DIMENSION_MISMATCH',
-    message: string,
-    readonly missing?: { documents: number; passages: number },
-  ) {
-    super(message);
-    this.name = 'ModelStateError';
-  }
-}
 
 export async function activeAssignment(db: Queryable): Promise<ActiveAssignment> {
   const rows = await db.query<EmbeddingModelRow & { role: EncoderRole }>(
@@ -54,7 +43,7 @@ export async function activateModel(
     // Serializes activations: two concurrent switches cannot interleave their checks and writes.
     await tx.query('LOCK TABLE active_encoders IN EXCLUSIVE MODE');
     const [model] = await tx.query<EmbeddingModelRow>(`SELECT ${MODEL_COLUMNS} FROM embedding_models WHERE name = $1`, [name]);
-    if (!model) throw new ModelStateError('NOT_FOUND', `no embedding model named "${name}" is registered`);
+    if (!model) throw notFound(`no embedding model named "${name}" is registered`, 'model');
     const current = await activeAssignment(tx);
     const next: ActiveAssignment = { ...current };
     for (const role of roles) next[role] = model;
@@ -63,10 +52,11 @@ export async function activateModel(
       const q = next[question];
       const t = next[target];
       if (q && t && q.dimension !== t.dimension) {
-        throw new ModelStateError(
-          'DIMENSION_MISMATCH',
+        throw new DomainError(
+          ErrorCode.DIMENSION_MISMATCH,
           `${question} would be "${q.name}" (${q.dimension}-d) but ${target} "${t.name}" (${t.dimension}-d): ` +
             'a question encoder must share its target encoder’s dimension; activate both roles together',
+          { argument: 'model' },
         );
       }
     }
@@ -79,11 +69,11 @@ export async function activateModel(
           passages: needs.includes('passage') ? pending.passages : 0,
         };
         if (missing.documents + missing.passages > 0) {
-          throw new ModelStateError(
-            'MODEL_INCOMPLETE',
+          throw new DomainError(
+            ErrorCode.MODEL_INCOMPLETE,
             `model "${name}" lacks current embeddings for ${missing.documents} documents and ${missing.passages} passages; ` +
               `run reembed(model: "${name}", scope: STALE) and activate it when the job has succeeded`,
-            missing,
+            { argument: 'model', details: { missing } },
           );
         }
       }
@@ -106,12 +96,13 @@ export async function dropModel(db: Database, name: string): Promise<void> {
   await db.transaction(async (tx) => {
     await tx.query('LOCK TABLE active_encoders IN EXCLUSIVE MODE');
     const [model] = await tx.query<{ id: number }>('SELECT id FROM embedding_models WHERE name = $1', [name]);
-    if (!model) throw new ModelStateError('NOT_FOUND', `no embedding model named "${name}" is registered`);
+    if (!model) throw notFound(`no embedding model named "${name}" is registered`, 'model');
     const roles = await tx.query<{ role: string }>('SELECT role FROM active_encoders WHERE model_id = $1 ORDER BY role', [model.id]);
     if (roles.length > 0) {
-      throw new ModelStateError(
-        'MODEL_ACTIVE',
+      throw new DomainError(
+        ErrorCode.MODEL_ACTIVE,
         `model "${name}" serves ${roles.map((r) => r.role).join(', ')}; activate another model for those roles first`,
+        { argument: 'model' },
       );
     }
     const id = Number(model.id);

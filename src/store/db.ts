@@ -9,7 +9,8 @@ export interface Queryable {
   exec(sql: string): Promise<void>;
 }
 
-import type { PrismaClient } from './prisma';
+import type { PrismaClient } from '../generated/prisma/client';
+import type { StatementCounter } from './statements';
 
 export type DatabaseKind = 'pglite' | 'postgres';
 
@@ -45,14 +46,4 @@ export function settingsStatement(settings: Record<string, string>): { sql: stri
     sql: `SELECT ${entries.map((_, i) => `set_config($${2 * i + 1}, $${2 * i + 2}, false)`).join(', ')}`,
     params: entries.flat(),
   };
-}
-
-export class StatementCounter {
-  count = 0;
-  add(): void {
-    this.count += 1;
-  }
-  reset(): void {
-    this.count = 0;
-  }
 }

@@ -1,8 +1,18 @@
-import type { Encoder } from '../encoders/types';
+import type { EncoderSet } from '../encoders/set';
+import type { Encoder, EncoderRole } from '../encoders/types';
+import { DomainError, ErrorCode } from '../errors';
 import type { Database, Queryable } from './db';
+import { vectorLiteral } from './vector';
+
+export { vectorLiteral };
 
 /** A stored model disagrees with the encoder now configured under its name. */
-export class EmbeddingModelError extends Error {}
+export class EmbeddingModelError extends DomainError {
+  constructor(message: string) {
+    super(ErrorCode.CONFLICT, message);
+    this.name = 'EmbeddingModelError';
+  }
+}
 
 export interface EmbeddingModelRow {
   id: number;
@@ -13,6 +23,13 @@ export interface EmbeddingModelRow {
   settings: Record<string, unknown>;
   /** 'use-lite' or a model folder; null for rows registered before sources were recorded. */
   source: string | null;
+}
+
+/** The encoders in use and the stored models their document and passage vectors go to. */
+export interface EmbeddingTargets {
+  encoders: EncoderSet;
+  document: EmbeddingModelRow;
+  passage: EmbeddingModelRow;
 }
 
 export const MODEL_COLUMNS = 'id, name, runtime, dimension, checksum, settings, source';
@@ -70,10 +87,6 @@ export async function ensureIndexes(db: Queryable, model: EmbeddingModelRow): Pr
        WHERE model_id = ${id}`,
     );
   }
-}
-
-export function vectorLiteral(vector: Float32Array | readonly number[]): string {
-  return `[${Array.from(vector).join(',')}]`;
 }
 
 export async function modelByName(db: Queryable, name: string): Promise<EmbeddingModelRow | undefined> {
@@ -204,7 +217,7 @@ export interface ModelCounts {
   runtime: string;
   source: string | null;
   /** DHR roles the model serves now (active_encoders). */
-  roles: string[];
+  roles: EncoderRole[];
   documents: number;
   staleDocuments: number;
   passages: number;

@@ -1,3 +1,4 @@
+import { badUserInput, DomainError, ErrorCode, notFound } from '../errors';
 import type { Database, Queryable } from './db';
 import { MODEL_COLUMNS, type EmbeddingModelRow } from './embeddings';
 
@@ -26,17 +27,6 @@ export interface JobRow {
   updatedAt: Date;
 }
 
-/** A job request or transition refused; `code` is the GraphQL error code. */
-export class JobError extends Error {
-  constructor(
-    readonly code: 'NOT_FOUND' | 'BAD_USER_INPUT' | 'JOB_CONFLICT',
-    message: string,
-    readonly argument?: string,
-  ) {
-    super(message);
-    this.name = 'JobError';
-  }
-}
 
 const JOB_SELECT = `SELECT j.id, j.model_id AS "modelId", m.name AS model, j.scope, j.document_ids AS "documentIds", j.status,
   j.documents_total AS "documentsTotal", j.documents_done AS "documentsDone",
@@ -95,26 +85,26 @@ export interface CreateJobInput {
 export async function createJob(db: Database, input: CreateJobInput): Promise<JobRow> {
   const ids = input.documentIds ?? [];
   if (input.scope === 'DOCUMENTS' && ids.length === 0) {
-    throw new JobError('BAD_USER_INPUT', 'scope DOCUMENTS needs documentIds', 'documentIds');
+    throw badUserInput('scope DOCUMENTS needs documentIds', 'documentIds');
   }
   if (input.scope !== 'DOCUMENTS' && input.documentIds !== undefined) {
-    throw new JobError('BAD_USER_INPUT', `documentIds only go with scope DOCUMENTS, not ${input.scope}`, 'documentIds');
+    throw badUserInput(`documentIds only go with scope DOCUMENTS, not ${input.scope}`, 'documentIds');
   }
   const id = await db.transaction(async (tx) => {
     // Row lock on the model: concurrent reembeds of one model queue here, then see each other's job.
     const [model] = await tx.query<EmbeddingModelRow>(`SELECT ${MODEL_COLUMNS} FROM embedding_models WHERE name = $1 FOR UPDATE`, [input.model]);
-    if (!model) throw new JobError('NOT_FOUND', `no embedding model named "${input.model}" is registered`, 'model');
+    if (!model) throw notFound(`no embedding model named "${input.model}" is registered`, 'model');
     if (ids.length > 0) {
       const known = await tx.query<{ id: number }>('SELECT id FROM documents WHERE id = ANY($1::int[])', [ids]);
       const found = new Set(known.map((k) => k.id));
       const missing = ids.filter((i) => !found.has(i));
-      if (missing.length > 0) throw new JobError('NOT_FOUND', `no documents with ids ${missing.join(', ')}`, 'documentIds');
+      if (missing.length > 0) throw notFound(`no documents with ids ${missing.join(', ')}`, 'documentIds');
     }
     const [open] = await tx.query<{ id: number; status: string }>(`SELECT id, status FROM embedding_jobs WHERE model_id = $1 AND status IN ${OPEN}`, [
       model.id,
     ]);
     if (open) {
-      throw new JobError('JOB_CONFLICT', `model "${input.model}" already has job ${open.id} (${open.status}); cancel it or wait for it`);
+      throw new DomainError(ErrorCode.JOB_CONFLICT, `model "${input.model}" already has job ${open.id} (${open.status}); cancel it or wait for it`);
     }
     const [job] = await tx.query<{ id: number }>(
       'INSERT INTO embedding_jobs (model_id, scope, document_ids) VALUES ($1, $2, $3::int[]) RETURNING id',
@@ -150,8 +140,8 @@ export async function cancelJob(db: Queryable, id: number): Promise<JobRow> {
     [id],
   );
   const job = await getJob(db, id);
-  if (!job) throw new JobError('NOT_FOUND', `no job with id ${id}`, 'id');
-  if (updated.length === 0) throw new JobError('JOB_CONFLICT', `job ${id} has already ${job.status}; only queued or running jobs can be cancelled`);
+  if (!job) throw notFound(`no job with id ${id}`, 'id');
+  if (updated.length === 0) throw new DomainError(ErrorCode.JOB_CONFLICT, `job ${id} has already ${job.status}; only queued or running jobs can be cancelled`);
   return job;
 }
 

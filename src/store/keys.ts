@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { DomainError, ErrorCode } from '../errors';
 import type { Queryable } from './db';
 
 /** admin: every operation; reader: queries only (and only matters when READ_ACCESS=key). */
@@ -29,7 +30,13 @@ export interface ApiKeyListing {
   revokedAt: Date | null;
 }
 
-export class ApiKeyError extends Error {}
+/** A key request refused (bad role, empty name, ambiguous prefix). */
+export class ApiKeyError extends DomainError {
+  constructor(message: string) {
+    super(ErrorCode.BAD_USER_INPUT, message);
+    this.name = 'ApiKeyError';
+  }
+}
 
 const KEY_PREFIX = 'dhr_';
 /** `dhr_` + base64url of 32 bytes (43 characters). */

@@ -1,13 +1,18 @@
-import type { Config } from '../config';
 import type { Database } from './db';
 import { migrate } from './migrate';
 import { PgliteDatabase } from './pglite';
 import { PostgresDatabase } from './postgres';
 
-/** DATABASE_URL → that PostgreSQL server; otherwise embedded PGlite persisted in dataDir. */
-export async function openDatabase(
-  config: Pick<Config, 'databaseUrl' | 'dataDir'> & Partial<Pick<Config, 'statementTimeoutMs' | 'dbConnectTimeoutMs'>>,
-): Promise<Database> {
+export interface StoreLocation {
+  /** A PostgreSQL server URL; absent: embedded PGlite persisted in dataDir. */
+  databaseUrl?: string;
+  dataDir: string;
+  /** PostgreSQL only: statement_timeout and connect timeout for every pooled connection. */
+  statementTimeoutMs?: number;
+  dbConnectTimeoutMs?: number;
+}
+
+export async function openDatabase(config: StoreLocation): Promise<Database> {
   if (config.databaseUrl) {
     return new PostgresDatabase({
       url: config.databaseUrl,
@@ -19,7 +24,7 @@ export async function openDatabase(
   return PgliteDatabase.open({ dataDir: config.dataDir });
 }
 
-export async function openMigratedDatabase(config: Parameters<typeof openDatabase>[0]): Promise<Database> {
+export async function openMigratedDatabase(config: StoreLocation): Promise<Database> {
   const db = await openDatabase(config);
   try {
     await migrate(db);

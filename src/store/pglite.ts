@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { PGlite, types } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite/vector';
-import { settingsStatement, StatementCounter, type Database, type Queryable } from './db';
+import { settingsStatement, type Database, type Queryable } from './db';
+import { StatementCounter } from './statements';
 import { createPrismaClient, type PrismaClient } from './prisma';
 
 export interface PgliteOptions {

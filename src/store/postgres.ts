@@ -1,7 +1,9 @@
 import { Pool, types, type PoolClient } from 'pg';
 import { guardPool } from './faults';
-import { settingsStatement, StatementCounter, type Database, type Queryable } from './db';
+import { settingsStatement, type Database, type Queryable } from './db';
+import { StatementCounter } from './statements';
 import { createPrismaClient, type PrismaClient } from './prisma';
+import { vectorBinary } from './vector';
 
 // int8 (count(*), sums) as JS numbers: our counts stay far below 2^53.
 types.setTypeParser(20, (v) => Number(v));
@@ -38,16 +40,9 @@ export class PostgresDatabase implements Database {
     this.prisma = createPrismaClient({ pool: this.pool }, this.statements);
   }
 
-  /**
-   * pgvector's binary form (int16 dim, int16 unused, float4s, big-endian): node-postgres sends a
-   * Buffer in binary format, so neither side prints or parses 512 decimal numbers.
-   */
+  /** Binary: see vectorBinary for what it saves per query. */
   vectorParam(vector: Float32Array): Buffer {
-    const buf = Buffer.allocUnsafe(4 + 4 * vector.length);
-    buf.writeUInt16BE(vector.length, 0);
-    buf.writeUInt16BE(0, 2);
-    for (let i = 0; i < vector.length; i++) buf.writeFloatBE(vector[i], 4 + 4 * i);
-    return buf;
+    return vectorBinary(vector);
   }
 
   async query<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {

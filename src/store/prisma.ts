@@ -3,7 +3,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import type { Pool } from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaClient } from '../generated/prisma/client';
-import type { StatementCounter } from './db';
+import type { StatementCounter } from './statements';
 
 export type { PrismaClient };
 

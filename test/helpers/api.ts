@@ -4,7 +4,7 @@ import type { Principal } from '../../src/graphql/auth';
 import { createContext, type Context } from '../../src/graphql/context';
 import type { EncoderSet } from '../../src/encoders/set';
 import { createApolloServer } from '../../src/server';
-import { ModelRegistry, type RegistryOptions } from '../../src/jobs/registry';
+import { ModelRegistry, type RegistryOptions } from '../../src/pipeline/jobs/registry';
 import { createTestDatabase, type TestDatabase } from './database';
 
 export interface GraphQLResult<T = any> {

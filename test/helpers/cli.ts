@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { packageRoot } from '../../src/paths';
-import { createTestDatabase } from './database';
+import { createProcessStore } from './database';
 
 const run = promisify(execFile);
 
@@ -24,7 +24,6 @@ export async function dhr(args: string[], env: Record<string, string>): Promise<
 
 /** Where CLI processes keep the store: a fresh unmigrated server database, or a PGlite directory under `work`. */
 export async function cliStore(work: string): Promise<{ env: Record<string, string>; drop: () => Promise<void> }> {
-  if (!process.env.DATABASE_URL) return { env: { DATA_DIR: join(work, 'data') }, drop: async () => undefined };
-  const t = await createTestDatabase({ migrated: false });
-  return { env: { DATABASE_URL: t.url! }, drop: () => t.drop() };
+  const store = await createProcessStore(work);
+  return { env: store.env, drop: () => store.drop() };
 }

@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { buildTinyBertOnnx, makeWeights } from '../../src/encoders/transformer/testing/tiny-bert';
-import { tinyTokenizerJson, VOCAB } from '../../src/encoders/transformer/testing/tiny-tokenizer';
+import { buildTinyBertOnnx, makeWeights } from './tiny-bert';
+import { tinyTokenizerJson, VOCAB } from './tiny-tokenizer';
 
 /**
  * Writes a tiny BERT-shaped model folder (model.onnx, tokenizer.json, dhr-model.json) built by the

@@ -7,9 +7,9 @@ import { mkdir, mkdtemp, readFile, rm, unlink, writeFile } from 'node:fs/promise
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EncoderError, type EncoderRole } from '../types';
-import { TransformerEncoder, type TransformerLoadOptions } from './index';
-import { buildTinyBertOnnx, makeWeights, referenceHidden, referencePooler, type TinyBertOptions, type TinyBertWeights } from './testing/tiny-bert';
-import { id, tinyTokenizerJson, VOCAB, type TinyTokenizerOptions } from './testing/tiny-tokenizer';
+import { TransformerEncoder, type TransformerLoadOptions } from './encoder';
+import { buildTinyBertOnnx, makeWeights, referenceHidden, referencePooler, type TinyBertOptions, type TinyBertWeights } from '../../../test/helpers/tiny-bert';
+import { id, tinyTokenizerJson, VOCAB, type TinyTokenizerOptions } from '../../../test/helpers/tiny-tokenizer';
 
 const HIDDEN = 8;
 const VOCAB_SIZE = Object.keys(VOCAB).length; // 34: the embedding table has exactly the tokenizer's rows

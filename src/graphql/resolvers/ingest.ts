@@ -1,12 +1,10 @@
 import { Arg, Authorized, Ctx, Mutation, Resolver } from 'type-graphql';
 import type { DocumentInput as IngestInput, SectionInput as IngestSection } from '../../ingest/types';
-import { embedPending } from '../../store/embed';
-import { ingestDocuments } from '../../store/ingest';
-import { indexLexical } from '../../store/lexical';
+import { badUserInput } from '../../errors';
+import { ingest } from '../../pipeline/ingest';
 import type { Role } from '../auth';
 import type { Context } from '../context';
-import { badUserInput } from '../errors';
-import { DocumentInput, IngestResult, IngestStatus, SectionInput } from '../types/ingest';
+import { DocumentInput, IngestResult, SectionInput } from '../types/ingest';
 
 @Resolver()
 export class IngestResolver {
@@ -25,22 +23,14 @@ export class IngestResolver {
         'documents',
       );
     }
-    const summary = await ingestDocuments(ctx.db, documents.map(toIngestInput), ctx.config.ingest);
-    const written = summary.outcomes
-      .filter((o) => o.status === 'created' || o.status === 'updated')
-      .map((o) => o.documentId as number);
-    await indexLexical(ctx.db, written);
-    // Read after the documents committed (see writeDocumentIn's lock): an activation that landed
-    // since the last snapshot must get their vectors, or it would serve without them.
-    const targets = ctx.config.embedOnIngest ? await ctx.models?.current({ fresh: true }) : undefined;
-    const embedded = targets
-      ? await embedPending(ctx.db, targets, { documentIds: written, batchSize: ctx.config.embedBatchSize })
-      : null;
-    return {
-      ...summary,
-      outcomes: summary.outcomes.map((o) => ({ ...o, status: o.status as IngestStatus })),
-      embedded,
-    };
+    const { models } = ctx;
+    const result = await ingest(ctx.db, documents.map(toIngestInput), {
+      ...ctx.config.ingest,
+      // Fresh, not the cached snapshot: see writeDocumentIn's lock.
+      embedWith: ctx.config.embedOnIngest && models ? () => models.current({ fresh: true }) : undefined,
+      embedBatchSize: ctx.config.embedBatchSize,
+    });
+    return result;
   }
 }
 

@@ -1,5 +1,6 @@
 import { Arg, Ctx, FieldResolver, ID, Query, Resolver, Root } from 'type-graphql';
 import type { Context } from '../context';
+import { loadReferenced } from '../loaders';
 import { parseId } from '../ids';
 import { Document } from '../types/document';
 import { Passage } from '../types/passage';
@@ -14,7 +15,7 @@ export class PassageResolver {
 
   @FieldResolver(() => Document)
   async document(@Root() passage: Passage, @Ctx() ctx: Context): Promise<Document> {
-    return (await ctx.loaders.document.load(passage.documentId)) as Document;
+    return loadReferenced(ctx.loaders.document, passage.documentId, 'document');
   }
 
   @FieldResolver(() => Section, { nullable: true, description: 'Null for passages of the abstract.' })

@@ -1,5 +1,6 @@
 import { Arg, Ctx, FieldResolver, ID, Query, Resolver, Root } from 'type-graphql';
 import type { Context } from '../context';
+import { loadReferenced } from '../loaders';
 import { parseId } from '../ids';
 import { Document } from '../types/document';
 import { Passage } from '../types/passage';
@@ -14,7 +15,7 @@ export class SectionResolver {
 
   @FieldResolver(() => Document)
   async document(@Root() section: Section, @Ctx() ctx: Context): Promise<Document> {
-    return (await ctx.loaders.document.load(section.documentId)) as Document;
+    return loadReferenced(ctx.loaders.document, section.documentId, 'document');
   }
 
   @FieldResolver(() => Section, { nullable: true, description: 'Null for top-level sections.' })

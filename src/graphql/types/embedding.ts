@@ -1,12 +1,8 @@
-import { Field, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { Field, Int, ObjectType } from 'type-graphql';
+import { ENCODER_ROLES, type EncoderRole } from '../../encoders/types';
+import { graphqlEnum } from './enums';
 
-export enum EncoderRoleName {
-  QUESTION_DOCUMENT = 'questionDocument',
-  DOCUMENT = 'document',
-  QUESTION_PASSAGE = 'questionPassage',
-  PASSAGE = 'passage',
-}
-registerEnumType(EncoderRoleName, {
+export const EncoderRoleEnum = graphqlEnum(ENCODER_ROLES, {
   name: 'EncoderRole',
   description: "DHR's four encoders: E_Q^φ (question→document), E_D^φ, E_Q^ψ (question→passage), E_P^ψ.",
 });
@@ -25,8 +21,8 @@ export class EmbeddingModel {
   @Field(() => String, { nullable: true, description: "Where it loads from: 'use-lite' or a model folder." })
   source!: string | null;
 
-  @Field(() => [EncoderRoleName], { description: 'DHR roles this model serves now (empty: registered, not active).' })
-  roles!: EncoderRoleName[];
+  @Field(() => [EncoderRoleEnum], { description: 'DHR roles this model serves now (empty: registered, not active).' })
+  roles!: EncoderRole[];
 
   @Field(() => Int, { description: 'Documents with a current embedding (summary unchanged since).' })
   documents!: number;

@@ -1,6 +1,8 @@
 import { GraphQLJSONObject } from 'graphql-scalars';
-import { Field, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { Field, ID, InputType, Int, ObjectType } from 'type-graphql';
+import { INGEST_STATUSES, type IngestStatus } from '../../pipeline/ingest';
 import { EmbedResult } from './embedding';
+import { graphqlEnum } from './enums';
 
 // Titles are nullable here on purpose: a missing title is reported per document by ingest,
 // so one bad document does not make GraphQL reject the whole batch.
@@ -46,13 +48,7 @@ export class DocumentInput {
   metadata?: Record<string, unknown> | null;
 }
 
-export enum IngestStatus {
-  CREATED = 'created',
-  UPDATED = 'updated',
-  UNCHANGED = 'unchanged',
-  FAILED = 'failed',
-}
-registerEnumType(IngestStatus, { name: 'IngestStatus' });
+export const IngestStatusEnum = graphqlEnum(INGEST_STATUSES, { name: 'IngestStatus' });
 
 @ObjectType()
 export class IngestOutcome {
@@ -65,7 +61,7 @@ export class IngestOutcome {
   @Field(() => String, { nullable: true })
   title!: string | null;
 
-  @Field(() => IngestStatus)
+  @Field(() => IngestStatusEnum)
   status!: IngestStatus;
 
   @Field(() => ID, { nullable: true })

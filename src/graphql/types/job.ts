@@ -1,23 +1,13 @@
-import { Field, Float, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { Field, Float, ID, Int, ObjectType } from 'type-graphql';
+import { JOB_SCOPES, JOB_STATUSES, type JobScope, type JobStatus } from '../../store/jobs';
+import { graphqlEnum } from './enums';
 
-export enum ReembedScope {
-  ALL = 'ALL',
-  STALE = 'STALE',
-  DOCUMENTS = 'DOCUMENTS',
-}
-registerEnumType(ReembedScope, {
+export const ReembedScope = graphqlEnum(JOB_SCOPES, {
   name: 'ReembedScope',
   description: 'ALL: every document and passage; STALE: those missing or changed for the model; DOCUMENTS: the listed documents.',
 });
 
-export enum JobStatusName {
-  QUEUED = 'queued',
-  RUNNING = 'running',
-  SUCCEEDED = 'succeeded',
-  FAILED = 'failed',
-  CANCELLED = 'cancelled',
-}
-registerEnumType(JobStatusName, { name: 'JobStatus' });
+export const JobStatusEnum = graphqlEnum(JOB_STATUSES, { name: 'JobStatus' });
 
 @ObjectType({ description: 'Progress of one level (documents or passages) of a job.' })
 export class LevelProgress {
@@ -37,13 +27,13 @@ export class EmbeddingJob {
   model!: string;
 
   @Field(() => ReembedScope)
-  scope!: ReembedScope;
+  scope!: JobScope;
 
   @Field(() => [ID])
   documentIds!: string[];
 
-  @Field(() => JobStatusName)
-  status!: JobStatusName;
+  @Field(() => JobStatusEnum)
+  status!: JobStatus;
 
   @Field(() => LevelProgress)
   documents!: LevelProgress;

@@ -1,10 +1,9 @@
 import { appendFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { EncoderError } from '../encoders/types';
-import { passageEncodingText } from '../ingest/summary';
-import type { Database } from '../store/db';
-import { isDatabaseUnavailable } from '../store/faults';
-import { writeDocumentEmbeddings, writePassageEmbeddings } from '../store/embeddings';
+import { EncoderError } from '../../encoders/types';
+import { messageOf } from '../../errors';
+import type { Database } from '../../store/db';
+import { isDatabaseUnavailable } from '../../store/faults';
 import {
   batchDocuments,
   batchPassages,
@@ -14,7 +13,8 @@ import {
   finishJobs,
   startQueuedJobs,
   type ClaimedBatch,
-} from '../store/jobs';
+} from '../../store/jobs';
+import { encodeDocuments, encodePassages } from '../encode';
 import type { ModelRegistry } from './registry';
 
 export interface WorkerOptions {
@@ -56,27 +56,11 @@ export class JobWorker {
         if (!batch) return false;
         claimed = batch;
         const encoder = await this.registry.encoderFor(batch.model);
-        let written: number;
-        if (batch.level === 'documents') {
-          const items = await batchDocuments(tx, batch);
-          const vectors = items.length ? (await encoder.encode(items.map((d) => d.summary), 'document')).vectors : [];
-          this.trace(batch, items);
-          written = await writeDocumentEmbeddings(
-            tx,
-            batch.model,
-            items.map((d, i) => ({ documentId: d.id, contentHash: d.contentHash, vector: vectors[i] })),
-          );
-        } else {
-          const items = await batchPassages(tx, batch);
-          const vectors = items.length ? (await encoder.encode(items.map(passageEncodingText), 'passage')).vectors : [];
-          this.trace(batch, items);
-          written = await writePassageEmbeddings(
-            tx,
-            batch.model,
-            items.map((p, i) => ({ passageId: p.id, documentId: p.documentId, vector: vectors[i] })),
-            { replace: batch.scope === 'ALL' },
-          );
-        }
+        const onEncoded = (items: readonly { id: number }[]) => this.trace(batch, items);
+        const { written } =
+          batch.level === 'documents'
+            ? await encodeDocuments(tx, encoder, batch.model, await batchDocuments(tx, batch), { onEncoded })
+            : await encodePassages(tx, encoder, batch.model, await batchPassages(tx, batch), { onEncoded, replace: batch.scope === 'ALL' });
         if (!(await completeBatch(tx, batch, written))) throw new Cancelled();
         return true;
       });
@@ -95,7 +79,7 @@ export class JobWorker {
       const batch: ClaimedBatch = claimed;
       const attempts = (this.attempts.get(batch.id) ?? 0) + 1;
       this.attempts.set(batch.id, attempts);
-      const message = error instanceof Error ? error.message : String(error);
+      const message = messageOf(error);
       // A model that cannot load or encode will not get better by retrying.
       if (error instanceof EncoderError || attempts >= (this.options.maxAttempts ?? 3)) {
         await failJob(this.db, batch.jobId, `${batch.level} ${batch.firstId}–${batch.lastId}: ${message}`);
@@ -130,7 +114,7 @@ export class JobWorker {
     this.wake?.();
   }
 
-  private trace(batch: ClaimedBatch, items: { id: number }[]): void {
+  private trace(batch: ClaimedBatch, items: readonly { id: number }[]): void {
     if (this.options.trace) appendFileSync(this.options.trace, `${batch.level} ${items.map((i) => i.id).join(',')}\n`);
   }
 }

@@ -7,7 +7,7 @@
  * with residual → `last_hidden_state` [B,S,H] (or a BERT-style `pooler_output` [B,H]).
  */
 import { onnx } from 'onnx-proto';
-import { prng } from '../../../testing/prng';
+import { prng } from './prng';
 
 export interface TinyBertOptions {
   vocabSize: number;

@@ -1,5 +1,5 @@
 /** The 58 parity inputs: questions, tiny texts, punctuation, unicode, empty-ish, passages, >128 tokens. */
-import { passage } from '../../../bench/passages';
+import { passage } from '../../bench/passages';
 
 export const PARITY_INPUTS: readonly string[] = [
   // short questions

@@ -1,10 +1,10 @@
-import type { Config } from '../config';
-import { EncoderSet, loadEncoder } from '../encoders/set';
-import { ENCODER_ROLES, EncoderError, type Encoder, type EncoderRole } from '../encoders/types';
-import { activateModel, activeAssignment, type ActiveAssignment } from '../store/active';
-import type { Database } from '../store/db';
-import { prepareEmbedding, type EmbeddingTargets } from '../store/embed';
-import type { EmbeddingModelRow } from '../store/embeddings';
+import { EncoderSet, loadEncoder } from '../../encoders/set';
+import type { EncoderSpec } from '../../encoders/spec';
+import { ENCODER_ROLES, EncoderError, type Encoder, type EncoderRole } from '../../encoders/types';
+import { activateModel, activeAssignment, type ActiveAssignment } from '../../store/active';
+import type { Database } from '../../store/db';
+import type { EmbeddingModelRow } from '../../store/embeddings';
+import { prepareEmbedding, type EmbeddingTargets } from '../embed';
 
 export interface RegistryOptions {
   cacheDir?: string;
@@ -37,11 +37,11 @@ export class ModelRegistry {
    * encoders (ENCODER…) as its first assignment; after that the database decides, and switching
    * is activateEmbeddingModel's job.
    */
-  static async open(db: Database, config: Config): Promise<ModelRegistry> {
-    const registry = new ModelRegistry(db, { cacheDir: config.modelCacheDir, threads: config.encoderThreads });
+  static async open(db: Database, options: RegistryOptions & { encoders: EncoderSpec }): Promise<ModelRegistry> {
+    const registry = new ModelRegistry(db, options);
     const active = await activeAssignment(db);
     if (ENCODER_ROLES.some((r) => !active[r])) {
-      const encoders = await EncoderSet.load(config.encoders, { cacheDir: config.modelCacheDir, threads: config.encoderThreads });
+      const encoders = await EncoderSet.load(options.encoders, { cacheDir: options.cacheDir, threads: options.threads });
       try {
         await registry.adopt(encoders);
       } catch (error) {

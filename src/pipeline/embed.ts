@@ -1,23 +1,9 @@
-import { passageEncodingText } from '../ingest/summary';
 import type { EncoderSet } from '../encoders/set';
-import type { EncodeResult, EncodeStats } from '../encoders/types';
-import type { Database } from './db';
-import {
-  pendingCounts,
-  pendingDocuments,
-  pendingPassages,
-  registerModel,
-  writeDocumentEmbeddings,
-  writePassageEmbeddings,
-  type EmbeddingModelRow,
-} from './embeddings';
+import type { Database } from '../store/db';
+import { pendingCounts, pendingDocuments, pendingPassages, registerModel, type EmbeddingTargets } from '../store/embeddings';
+import { encodeDocuments, encodePassages, type EncodedBatch } from './encode';
 
-/** The stored models that document and passage vectors go to. */
-export interface EmbeddingTargets {
-  encoders: EncoderSet;
-  document: EmbeddingModelRow;
-  passage: EmbeddingModelRow;
-}
+export type { EmbeddingTargets };
 
 export async function prepareEmbedding(db: Database, encoders: EncoderSet): Promise<EmbeddingTargets> {
   const documentEncoder = encoders.byRole.document;
@@ -63,7 +49,7 @@ export async function embedPending(db: Database, targets: EmbeddingTargets, opti
   if (only && only.length === 0) return summary;
   const { encoders } = targets;
   const totals = await pendingCounts(db, targets.document.id, targets.passage.id, only);
-  const track = (level: EmbedProgress['level'], written: number, stats: EncodeStats) => {
+  const track = (level: EmbedProgress['level'], { written, stats }: EncodedBatch) => {
     summary[level] += written;
     summary.truncated += stats.truncated;
     summary.tokens += stats.tokens;
@@ -72,17 +58,13 @@ export async function embedPending(db: Database, targets: EmbeddingTargets, opti
 
   await embedLevel(
     (after) => pendingDocuments(db, targets.document.id, batchSize, after, only),
-    (batch) => encoders.byRole.document.encode(batch.map((d) => d.summary), 'document'),
-    (batch, vectors) =>
-      writeDocumentEmbeddings(db, targets.document, batch.map((d, i) => ({ documentId: d.id, contentHash: d.contentHash, vector: vectors[i] }))),
-    (written, stats) => track('documents', written, stats),
+    (batch) => encodeDocuments(db, encoders.byRole.document, targets.document, batch),
+    (done) => track('documents', done),
   );
   await embedLevel(
     (after) => pendingPassages(db, targets.passage.id, batchSize, after, only),
-    (batch) => encoders.byRole.passage.encode(batch.map(passageEncodingText), 'passage'),
-    (batch, vectors) =>
-      writePassageEmbeddings(db, targets.passage, batch.map((p, i) => ({ passageId: p.id, documentId: p.documentId, vector: vectors[i] }))),
-    (written, stats) => track('passages', written, stats),
+    (batch) => encodePassages(db, encoders.byRole.passage, targets.passage, batch),
+    (done) => track('passages', done),
   );
   return summary;
 }
@@ -90,16 +72,14 @@ export async function embedPending(db: Database, targets: EmbeddingTargets, opti
 /** Reads pending rows in id order, a batch at a time, encodes and writes them until none are left. */
 async function embedLevel<T extends { id: number }>(
   read: (afterId: number) => Promise<T[]>,
-  encode: (batch: T[]) => Promise<EncodeResult>,
-  write: (batch: T[], vectors: Float32Array[]) => Promise<number>,
-  done: (written: number, stats: EncodeStats) => void,
+  encodeAndWrite: (batch: T[]) => Promise<EncodedBatch>,
+  done: (batch: EncodedBatch) => void,
 ): Promise<void> {
   let after = 0;
   for (;;) {
     const batch = await read(after);
     if (batch.length === 0) return;
     after = batch[batch.length - 1].id;
-    const { vectors, stats } = await encode(batch);
-    done(await write(batch, vectors), stats);
+    done(await encodeAndWrite(batch));
   }
 }

@@ -1,0 +1,48 @@
+#!/usr/bin/env node
+'use strict';
+/*
+ * `dhr` without a global install (`npx dhr …`, `npm start`): runs the compiled CLI in dist/,
+ * compiling it first only when it is missing or older than the TypeScript sources, so a start
+ * with nothing changed costs no compile. Plain JavaScript: it must run before anything is built.
+ */
+const { existsSync, readdirSync, statSync, writeFileSync } = require('node:fs');
+const { join } = require('node:path');
+const { spawnSync } = require('node:child_process');
+
+const root = join(__dirname, '..');
+const entry = join(root, 'dist', 'src', 'cli', 'main.js');
+// Written after each successful build: tsc leaves its outputs untouched when nothing changed.
+const stamp = join(root, 'dist', '.build-stamp');
+
+/** Newest modification time of the .ts files under dir (0 when there are none). */
+function newestSource(dir) {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) newest = Math.max(newest, newestSource(path));
+    else if (entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+function stale() {
+  if (!existsSync(entry) || !existsSync(stamp)) return true;
+  const configs = ['tsconfig.json', 'tsconfig.build.json'].map((file) => statSync(join(root, file)).mtimeMs);
+  return Math.max(newestSource(join(root, 'src')), ...configs) > statSync(stamp).mtimeMs;
+}
+
+// A package without sources (an installed, pre-built copy) runs what it has.
+if (existsSync(join(root, 'src')) && stale()) {
+  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+  if (existsSync(tsc)) {
+    process.stderr.write('dhr: compiling TypeScript (the sources changed since the last build)…\n');
+    const build = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
+    if (build.status !== 0) process.exit(build.status ?? 1);
+    writeFileSync(stamp, `${new Date().toISOString()}\n`);
+  } else if (!existsSync(entry)) {
+    process.stderr.write('dhr: dist/ is missing and TypeScript is not installed: run `npm ci && npm run build`\n');
+    process.exit(1);
+  }
+}
+
+require(entry).runCli(process.argv.slice(2));

@@ -1,0 +1,35 @@
+import * as path from 'node:path';
+import type { Config } from '../config';
+import { runEvaluation } from '../eval';
+import { packageRoot } from '../paths';
+
+/** `dhr eval --dataset …`. */
+export async function evalCommand(
+  config: Config,
+  options: { dataset: string; out?: string; cache?: string; k1Sweep: string; updateDocs?: boolean; reuseCorpus?: boolean },
+): Promise<number> {
+  const root = packageRoot();
+  const k1Sweep = options.k1Sweep.split(',').map((k) => Number(k.trim()));
+  if (k1Sweep.some((k) => !Number.isInteger(k) || k < 1 || k > 1000)) {
+    console.error('eval: --k1-sweep takes integers from 1 to 1000, comma-separated');
+    return 1;
+  }
+  const written = await runEvaluation({
+    dataset: options.dataset,
+    cacheDir: path.resolve(options.cache ?? path.join(root, '.cache', 'datasets')),
+    // The committed report changes only when asked for; other runs write under .cache/.
+    outDir: path.resolve(options.out ?? (options.updateDocs ? path.join(root, 'docs', 'eval') : path.join(root, '.cache', 'eval'))),
+    corpusCacheDir: options.reuseCorpus ? path.join(root, '.cache', 'eval-corpus') : undefined,
+    k1: 100,
+    k2: 100,
+    k1Sweep,
+    encoders: config.encoders,
+    modelCacheDir: config.modelCacheDir,
+    encoderThreads: config.encoderThreads,
+    ingest: config.ingest,
+    embedBatchSize: config.embedBatchSize,
+    log: (line) => console.error(line),
+  });
+  console.log(`wrote ${written.map((f) => path.relative(process.cwd(), f)).join(', ')}`);
+  return 0;
+}

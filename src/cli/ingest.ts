@@ -1,0 +1,68 @@
+import type { Config } from '../config';
+import { IngestError } from '../ingest/errors';
+import { readInputFiles } from '../ingest/files';
+import type { DocumentInput } from '../ingest/types';
+import { ingest } from '../pipeline/ingest';
+import type { EmbeddingTargets } from '../pipeline/embed';
+import type { ModelRegistry } from '../pipeline/jobs/registry';
+import { openMigratedDatabase } from '../store/open';
+import { describeEmbed, embedProgress, loadEmbedding } from './embed';
+import { ProgressBar } from './progress';
+
+/** `dhr ingest <paths…>`: exit code 2 when some documents failed. */
+export async function ingestCommand(config: Config, paths: string[], options: { source?: string; embed: boolean }): Promise<number> {
+  const db = await openMigratedDatabase(config);
+  let models: ModelRegistry | undefined;
+  let targets: EmbeddingTargets | undefined;
+  try {
+    // Read everything first so the bar knows its total.
+    const items: { origin: string; item: DocumentInput | IngestError }[] = [];
+    for await (const { origin, input, error } of readInputFiles(paths, config.ingest)) {
+      const item = error ?? input;
+      if (!item) continue;
+      if (!(item instanceof IngestError) && options.source && !item.source) item.source = options.source;
+      items.push({ origin, item });
+    }
+    const bar = new ProgressBar(items.length, 'ingest');
+    const embedBar = embedProgress();
+    let passages = 0;
+    const result = await ingest(
+      db,
+      items.map((i) => i.item),
+      {
+        ...config.ingest,
+        labelOf: (i) => items[i].origin,
+        embedBatchSize: config.embedBatchSize,
+        // Models load only when something was written that needs vectors.
+        embedWith:
+          config.embedOnIngest && options.embed
+            ? async (written) => {
+                if (written.length === 0) return undefined;
+                ({ models, targets } = await loadEmbedding(db, config));
+                return targets;
+              }
+            : undefined,
+        onEvent: (event) => {
+          if (event.stage === 'write') {
+            passages += event.outcome.passages;
+            bar.tick(`${passages} passages`);
+            if (event.done === event.total) bar.finish();
+          } else if (event.stage === 'embed') {
+            embedBar.update(event);
+          }
+        },
+      },
+    );
+    embedBar.finish();
+    if (result.embedded && targets) console.log(describeEmbed(result.embedded, targets));
+    for (const o of result.outcomes.filter((o) => o.status === 'failed')) console.error(`failed: ${o.message}`);
+    console.log(
+      `ingested ${result.outcomes.length} documents: ${result.created} created, ${result.updated} updated, ` +
+        `${result.unchanged} unchanged, ${result.failed} failed; ${result.passages} passages written`,
+    );
+    return result.failed > 0 ? 2 : 0;
+  } finally {
+    await models?.close();
+    await db.close();
+  }
+}

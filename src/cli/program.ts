@@ -1,0 +1,183 @@
+import { Command, InvalidArgumentError, Option } from 'commander';
+import type { Config } from '../config';
+import { ENCODER_ROLES } from '../encoders/types';
+import { JOB_SCOPES, JOB_STATUSES } from '../store/jobs';
+import { ROLES } from '../store/keys';
+import { embedCommand } from './embed';
+import { evalCommand } from './eval';
+import { ingestCommand } from './ingest';
+import { jobsCommand, modelsCommand, reembedCommand, workerCommand } from './jobs';
+import { createKeyCommand, listKeysCommand, revokeKeyCommand } from './keys';
+import { serve } from './serve';
+import { migrateCommand, statsCommand } from './store';
+
+/**
+ * The `dhr` command line. `dhr <command> --help` opens no database and reads no settings: they
+ * are loaded only for an action that runs. An action resolves to the process's exit code.
+ */
+export type Action = (config: Config) => Promise<number>;
+
+const ENVIRONMENT = `
+Environment:
+  DATABASE_URL (PostgreSQL server; unset = embedded PGlite in DATA_DIR, default ./data),
+  PORT (4000), HOST (127.0.0.1), MAX_WORDS (100), MAX_DOCUMENT_BYTES, MAX_INGEST_BATCH, MAX_PAGE_SIZE,
+  ENCODER (use-lite | custom model folder), ENCODER_QUESTION_DOCUMENT, ENCODER_DOCUMENT, ENCODER_QUESTION_PASSAGE,
+  ENCODER_PASSAGE, MODEL_CACHE_DIR (.cache/models), ENCODER_THREADS (0 = all cores), EMBED_BATCH_SIZE (64), EMBED_ON_INGEST (true),
+  JOB_WORKERS (1), JOB_BATCH_SIZE (32), JOB_POLL_MS (1000),
+  READ_ACCESS (public | key), MAX_QUERY_DEPTH (12), MAX_QUERY_COST (500000), MAX_BODY_BYTES (4194304),
+  MAX_QUERY_TOKENS (5000), MAX_ALIASES (30), MAX_DIRECTIVES (50), MAX_QUERY_NODES (10000), MAX_ARGUMENT_LENGTH (4096),
+  STATEMENT_TIMEOUT_MS (30000), REQUEST_TIMEOUT_MS (60000), DB_CONNECT_TIMEOUT_MS (5000),
+  RATE_LIMIT_QUERIES (1200), RATE_LIMIT_MUTATIONS (120), RATE_LIMIT_WINDOW_S (60),
+  BM25_K1 (1.2), BM25_B (0.75), BM25_SUMMARY_WEIGHT (1), BM25_TERM_CAP (10000), HYBRID_ALPHA (each mode's tuned default),
+  DHR_DEBUG (1: error responses carry stack traces; never in production)`;
+
+function integer(min: number, max: number) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`must be an integer from ${min} to ${max}`);
+    return n;
+  };
+}
+
+function idList(value: string): number[] {
+  return value.split(',').map((part) => integer(1, 2_147_483_647)(part.trim()));
+}
+
+/** `run` receives each action; main.ts runs it with the loaded settings. */
+export function buildProgram(run: (action: Action) => Promise<void>): Command {
+  const program = new Command('dhr')
+    .description('Dense Hierarchical Retrieval served over GraphQL from PostgreSQL + pgvector')
+    .showHelpAfterError('(run "dhr <command> --help" for its options)')
+    .addHelpText('after', ENVIRONMENT);
+
+  program
+    .command('serve')
+    .description('start the GraphQL server (and JOB_WORKERS re-embedding workers)')
+    .option('--demo', 'load the Factbook corpus into an empty store and print a fresh admin key')
+    .option('--port <n>', 'listen on this port (0: any free one); overrides PORT', integer(0, 65535))
+    .action((options: { demo?: boolean; port?: number }) =>
+      run(async (config) => serve({ ...config, port: options.port ?? config.port }, { demo: options.demo === true })),
+    );
+
+  program
+    .command('migrate')
+    .description('apply pending migrations')
+    .action(() => run(async (config) => migrateCommand(config)));
+
+  program
+    .command('ingest')
+    .description('ingest .json (title tree or array), .jsonl, .md, .txt files, then embed them')
+    .argument('<paths...>', 'files or directories')
+    .option('--source <s>', 'source recorded on documents that name none')
+    .option('--no-embed', 'write and index only; embed later with `dhr embed`')
+    .action((paths: string[], options: { source?: string; embed: boolean }) =>
+      run(async (config) => ingestCommand(config, paths, options)),
+    );
+
+  program
+    .command('embed')
+    .description('embed every document and passage that lacks a current embedding')
+    .action(() => run(async (config) => embedCommand(config)));
+
+  program
+    .command('stats')
+    .description('count documents, sections, passages, links and embeddings per model')
+    .action(() => run(async (config) => statsCommand(config)));
+
+  const models = program.command('models').description('registered embedding models: list, register, activate, drop');
+  models
+    .command('list', { isDefault: true })
+    .description('registered models, their coverage and the roles they serve')
+    .action(() => run(async (config) => modelsCommand(config, { action: 'list' })));
+  models
+    .command('register')
+    .description('register a model (loaded and probed first)')
+    .argument('<folder>', "a model folder (model.onnx, tokenizer.json, dhr-model.json) or 'use-lite'")
+    .action((target: string) => run(async (config) => modelsCommand(config, { action: 'register', target })));
+  models
+    .command('activate')
+    .description('switch retrieval to a model (refused until its embeddings are complete)')
+    .argument('<name>', 'model name')
+    .option('--roles <roles>', `comma-separated: ${ENCODER_ROLES.join(',')} (default: all)`)
+    .action((target: string, options: { roles?: string }) =>
+      run(async (config) => modelsCommand(config, { action: 'activate', target, roles: options.roles })),
+    );
+  models
+    .command('drop')
+    .description('delete a model that serves no role, with its embeddings')
+    .argument('<name>', 'model name')
+    .action((target: string) => run(async (config) => modelsCommand(config, { action: 'drop', target })));
+
+  program
+    .command('reembed')
+    .description(
+      "queue a re-embedding job (or attach to the model's open one, or to --job), work on it here and show its progress until it ends",
+    )
+    .option('--model <name>', 'the model to write embeddings for')
+    .addOption(new Option('--scope <scope>', 'what to embed').choices([...JOB_SCOPES, ...JOB_SCOPES.map((s) => s.toLowerCase())]).default('ALL'))
+    .option('--documents <ids>', 'comma-separated document ids (scope DOCUMENTS)', idList)
+    .option('--job <id>', 'attach to this job instead', integer(1, 2_147_483_647))
+    .option('--no-work', 'only queue (or attach) and follow; leave the work to workers')
+    .option('--trace <file>', 'append the ids of each encoded batch to this file (crash tests)')
+    .action((options: { model?: string; scope: string; documents?: number[]; job?: number; work: boolean; trace?: string }) =>
+      run(async (config) => reembedCommand(config, options)),
+    );
+
+  program
+    .command('worker')
+    .description('work re-embedding jobs (the server also runs JOB_WORKERS of its own) until SIGINT/SIGTERM')
+    .option('--concurrency <n>', 'workers in this process', integer(1, 64), 1)
+    .option('--exit-when-idle', 'exit once no job is queued or running')
+    .option('--trace <file>', 'append the ids of each encoded batch to this file (crash tests)')
+    .action((options: { concurrency: number; exitWhenIdle?: boolean; trace?: string }) =>
+      run(async (config) => workerCommand(config, options)),
+    );
+
+  const jobs = program.command('jobs').description('re-embedding jobs: list, cancel');
+  jobs
+    .command('list', { isDefault: true })
+    .description('jobs, newest first, as JSON')
+    .addOption(new Option('--status <status>', 'only jobs in this state').choices(JOB_STATUSES))
+    .action((options: { status?: (typeof JOB_STATUSES)[number] }) =>
+      run(async (config) => jobsCommand(config, { status: options.status })),
+    );
+  jobs
+    .command('cancel')
+    .description('stop a queued or running job')
+    .argument('<id>', 'job id', integer(1, 2_147_483_647))
+    .action((id: number) => run(async (config) => jobsCommand(config, { cancel: id })));
+
+  const keys = program.command('keys').description('API keys: create, list, revoke');
+  keys
+    .command('create')
+    .description('create an API key; prints the key (once) and nothing else on stdout')
+    .requiredOption('--role <role>', `one of ${ROLES.join(', ')}`)
+    .option('--name <name>', 'a label (default: the role)')
+    .action((options: { role: string; name?: string }) => run(async (config) => createKeyCommand(config, options)));
+  keys
+    .command('list')
+    .description('id, prefix, name, role, created, last used, revoked (never the key)')
+    .action(() => run(async (config) => listKeysCommand(config)));
+  keys
+    .command('revoke')
+    .description('revoke a key at once')
+    .argument('<key>', 'key id or prefix')
+    .action((key: string) => run(async (config) => revokeKeyCommand(config, key)));
+
+  program
+    .command('eval')
+    .description(
+      'build a data set, load it into a fresh in-memory PGlite (DATABASE_URL is not used), run every retrieval mode and the dev sweeps (λ, alpha, BM25), write the report',
+    )
+    .addOption(new Option('--dataset <name>', 'the data set').choices(['pydocs', 'factbook']).makeOptionMandatory())
+    .option('--out <dir>', 'where the report goes (default .cache/eval; docs/eval with --update-docs)')
+    .option('--update-docs', 'refresh the committed report in docs/eval')
+    .option('--reuse-corpus', 'keep the loaded, embedded corpus in .cache/eval-corpus and reuse it on the next run with the same data, model and settings (for tuning runs)')
+    .option('--cache <dir>', 'where downloaded data sets are kept (default .cache/datasets)')
+    .option('--k1-sweep <list>', 'k1 values to sweep, comma-separated, each 1–1000', '10,50,100,300')
+    .action((options: { dataset: string; out?: string; cache?: string; k1Sweep: string; updateDocs?: boolean; reuseCorpus?: boolean }) =>
+      run(async (config) => evalCommand(config, options)),
+    );
+
+  return program;
+}

@@ -1,0 +1,29 @@
+import type { Config } from '../config';
+import { modelCounts } from '../store/embeddings';
+import { migrate } from '../store/migrate';
+import { openDatabase, openMigratedDatabase } from '../store/open';
+import { storeStats } from '../store/reads';
+
+/** `dhr migrate`. */
+export async function migrateCommand(config: Config): Promise<number> {
+  const db = await openDatabase(config);
+  try {
+    const applied = await migrate(db);
+    console.log(applied.length ? `applied: ${applied.join(', ')}` : 'up to date');
+  } finally {
+    await db.close();
+  }
+  return 0;
+}
+
+/** `dhr stats`: counts as JSON. */
+export async function statsCommand(config: Config): Promise<number> {
+  const db = await openMigratedDatabase(config);
+  try {
+    const stats = { database: db.kind, location: db.location, ...(await storeStats(db)), models: await modelCounts(db) };
+    console.log(JSON.stringify(stats, null, 2));
+  } finally {
+    await db.close();
+  }
+  return 0;
+}
