@@ -11,7 +11,7 @@ import { buildGraphQLSchema } from './graphql/schema';
 import { BodyTooLargeError, readBody } from './http/body';
 import { contextFault, databaseFaultPlugin } from './graphql/db-faults';
 import { TIMED_OUT, withDeadline } from './http/deadline';
-import { attachClientAddress, rateLimitPlugin } from './http/rate-limit';
+import { attachClientAddress, rateLimitPlugin } from './graphql/rate-limit';
 import type { ModelRegistry } from './pipeline/jobs/registry';
 import { JobWorker } from './pipeline/jobs/worker';
 import type { Database } from './store/db';

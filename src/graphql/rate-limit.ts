@@ -2,7 +2,7 @@ import { HeaderMap, type ApolloServerPlugin } from '@apollo/server';
 import { GraphQLError } from 'graphql';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Config } from '../config';
-import type { Context } from '../graphql/context';
+import type { Context } from './context';
 
 /**
  * The client address of an HTTP request, kept on its context (requests that did not come over
