@@ -28,7 +28,7 @@ Environment:
   MAX_QUERY_TOKENS (5000), MAX_ALIASES (30), MAX_DIRECTIVES (50), MAX_QUERY_NODES (10000), MAX_ARGUMENT_LENGTH (4096),
   STATEMENT_TIMEOUT_MS (30000), REQUEST_TIMEOUT_MS (60000), DB_CONNECT_TIMEOUT_MS (5000),
   RATE_LIMIT_QUERIES (1200), RATE_LIMIT_MUTATIONS (120), RATE_LIMIT_WINDOW_S (60),
-  BM25_K1 (1.2), BM25_B (0.75), BM25_SUMMARY_WEIGHT (1), BM25_TERM_CAP (10000), HYBRID_ALPHA (each mode's tuned default),
+  BM25_K1 (0.9), BM25_B (0.6), BM25_SUMMARY_WEIGHT (3), BM25_TERM_CAP (10000), HYBRID_ALPHA (each mode's tuned default),
   DHR_DEBUG (1: error responses carry stack traces; never in production)`;
 
 function integer(min: number, max: number) {

@@ -86,11 +86,12 @@ export const judged = (s: Scores, mode: RetrievalMode, target: Target): RankScor
   MODES[mode].documentsOnly ? (target === 'document' ? s.document : null) : targetScores(s, target);
 
 /**
- * Best by Top-20, then MRR@20, then the earlier point (grids list the plain default first); a
- * document stage by what it hands on (recall at k1 = 100), then Top-20.
+ * Best by MRR@20 (it weighs Top-1 and Top-5, which Top-20 alone ignores), then Top-20, then the
+ * earlier point; a document stage by what it hands on (recall at k1 = 100) first. The product's
+ * defaults sum the same measures over both sets' dev splits.
  */
 function bestPoint(points: SweepPoint[], stage = false): SweepPoint {
-  const by = (a: SweepPoint, b: SweepPoint) => b.top['20'] - a.top['20'] || b.mrr20 - a.mrr20;
+  const by = (a: SweepPoint, b: SweepPoint) => b.mrr20 - a.mrr20 || b.top['20'] - a.top['20'];
   return [...points].sort((a, b) => (stage ? b.top['100'] - a.top['100'] : 0) || by(a, b))[0];
 }
 

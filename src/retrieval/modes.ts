@@ -48,7 +48,9 @@ export const MODES = {
     usesAlpha: true,
     documentStage: true,
     documentsOnly: false,
-    defaults: { lambda: 1, alpha: 0.3, documentAlpha: 0.2, summaryShare: 1 },
+    // dev splits of both sets: documentAlpha and summaryShare by document-stage recall@100, then
+    // alpha and λ by MRR@20 summed over both (docs/eval/README.md)
+    defaults: { lambda: 1, alpha: 0.1, documentAlpha: 0.2, summaryShare: 1 },
     build: hybridHierarchical,
   },
   HIERARCHICAL: {
@@ -118,7 +120,7 @@ export const MODES = {
     usesAlpha: true,
     documentStage: false,
     documentsOnly: false,
-    defaults: { lambda: 1, alpha: 0.3 },
+    defaults: { lambda: 1, alpha: 0.2 },
     build: hybridFlat,
   },
 } satisfies Record<string, ModeSpec>;
