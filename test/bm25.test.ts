@@ -1,4 +1,3 @@
-import type { Encoder } from '../src/encoders/types';
 import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
 import { retrieve } from '../src/retrieval/retrieve';
 import { search } from '../src/retrieval/search';
@@ -11,6 +10,7 @@ import { indexLexical } from '../src/store/lexical';
 import { PgliteDatabase } from '../src/store/pglite';
 import { migrate } from '../src/store/migrate';
 import { prng } from './helpers/prng';
+import { syntheticModel } from './helpers/synthetic-model';
 import { createTestDatabase, type TestDatabase } from './helpers/database';
 
 /**
@@ -255,20 +255,6 @@ describe('BM25 against brute force', () => {
     }
   });
 });
-
-/** A registry entry for synthetic vectors: nothing is encoded through it. */
-function syntheticModel(name: string, dimension: number): Encoder {
-  return {
-    name,
-    runtime: 'onnxruntime-node',
-    dimension,
-    checksum: name.padEnd(64, '0'),
-    normalized: true,
-    maxTokens: () => 128,
-    encode: () => Promise.reject(new Error('synthetic model: vectors are inserted directly')),
-    close: async () => undefined,
-  };
-}
 
 const DIM = 8;
 const unit = (v: number[]) => {

@@ -1,4 +1,3 @@
-import type { Encoder } from '../src/encoders/types';
 import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
 import { search } from '../src/retrieval/search';
 import { searchStatement } from '../src/retrieval/sql';
@@ -8,6 +7,7 @@ import type { RetrievalFilter } from '../src/retrieval/types';
 import { registerModel, vectorLiteral, type EmbeddingModelRow } from '../src/store/embeddings';
 import { ingestDocuments } from '../src/pipeline/ingest';
 import { prng } from './helpers/prng';
+import { syntheticModel } from './helpers/synthetic-model';
 import { createTestDatabase, type TestDatabase } from './helpers/database';
 
 /**
@@ -36,20 +36,6 @@ const dot = (a: ArrayLike<number>, b: ArrayLike<number>) => {
   for (let i = 0; i < a.length; i++) s += a[i] * b[i];
   return s;
 };
-
-/** A registry entry for synthetic vectors: no encoding happens through it. */
-function syntheticModel(name: string, dimension: number): Encoder {
-  return {
-    name,
-    runtime: 'onnxruntime-node',
-    dimension,
-    checksum: name.padEnd(64, '0'),
-    normalized: true,
-    maxTokens: () => 128,
-    encode: () => Promise.reject(new Error('synthetic model: vectors are inserted directly')),
-    close: async () => undefined,
-  };
-}
 
 interface Corpus {
   model: EmbeddingModelRow;
