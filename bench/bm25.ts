@@ -30,7 +30,6 @@
  *   instead of the product's join, which the planner may run as a hash join over whole posting lists.
  */
 import 'reflect-metadata';
-import { Client } from 'pg';
 import { search } from '../src/retrieval/search';
 import { searchStatement, type VectorSearch } from '../src/retrieval/sql';
 import type { RetrievalMode } from '../src/retrieval/modes';
@@ -40,6 +39,7 @@ import { indexLexical } from '../src/store/lexical';
 import { migrate } from '../src/store/migrate';
 import { PostgresDatabase } from '../src/store/postgres';
 import { prng } from '../test/helpers/prng';
+import { openBenchDatabase } from './database';
 import { makeVocabulary, questionPassages, questionsFrom, TextCorpus, textTierSpec, type TextCorpusSpec } from './bm25-corpus';
 
 const tier = (process.env.BENCH_TIER ?? '100k').toLowerCase();
@@ -75,19 +75,7 @@ interface LoadRecord {
 
 async function openDatabase(drop: boolean): Promise<{ db: PostgresDatabase; name: string }> {
   const name = `dhr_bench_bm25_${tier}`;
-  const admin = new Client({ connectionString: baseUrl });
-  await admin.connect();
-  try {
-    if (drop) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
-    if (exists.rowCount === 0) await admin.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
-  const target = new URL(baseUrl);
-  target.pathname = `/${name}`;
-  // One connection: every search runs on the same backend.
-  return { db: new PostgresDatabase({ url: target.toString(), maxConnections: 1 }), name };
+  return { db: await openBenchDatabase(baseUrl, name, drop), name };
 }
 
 /** The load recorded by an earlier run, when it was for this very corpus and finished. */

@@ -31,6 +31,7 @@ import { settingsStatement, type Database } from '../src/store/db';
 import { registerModel, type EmbeddingModelRow } from '../src/store/embeddings';
 import { migrate } from '../src/store/migrate';
 import { PostgresDatabase } from '../src/store/postgres';
+import { databaseUrl as benchDatabaseUrl, openBenchDatabase } from './database';
 import { binaryVectorArray, Corpus, questionTargets, questionVectors, tierSpec, type CorpusSpec } from './retrieve-corpus';
 
 const tier = (process.env.BENCH_TIER ?? '100k').toLowerCase();
@@ -80,25 +81,10 @@ interface LoadRecord {
 
 async function openDatabase(drop: boolean): Promise<{ db: PostgresDatabase; name: string }> {
   const name = `dhr_bench_retrieve_${tier}`;
-  const admin = new Client({ connectionString: baseUrl });
-  await admin.connect();
-  try {
-    if (drop) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
-    if (exists.rowCount === 0) await admin.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
-  // One connection: every search runs on the same backend, and session settings stick.
-  return { db: new PostgresDatabase({ url: databaseUrl(name), maxConnections: 1 }), name };
+  return { db: await openBenchDatabase(baseUrl, name, drop), name };
 }
 
-function databaseUrl(name: string, searchPath?: string): string {
-  const target = new URL(baseUrl);
-  target.pathname = `/${name}`;
-  if (searchPath) target.searchParams.set('options', `-c search_path=${searchPath}`);
-  return target.toString();
-}
+const databaseUrl = (name: string, searchPath?: string) => benchDatabaseUrl(baseUrl, name, searchPath);
 
 async function buildHnsw(db: Database, table: string, modelId: number): Promise<number> {
   const start = process.hrtime.bigint();

@@ -1,3 +1,4 @@
+import { DomainError, ErrorCode } from '../errors';
 import { RETRIEVAL_MODES, type RetrievalMode } from './modes';
 import type { RetrievalFilter } from './types';
 
@@ -13,13 +14,10 @@ export const RETRIEVAL_LIMITS = {
   maxFilterSources: 100,
 } as const;
 
-/** A bad argument: names the argument and says what is allowed. */
-export class RetrievalInputError extends Error {
-  constructor(
-    readonly argument: string,
-    message: string,
-  ) {
-    super(message);
+/** A bad argument: names the argument and says what is allowed (BAD_USER_INPUT to clients). */
+export class RetrievalInputError extends DomainError {
+  constructor(argument: string, message: string) {
+    super(ErrorCode.BAD_USER_INPUT, message, { argument });
     this.name = 'RetrievalInputError';
   }
 }

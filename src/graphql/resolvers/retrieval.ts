@@ -1,10 +1,10 @@
 import { Args, ArgsType, Ctx, Field, FieldResolver, Float, Int, Query, Resolver, Root } from 'type-graphql';
 import { DEFAULT_MODE, MODES, type RetrievalMode } from '../../retrieval/modes';
 import { retrieve } from '../../retrieval/retrieve';
-import { RETRIEVAL_LIMITS, RetrievalInputError } from '../../retrieval/validate';
+import { RETRIEVAL_LIMITS } from '../../retrieval/validate';
 import { coverage } from '../../store/coverage';
 import type { Context } from '../context';
-import { badUserInput, notFound } from '../errors';
+import { notFound } from '../errors';
 import { parseId } from '../ids';
 import { Document } from '../types/document';
 import { Passage } from '../types/passage';
@@ -52,7 +52,11 @@ export class RetrieveArgs {
 interface RetrievalRoot extends Retrieval {
   modelIds: { document?: number; passage?: number };
   readsVectors: boolean;
+  /** One coverage query per retrieval, shared by the coverage and warnings fields. */
+  counted?: ReturnType<typeof coverage>;
 }
+
+const coverageOf = (r: RetrievalRoot, ctx: Context) => (r.counted ??= coverage(ctx.db, r.modelIds));
 
 @Resolver(() => Retrieval)
 export class RetrievalResolver {
@@ -70,54 +74,49 @@ export class RetrievalResolver {
       : undefined;
     // One snapshot of the active models for the whole query, even if an activation lands meanwhile.
     const targets = await ctx.models?.current();
-    try {
-      const result = await retrieve(
-        ctx.db,
-        targets,
-        { question: a.question, k1: a.k1, k2: a.k2, lambda: a.lambda ?? undefined, alpha: a.alpha ?? undefined, documentAlpha: a.documentAlpha ?? undefined, mode: a.mode ?? undefined, filter },
-        {
-          exact: a.exact,
-          efSearch: ctx.config.efSearch,
-          efFactor: ctx.config.efFactor,
-          iterativeScan: ctx.config.iterativeScan,
-          maxScanTuples: ctx.config.maxScanTuples,
-          bm25: ctx.config.bm25,
-          defaultAlpha: ctx.config.alpha,
-        },
-      );
-      const needs = MODES[result.args.mode].needs;
-      return {
-        passages: result.passages.map((p, i) => ({ ...p, rank: i + 1 })),
-        documents: result.documents.map((d, i) => ({ ...d, rank: i + 1 })),
-        mode: result.args.mode,
-        k1: a.k1,
-        k2: a.k2,
-        lambda: result.args.lambda,
-        alpha: result.args.alpha,
-        warnings: result.warnings,
-        model: result.model,
-        timings: result.timings,
-        modelIds: {
-          document: needs.documentVector ? targets?.document.id : undefined,
-          passage: needs.passageVector ? targets?.passage.id : undefined,
-        },
-        readsVectors: needs.documentVector || needs.passageVector,
-      };
-    } catch (error) {
-      if (error instanceof RetrievalInputError) throw badUserInput(error.message, error.argument);
-      throw error;
-    }
+    const result = await retrieve(
+      ctx.db,
+      targets,
+      { question: a.question, k1: a.k1, k2: a.k2, lambda: a.lambda ?? undefined, alpha: a.alpha ?? undefined, documentAlpha: a.documentAlpha ?? undefined, mode: a.mode ?? undefined, filter },
+      {
+        exact: a.exact,
+        efSearch: ctx.config.efSearch,
+        efFactor: ctx.config.efFactor,
+        iterativeScan: ctx.config.iterativeScan,
+        maxScanTuples: ctx.config.maxScanTuples,
+        bm25: ctx.config.bm25,
+        defaultAlpha: ctx.config.alpha,
+      },
+    );
+    const needs = MODES[result.args.mode].needs;
+    return {
+      passages: result.passages.map((p, i) => ({ ...p, rank: i + 1 })),
+      documents: result.documents.map((d, i) => ({ ...d, rank: i + 1 })),
+      mode: result.args.mode,
+      k1: a.k1,
+      k2: a.k2,
+      lambda: result.args.lambda,
+      alpha: result.args.alpha,
+      warnings: result.warnings,
+      model: result.model,
+      timings: result.timings,
+      modelIds: {
+        document: needs.documentVector ? targets?.document.id : undefined,
+        passage: needs.passageVector ? targets?.passage.id : undefined,
+      },
+      readsVectors: needs.documentVector || needs.passageVector,
+    };
   }
 
   @FieldResolver(() => RetrievalCoverage, { description: 'Embedded and BM25-indexed items against the total, per level.' })
   async coverage(@Root() r: RetrievalRoot, @Ctx() ctx: Context): Promise<RetrievalCoverage> {
-    return coverage(ctx.db, r.modelIds);
+    return coverageOf(r, ctx);
   }
 
   @FieldResolver(() => [String], { description: 'What to know about this answer: fallbacks, questions BM25 cannot use, items not yet embedded or indexed.' })
   async warnings(@Root() r: RetrievalRoot, @Ctx() ctx: Context): Promise<string[]> {
     const warnings = [...r.warnings];
-    const c = await coverage(ctx.db, r.modelIds);
+    const c = await coverageOf(r, ctx);
     for (const [level, counts] of [['documents', c.documents], ['passages', c.passages]] as const) {
       const model = level === 'documents' ? r.modelIds.document : r.modelIds.passage;
       if (r.readsVectors && model !== undefined && counts.embedded < counts.total) {
