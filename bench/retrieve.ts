@@ -65,6 +65,7 @@ function syntheticEncoder(): Encoder {
     checksum: MODEL_NAME.padEnd(64, '0'),
     normalized: true,
     maxTokens: () => 128,
+    countTokens: (text: string) => text.split(/\s+/).filter(Boolean).length,
     encode: () => Promise.reject(new Error('synthetic model: vectors are inserted directly')),
     close: async () => undefined,
   };

@@ -5,7 +5,7 @@ import { passageEncodingText } from '../src/ingest/summary';
 import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
 import { embedPending, prepareEmbedding } from '../src/pipeline/embed';
 import { EmbeddingModelError, registerModel, writeDocumentEmbeddings } from '../src/store/embeddings';
-import { ingestDocuments } from '../src/pipeline/ingest';
+import { ingest, ingestDocuments } from '../src/pipeline/ingest';
 import { useTestDatabase } from './helpers/database';
 
 /** The real default model, counting what it is asked to encode (to prove what is not re-embedded). */
@@ -23,6 +23,9 @@ class Counting implements Encoder {
   }
   maxTokens(role: EncoderRole) {
     return this.inner.maxTokens(role);
+  }
+  countTokens(text: string, role: EncoderRole) {
+    return this.inner.countTokens(text, role);
   }
   encode(texts: readonly string[], role: EncoderRole, options?: { batchSize?: number }): Promise<EncodeResult> {
     this.encoded.push(...texts);
@@ -229,5 +232,44 @@ describe('embedding pipeline with the default model', () => {
     expect(counting.encoded).toEqual(['Where is Oslo?']);
     expect(second.encoded).toEqual(['Where is Oslo?']);
     expect(dot(q.document, q.passage)).toBeGreaterThan(0.99999);
+  });
+});
+
+describe('passages split to the passage encoder\'s token budget (real USE-lite)', () => {
+  const t = useTestDatabase({ each: true });
+  let useLite: UseLiteEncoder;
+  let set: EncoderSet;
+  beforeAll(async () => {
+    useLite = await UseLiteEncoder.load();
+    set = EncoderSet.of({ questionDocument: useLite, document: useLite, questionPassage: useLite, passage: useLite });
+  });
+  afterAll(() => useLite.close());
+
+  // Technical prose: long identifiers cost several SentencePiece tokens each, so 100 words run far
+  // past USE-lite's 128 tokens.
+  const technical = Array.from(
+    { length: 40 },
+    (_, i) => `Call urllib.parse.urlsplit_${i}(scheme_specific_part) before socket.getaddrinfo_${i}() resolves IPv6_addresses.`,
+  ).join(' ');
+  const doc = { key: 'net', title: 'Networking how-to', markdown: `# Networking how-to\n\n## Resolving names\n\n${technical}\n` };
+
+  it('without a budget, passages are clipped when embedded; with it, none is, and every word is kept', async () => {
+    const targets = await prepareEmbedding(t.db, set);
+    const words = await ingest(t.db, [doc], { ...DEFAULT_INGEST_OPTIONS, embedWith: async () => targets });
+    expect(words.embedded?.truncated).toBeGreaterThan(0);
+
+    const split = await ingest(t.db, [doc], { ...DEFAULT_INGEST_OPTIONS, splitFor: async () => useLite, embedWith: async () => targets });
+    // The budget is part of the content hash: the same input re-splits.
+    expect(split.updated).toBe(1);
+    expect(split.embedded?.truncated).toBe(0);
+    const passages = await t.db.query<{ text: string; titlePath: string[] }>(
+      `SELECT text, title_path AS "titlePath" FROM passages WHERE section_id IS NOT NULL ORDER BY ordinal`,
+    );
+    expect(passages.length).toBeGreaterThan(words.passages);
+    for (const p of passages) expect(useLite.countTokens(passageEncodingText(p))).toBeLessThanOrEqual(useLite.maxTokens('passage'));
+    expect(passages.map((p) => p.text).join(' ')).toBe(technical);
+
+    const again = await ingest(t.db, [doc], { ...DEFAULT_INGEST_OPTIONS, splitFor: async () => useLite });
+    expect(again.unchanged).toBe(1);
   });
 });

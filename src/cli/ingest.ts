@@ -33,15 +33,12 @@ export async function ingestCommand(config: Config, paths: string[], options: { 
         ...config.ingest,
         labelOf: (i) => items[i].origin,
         embedBatchSize: config.embedBatchSize,
-        // Models load only when something was written that needs vectors.
-        embedWith:
-          config.embedOnIngest && options.embed
-            ? async (written) => {
-                if (written.length === 0) return undefined;
-                ({ models, targets } = await loadEmbedding(db, config));
-                return targets;
-              }
-            : undefined,
+        // Passages are split to the active passage model's token budget, embedded now or not.
+        splitFor: async () => {
+          ({ models, targets } = await loadEmbedding(db, config));
+          return targets.encoders.byRole.passage;
+        },
+        embedWith: config.embedOnIngest && options.embed ? async (written) => (written.length === 0 ? undefined : targets) : undefined,
         onEvent: (event) => {
           if (event.stage === 'write') {
             passages += event.outcome.passages;

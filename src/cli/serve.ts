@@ -14,7 +14,7 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
   const { models, targets: embedding } = await loadEmbedding(db, config);
   console.error(`encoders: ${embedding.encoders.distinct().map((e) => `${e.name} (${e.dimension}-d)`).join(', ')}`);
   if (options.demo) {
-    const loaded = await loadDemoCorpus(db, config.ingest);
+    const loaded = await loadDemoCorpus(db, config.ingest, undefined, embedding.encoders.byRole.passage);
     if (loaded > 0) console.error(`demo corpus: loaded ${loaded} Factbook documents`);
   }
   // Passages written by older versions, or by an ingest that stopped early, get their index now.

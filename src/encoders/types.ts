@@ -50,6 +50,11 @@ export interface Encoder {
   readonly normalized: boolean;
   /** The effective limit for a role: the configured budget capped by what the model accepts. */
   maxTokens(role: EncoderRole): number;
+  /**
+   * Tokens the model would read for `text` in `role` before truncation (prefixes and special tokens
+   * included), so ingest can split passages to fit the budget instead of clipping them.
+   */
+  countTokens(text: string, role: EncoderRole): number;
   encode(texts: readonly string[], role: EncoderRole, options?: { batchSize?: number }): Promise<EncodeResult>;
   close(): Promise<void>;
 }

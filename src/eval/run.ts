@@ -131,6 +131,7 @@ async function ingestAndEmbed(db: Database, dataset: EvalDataset, setup: RunSetu
   let lastLogged = 0;
   const summary = await ingest(db, dataset.documents, {
     ...setup.ingest,
+    splitFor: async () => targets.encoders.byRole.passage,
     embedWith: async () => targets,
     embedBatchSize: setup.embedBatchSize,
     onEvent: (event) => {

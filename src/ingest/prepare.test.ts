@@ -234,6 +234,35 @@ describe('prepareDocument: bad input', () => {
   });
 });
 
+describe('prepareDocument: token budget', () => {
+  // Counts words as tokens, so the expected split is checkable by hand.
+  const wordsAsTokens = (maxTokens: number) => ({ id: `words:${maxTokens}`, maxTokens, count: (t: string) => t.split(/\s+/).filter(Boolean).length });
+
+  it('splits passages so title path + text fit the budget, and every word stays', () => {
+    const text = 'One two three four. Five six seven eight. Nine ten eleven twelve thirteen.';
+    const doc = prepareDocument({ title: 'Doc', sections: [{ title: 'Sec', text }] }, { maxWords: 100, tokenBudget: wordsAsTokens(8) });
+    const inSection = doc.passages.filter((p) => p.sectionPosition === 0);
+    // "Doc, Sec, " costs 2 tokens, leaving 6 for text: sentences of 4, 4 and 5 words each go alone.
+    expect(inSection.map((p) => p.text)).toEqual(['One two three four.', 'Five six seven eight.', 'Nine ten eleven twelve thirteen.']);
+    const unbudgeted = prepareDocument({ title: 'Doc', sections: [{ title: 'Sec', text }] }, { maxWords: 100 });
+    expect(unbudgeted.passages.filter((p) => p.sectionPosition === 0)).toHaveLength(1);
+  });
+
+  it('leaves half a budget of text when the title path alone is near the budget', () => {
+    const long = Array.from({ length: 7 }, (_, i) => `w${i}`).join(' ');
+    const doc = prepareDocument(
+      { title: 'Doc', sections: [{ title: 'A very long heading indeed', text: long }] },
+      { maxWords: 100, tokenBudget: wordsAsTokens(8) },
+    );
+    // The path costs 6 of 8 tokens; passages still get ceil(8 / 2) = 4 words, not 2.
+    expect(doc.passages.filter((p) => p.sectionPosition === 0).map((p) => p.wordCount)).toEqual([4, 3]);
+  });
+
+  it('rejects a budget below one token', () => {
+    expect(() => resolveIngestOptions({ tokenBudget: { id: 'x', maxTokens: 0, count: () => 0 } })).toThrow(RangeError);
+  });
+});
+
 describe('prepareDocument: content hash', () => {
   const hash = (input: DocumentInput, maxWords = 100): string => prepareDocument(input, { maxWords }).contentHash;
   const base = hash(tree);
@@ -257,6 +286,14 @@ describe('prepareDocument: content hash', () => {
     const hashes = new Set([base, ...changed.map((c) => hash(c))]);
     expect(hashes.size).toBe(changed.length + 1);
     expect(hash(tree, 50)).not.toBe(base);
+  });
+
+  it('changes with the token budget that passages were split for', () => {
+    const budget = (id: string) => ({ id, maxTokens: 1000, count: (t: string) => t.length });
+    const withBudget = (id: string) => prepareDocument(tree, { maxWords: 100, tokenBudget: budget(id) }).contentHash;
+    expect(withBudget('a')).not.toBe(base);
+    expect(withBudget('a')).toBe(withBudget('a'));
+    expect(withBudget('b')).not.toBe(withBudget('a'));
   });
 
   it('differs between content forms carrying the same words', () => {

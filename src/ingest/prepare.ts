@@ -9,7 +9,7 @@ import { IngestError } from './errors';
 import { extractLinks } from './links';
 import { parseMarkdown } from './markdown';
 import { splitPassages } from './splitter';
-import { documentSummary } from './summary';
+import { documentSummary, passageEncodingText } from './summary';
 import {
   DEFAULT_INGEST_OPTIONS,
   type DocumentInput,
@@ -32,7 +32,11 @@ export function resolveIngestOptions(options?: Partial<IngestOptions>): IngestOp
   if (typeof maxDocumentBytes !== 'number' || !(maxDocumentBytes > 0) || !Number.isFinite(maxDocumentBytes)) {
     throw new RangeError(`maxDocumentBytes must be a positive number, got ${maxDocumentBytes}`);
   }
-  return { maxWords, maxDocumentBytes };
+  const tokenBudget = options?.tokenBudget;
+  if (tokenBudget !== undefined && (!Number.isInteger(tokenBudget.maxTokens) || tokenBudget.maxTokens < 1)) {
+    throw new RangeError(`tokenBudget.maxTokens must be an integer >= 1, got ${tokenBudget.maxTokens}`);
+  }
+  return { maxWords, maxDocumentBytes, tokenBudget };
 }
 
 /**
@@ -138,7 +142,7 @@ export function prepareDocument(
   options?: Partial<IngestOptions>,
   label?: string,
 ): PreparedDocument {
-  const { maxWords, maxDocumentBytes } = resolveIngestOptions(options);
+  const { maxWords, maxDocumentBytes, tokenBudget } = resolveIngestOptions(options);
   const raw: unknown = input;
   const labelOf = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() ? squash(v) : undefined);
   if (!isPlainObject(raw)) throw new IngestError(label ?? 'document', 'a document must be a JSON object');
@@ -234,7 +238,11 @@ export function prepareDocument(
   const passages: PreparedPassage[] = [];
   const addPassages = (rawText: string, sectionPosition: number | null, titlePath: string[]): string => {
     const { text, links } = extractLinks(normalizeText(rawText));
-    const blocks = splitPassages(text, maxWords);
+    // A title path that eats most of the budget still leaves passages half a budget of text (they are
+    // then clipped a little) rather than one word each.
+    const limit = tokenBudget && Math.max(tokenBudget.maxTokens, tokenBudget.count(passageEncodingText({ titlePath, text: '' })) + Math.ceil(tokenBudget.maxTokens / 2));
+    const fits = tokenBudget && ((block: string) => tokenBudget.count(passageEncodingText({ titlePath, text: block })) <= limit!);
+    const blocks = splitPassages(text, maxWords, fits);
     const first = passages.length;
     for (const block of blocks) {
       passages.push({ ordinal: passages.length, sectionPosition, text: block.text, titlePath: [...titlePath], wordCount: block.wordCount, links: [] });
@@ -265,6 +273,7 @@ export function prepareDocument(
         source: fields.source,
         metadata,
         maxWords,
+        ...(tokenBudget ? { tokens: tokenBudget.id } : {}),
       }),
     )
     .digest('hex');

@@ -120,4 +120,33 @@ describe('splitPassages', () => {
       }
     }
   });
+
+  it('with a token budget, every block fits it or is one word, and words still go in once, in order (property loop)', () => {
+    const random = prng(20261123);
+    const vocab = ['alpha', 'beta', 'Gamma', 'delta.', 'end!', 'why?', 'supercalifragilistic', 'x', 'etc.', 'internationalization.'];
+    // A made-up tokenizer: one token per 4 characters of a word, at least one (not additive over
+    // sentences in any special way, like a real subword tokenizer).
+    const count = (t: string) => words(t).reduce((n, w) => n + Math.max(1, Math.ceil(w.length / 4)), 0);
+    for (let round = 0; round < 300; round++) {
+      const n = Math.floor(random() * 80);
+      let text = '';
+      for (let i = 0; i < n; i++) text += vocab[Math.floor(random() * vocab.length)] + (random() < 0.9 ? ' ' : '\n\n');
+      const maxWords = 1 + Math.floor(random() * 30);
+      const maxTokens = 1 + Math.floor(random() * 20);
+      const blocks = splitPassages(text, maxWords, (b) => count(b) <= maxTokens);
+      expect(blocks.flatMap((b) => b.text.split(' ')).filter(Boolean)).toEqual(words(text));
+      for (const b of blocks) {
+        expect(b.wordCount).toBeLessThanOrEqual(maxWords);
+        if (b.wordCount > 1) expect(count(b.text)).toBeLessThanOrEqual(maxTokens);
+      }
+      // A budget only ever adds cuts.
+      const unbounded = splitPassages(text, maxWords);
+      expect(blocks.length).toBeGreaterThanOrEqual(unbounded.length);
+    }
+  });
+
+  it('a budget every block meets changes nothing', () => {
+    const text = 'One sentence here. Another one follows it. And a third, longer than the others by far.';
+    expect(splitPassages(text, 5, () => true)).toEqual(splitPassages(text, 5));
+  });
 });

@@ -90,40 +90,58 @@ export function splitSentences(text: string): string[] {
 
 /**
  * Split `text` into disjoint, ordered blocks of at most `maxWords` words, packing whole sentences
- * greedily; together the blocks hold every word of `text` exactly once.
+ * greedily; together the blocks hold every word of `text` exactly once. With `fits`, a block must
+ * also satisfy it (the passage encoder's token budget: a passage longer than the encoder reads is
+ * clipped, and the clipped words are invisible to dense retrieval); a sentence that does not fit
+ * alone is cut at the most words that do (at least one word per block, so splitting always ends).
  */
-export function splitPassages(text: string, maxWords: number): TextBlock[] {
+export function splitPassages(text: string, maxWords: number, fits?: (blockText: string) => boolean): TextBlock[] {
   if (!Number.isInteger(maxWords) || maxWords < 1) {
     throw new RangeError(`maxWords must be an integer >= 1, got ${maxWords}`);
   }
   const words = wordsOf(text);
   const blocks: TextBlock[] = [];
+  const join = (from: number, to: number): string =>
+    words
+      .slice(from, to)
+      .map((w) => w.text)
+      .join(' ');
+  const ok = (from: number, to: number): boolean => to - from <= maxWords && (fits === undefined || fits(join(from, to)));
   const emit = (from: number, to: number): void => {
     if (to <= from) return;
-    const slice = words.slice(from, to);
-    blocks.push({
-      text: slice.map((w) => w.text).join(' '),
-      wordCount: to - from,
-      start: slice[0].start,
-      end: slice[slice.length - 1].end,
-    });
+    blocks.push({ text: join(from, to), wordCount: to - from, start: words[from].start, end: words[to - 1].end });
+  };
+  /** Cut words [from, to) into blocks that each hold as many words as fit (binary search per block). */
+  const cut = (from: number, to: number): void => {
+    let at = from;
+    while (at < to) {
+      let lo = at + 1; // one word always goes in
+      let hi = Math.min(to, at + maxWords);
+      while (lo < hi) {
+        const mid = Math.ceil((lo + hi) / 2);
+        if (ok(at, mid)) lo = mid;
+        else hi = mid - 1;
+      }
+      emit(at, lo);
+      at = lo;
+    }
   };
 
   let blockStart = 0; // first word of the block being packed
   let blockEnd = 0; // one past its last word
   for (const [from, to] of sentencesOf(text, words)) {
-    const length = to - from;
-    if (length > maxWords) {
-      // A sentence too long for any block: close the open block, then cut the sentence.
-      emit(blockStart, blockEnd);
-      for (let at = from; at < to; at += maxWords) emit(at, Math.min(at + maxWords, to));
-      blockStart = blockEnd = to;
-    } else if (blockEnd - blockStart + length > maxWords) {
-      emit(blockStart, blockEnd);
+    if (blockEnd > blockStart && ok(blockStart, to)) {
+      blockEnd = to;
+      continue;
+    }
+    emit(blockStart, blockEnd);
+    if (ok(from, to)) {
       blockStart = from;
       blockEnd = to;
     } else {
-      blockEnd = to;
+      // A sentence too long for any block: cut it on its own.
+      cut(from, to);
+      blockStart = blockEnd = to;
     }
   }
   emit(blockStart, blockEnd);

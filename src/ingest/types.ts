@@ -31,6 +31,19 @@ export interface IngestOptions {
   maxWords: number;
   /** Largest accepted document, in UTF-8 bytes of its content. */
   maxDocumentBytes: number;
+  /** When set, passages are also split to fit the passage encoder's token budget. */
+  tokenBudget?: TokenBudget;
+}
+
+/**
+ * The passage encoder's budget, as ingest sees it: how many tokens it reads and how to count them
+ * for the text it is given (title path + text, see `passageEncodingText`). `id` names the
+ * tokenizer and budget, so a change of either changes the content hash and re-splits on re-ingest.
+ */
+export interface TokenBudget {
+  id: string;
+  maxTokens: number;
+  count(text: string): number;
 }
 
 export const DEFAULT_INGEST_OPTIONS: IngestOptions = { maxWords: 100, maxDocumentBytes: 2_000_000 };

@@ -1,11 +1,13 @@
 import { messageOf } from '../errors';
 import { IngestError } from '../ingest/errors';
+import type { Encoder } from '../encoders/types';
 import { prepareDocument } from '../ingest/prepare';
 import type { DocumentInput, IngestOptions } from '../ingest/types';
 import type { Database } from '../store/db';
 import { isDatabaseUnavailable } from '../store/faults';
 import { indexLexical } from '../store/lexical';
 import { writeDocument, type WriteStatus } from '../store/write';
+import { passageTokenBudget } from './token-budget';
 import { embedPending, type EmbeddingTargets, type EmbedProgress, type EmbedSummary } from './embed';
 
 export const INGEST_STATUSES = ['created', 'updated', 'unchanged', 'failed'] as const satisfies readonly (WriteStatus | 'failed')[];
@@ -54,6 +56,11 @@ export interface IngestPipelineOptions extends IngestOptions {
    */
   embedWith?: (written: readonly number[]) => Promise<EmbeddingTargets | undefined>;
   embedBatchSize?: number;
+  /**
+   * The passage encoder to split passages for (its token budget), asked once before anything is
+   * prepared; absent or undefined: passages are split by words only (`tokenBudget` if given).
+   */
+  splitFor?: () => Promise<Encoder | undefined>;
   onEvent?: (event: IngestEvent) => void;
 }
 
@@ -78,10 +85,12 @@ export async function ingest(
 ): Promise<IngestResult> {
   const clock = stopwatch();
   let done = 0;
+  const splitter = await options.splitFor?.();
+  const tokenBudget = splitter ? passageTokenBudget(splitter) : options.tokenBudget;
   const summary = await ingestDocuments(
     db,
     inputs,
-    { ...options, onOutcome: (outcome) => options.onEvent?.({ stage: 'write', outcome, done: ++done, total: inputs.length }) },
+    { ...options, tokenBudget, onOutcome: (outcome) => options.onEvent?.({ stage: 'write', outcome, done: ++done, total: inputs.length }) },
     options.labelOf,
   );
   const write = clock();

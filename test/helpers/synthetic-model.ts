@@ -9,6 +9,7 @@ export function syntheticModel(name: string, dimension: number): Encoder {
     checksum: name.padEnd(64, '0'),
     normalized: true,
     maxTokens: () => 128,
+    countTokens: (text: string) => text.split(/\s+/).filter(Boolean).length,
     encode: () => Promise.reject(new Error('synthetic model: vectors are inserted directly')),
     close: async () => undefined,
   };

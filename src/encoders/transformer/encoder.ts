@@ -100,6 +100,10 @@ export class TransformerEncoder implements Encoder {
     return maxTokensFor(this.limits, role);
   }
 
+  countTokens(text: string, role: EncoderRole): number {
+    return this.tokenizer.encode(this.prefixFor(role) + text, Number.MAX_SAFE_INTEGER).ids.length;
+  }
+
   async encode(texts: readonly string[], role: EncoderRole, options: { batchSize?: number } = {}): Promise<EncodeResult> {
     if (this.closed) throw new EncoderError(this.name, `${this.modelFile}: encoder is closed`);
     const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;

@@ -29,6 +29,7 @@ export class IngestResolver {
       // Fresh, not the cached snapshot: see writeDocumentIn's lock.
       embedWith: ctx.config.embedOnIngest && models ? () => models.current({ fresh: true }) : undefined,
       embedBatchSize: ctx.config.embedBatchSize,
+      splitFor: models ? async () => (await models.current())?.encoders.byRole.passage : undefined,
     });
     return result;
   }
