@@ -96,7 +96,7 @@ function bestPoint(points: SweepPoint[], stage = false): SweepPoint {
 }
 
 const ALPHAS = [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1];
-const HYBRID_LAMBDAS = [0, 0.25, 0.5, 1];
+const HYBRID_LAMBDAS = [0, 0.1, 0.25, 0.5, 1];
 const PASSAGE_ALPHAS = [0.1, 0.3, 0.5];
 const SUMMARY_SHARES = [1, 0.5, 0];
 const STAGE_ALPHAS = [0.2, 0.4, 0.6];
@@ -180,8 +180,10 @@ export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: E
     ),
     'stage',
   );
-  const { summaryShare, documentAlpha } = shares.best.params;
-  // Then the passage stage: its alpha and λ, with the document stage as chosen.
+  // Then the passage stage: its alpha and λ, at the product's document stage (not this set's own
+  // best), so the same grid points exist on both sets and scripts/choose-defaults.ts can pick one.
+  void shares;
+  const { summaryShare, documentAlpha } = MODES.HYBRID_HIERARCHICAL.defaults;
   const lambdaHier = await devSweep(
     DEFAULT_MODE,
     `alpha, λ (document stage: summary share ${summaryShare}, documentAlpha ${documentAlpha})`,

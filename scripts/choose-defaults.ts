@@ -1,0 +1,69 @@
+/**
+ * Picks the product's defaults for the hybrid modes from the dev sweeps of both public sets
+ * (`npm run eval:<set>` writes .cache/eval/<set>.json; `--update-docs` writes docs/eval/).
+ *
+ * The rule follows the issue's goal, "never below BM25 alone on a dev split": for each grid point
+ * present in both sets' sweeps, its margin is the worst difference to BM25 (LEXICAL at the product's
+ * k1 and b; for a document stage, LEXICAL_DOCUMENTS at the product's summary weight) over both sets
+ * and Top-1/5/20 (document stage: recall@20/100). The point with the best margin wins; ties go to
+ * the higher MRR@20 summed over the sets. Dev splits only: the test split is never read.
+ *
+ *   npx tsx scripts/choose-defaults.ts [dir]   (default .cache/eval)
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DEFAULT_BM25 } from '../src/retrieval/types';
+
+interface Point {
+  params: Record<string, number>;
+  top: Record<string, number>;
+  mrr20: number;
+}
+interface Sweep {
+  mode: string;
+  varied: string;
+  judged: string;
+  points: Point[];
+}
+
+const dir = process.argv[2] ?? '.cache/eval';
+const sets = ['pydocs', 'factbook'].map((name) => ({ name, sweeps: (JSON.parse(readFileSync(join(dir, `${name}.json`), 'utf8')) as { sweeps: Sweep[] }).sweeps }));
+const key = (p: Record<string, number>) => JSON.stringify(Object.keys(p).sort().map((k) => [k, p[k]]));
+
+function baseline(sweeps: Sweep[], mode: string, params: Record<string, number>): Point {
+  const found = sweeps.find((s) => s.mode === mode)?.points.find((p) => key(p.params) === key(params));
+  if (!found) throw new Error(`no ${mode} point at ${JSON.stringify(params)} in the sweeps`);
+  return found;
+}
+
+function choose(mode: string, varied: RegExp, ks: string[], against: (sweeps: Sweep[]) => Point): void {
+  const perSet = sets.map((s) => {
+    const sweep = s.sweeps.find((w) => w.mode === mode && varied.test(w.varied));
+    if (!sweep) throw new Error(`${s.name}: no ${mode} sweep matching ${varied}`);
+    return { name: s.name, points: new Map(sweep.points.map((p) => [key(p.params), p])), base: against(s.sweeps) };
+  });
+  const rows = [...perSet[0].points.values()]
+    .filter((p) => perSet.every((s) => s.points.has(key(p.params))))
+    .map((p) => {
+      const at = perSet.map((s) => s.points.get(key(p.params))!);
+      const margins = perSet.flatMap((s, i) => ks.map((k) => at[i].top[k] - s.base.top[k]));
+      return { params: p.params, margin: Math.min(...margins), mrr: at.reduce((n, x) => n + x.mrr20, 0), at };
+    })
+    .sort((a, b) => b.margin - a.margin || b.mrr - a.mrr);
+  const pct = (x: number) => (100 * x).toFixed(1);
+  console.log(`\n## ${mode}: ${varied.source} (margin over BM25 on ${ks.map((k) => `@${k}`).join('/')}, both dev splits)\n`);
+  console.log(`| params | worst margin | summed MRR@20 | ${perSet.map((s) => `${s.name} ${ks.map((k) => `@${k}`).join('/')}`).join(' | ')} |`);
+  console.log(`|---|---:|---:|${perSet.map(() => '---|').join('')}`);
+  console.log(`| BM25 | 0 | ${perSet.reduce((n, s) => n + s.base.mrr20, 0).toFixed(3)} | ${perSet.map((s) => ks.map((k) => pct(s.base.top[k])).join(' / ')).join(' | ')} |`);
+  rows.forEach((r, i) =>
+    console.log(
+      `| ${i === 0 ? '**' : ''}${JSON.stringify(r.params)}${i === 0 ? '**' : ''} | ${(100 * r.margin).toFixed(1)} | ${r.mrr.toFixed(3)} | ${r.at.map((x) => ks.map((k) => pct(x.top[k])).join(' / ')).join(' | ')} |`,
+    ),
+  );
+}
+
+const lexical = (sweeps: Sweep[]) => baseline(sweeps, 'LEXICAL', { k1: DEFAULT_BM25.k1, b: DEFAULT_BM25.b });
+const lexicalDocuments = (sweeps: Sweep[]) => baseline(sweeps, 'LEXICAL_DOCUMENTS', { summaryWeight: DEFAULT_BM25.summaryWeight });
+choose('HYBRID_HIERARCHICAL', /^summary share/, ['20', '100'], lexicalDocuments);
+choose('HYBRID_HIERARCHICAL', /^alpha, λ/, ['1', '5', '20'], lexical);
+choose('HYBRID', /^alpha$/, ['1', '5', '20'], lexical);
