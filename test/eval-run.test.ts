@@ -1,6 +1,7 @@
 import { EncoderSet } from '../src/encoders/set';
 import { readFactbook } from '../src/ingest/factbook';
 import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
+import { evaluate } from '../src/eval/evaluate';
 import { loadCorpus, runQuestions, type Corpus } from '../src/eval/run';
 import { scoreOutcomes } from '../src/eval/scores';
 import type { EvalDataset } from '../src/eval/types';
@@ -75,5 +76,25 @@ describe('eval run', () => {
     const params = { mode: 'HIERARCHICAL' as const, k1: 3, k2: 20, lambda: 0.5 };
     const ranks = (os: Awaited<ReturnType<typeof runQuestions>>) => os.map((o) => [o.docRank, o.sectionRank, o.answerRank]);
     expect(ranks(await runQuestions(corpus, dataset.questions, params))).toEqual(ranks(await runQuestions(corpus, dataset.questions, params)));
+  });
+
+  it('reuses an earlier run\'s dev sweeps: the same report without re-running them; a foreign sweep is refused', async () => {
+    const settings = { k1: 3, k2: 20, k1Sweep: [3], log: () => undefined };
+    const full = await evaluate(dataset, corpus, settings);
+    const calls: string[] = [];
+    const reused = await evaluate(dataset, corpus, {
+      ...settings,
+      log: (line) => calls.push(line),
+      reuse: { lambdaSweep: full.lambdaSweep, sweeps: full.sweeps },
+    });
+    const { latencyMs: _a, ...noLatency } = full.modes.LEXICAL!;
+    const { latencyMs: _b, ...noLatencyAgain } = reused.modes.LEXICAL!;
+    expect(noLatencyAgain).toEqual(noLatency);
+    expect(reused.sweeps).toEqual(full.sweeps);
+    expect(reused.lambda).toBe(full.lambda);
+    // Nothing was swept again (a sweep logs its best point).
+    expect(calls.some((l) => /HIERARCHICAL λ|best \{/.test(l))).toBe(false);
+    const foreign = full.sweeps.map((w) => ({ ...w, varied: `${w.varied} (other settings)` }));
+    await expect(evaluate(dataset, corpus, { ...settings, reuse: { lambdaSweep: full.lambdaSweep, sweeps: foreign } })).rejects.toThrow(/no .* sweep/);
   });
 });

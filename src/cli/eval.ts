@@ -6,7 +6,7 @@ import { packageRoot } from '../paths';
 /** `dhr eval --dataset …`. */
 export async function evalCommand(
   config: Config,
-  options: { dataset: string; out?: string; cache?: string; k1Sweep: string; updateDocs?: boolean; reuseCorpus?: boolean },
+  options: { dataset: string; out?: string; cache?: string; k1Sweep: string; updateDocs?: boolean; reuseCorpus?: boolean; reuseSweeps?: string },
 ): Promise<number> {
   const root = packageRoot();
   const k1Sweep = options.k1Sweep.split(',').map((k) => Number(k.trim()));
@@ -29,6 +29,10 @@ export async function evalCommand(
     ingest: config.ingest,
     embedBatchSize: config.embedBatchSize,
     log: (line) => console.error(line),
+    reuseSweepsFrom: options.reuseSweeps ? path.resolve(options.reuseSweeps) : undefined,
+    commandFlags: [options.updateDocs && '--update-docs', options.reuseCorpus && '--reuse-corpus', options.reuseSweeps && `--reuse-sweeps ${options.reuseSweeps}`]
+      .filter(Boolean)
+      .join(' '),
   });
   console.log(`wrote ${written.map((f) => path.relative(process.cwd(), f)).join(', ')}`);
   return 0;

@@ -175,7 +175,8 @@ export function buildProgram(run: (action: Action) => Promise<void>): Command {
     .option('--reuse-corpus', 'keep the loaded, embedded corpus in .cache/eval-corpus and reuse it on the next run with the same data, model and settings (for tuning runs)')
     .option('--cache <dir>', 'where downloaded data sets are kept (default .cache/datasets)')
     .option('--k1-sweep <list>', 'k1 values to sweep, comma-separated, each 1–1000', '10,50,100,300')
-    .action((options: { dataset: string; out?: string; cache?: string; k1Sweep: string; updateDocs?: boolean; reuseCorpus?: boolean }) =>
+    .option('--reuse-sweeps <report.json>', "reuse the dev sweeps of an earlier report on the same corpus (only the test split runs again; refused if corpus, model or settings differ)")
+    .action((options: { dataset: string; out?: string; cache?: string; k1Sweep: string; updateDocs?: boolean; reuseCorpus?: boolean; reuseSweeps?: string }) =>
       run(async (config) => evalCommand(config, options)),
     );
 

@@ -20,6 +20,11 @@ export interface EvalSettings {
   k2: number;
   k1Sweep: number[];
   log: (line: string) => void;
+  /**
+   * Dev sweeps from an earlier run on the same corpus (exact search makes them deterministic), so
+   * a run after the defaults changed only re-runs the test split; `runEvaluation` checks the match.
+   */
+  reuse?: { lambdaSweep: LambdaPoint[]; sweeps: Sweep[] };
 }
 
 export interface FailureExample {
@@ -135,10 +140,13 @@ export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: E
       sweep.push({ lambda, phase, top20: scores.top['20'], mrr20: scores.mrr20 });
     }
   };
-  await tryLambdas(coarseGrid(), 'coarse');
-  const coarse = bestLambda(sweep);
-  log(`HIERARCHICAL λ coarse: best ${coarse.lambda} (Top-20 ${coarse.top20}, MRR@20 ${coarse.mrr20})`);
-  await tryLambdas(fineGrid(coarse.lambda), 'fine');
+  if (settings.reuse) sweep.push(...settings.reuse.lambdaSweep);
+  else {
+    await tryLambdas(coarseGrid(), 'coarse');
+    const coarse = bestLambda(sweep);
+    log(`HIERARCHICAL λ coarse: best ${coarse.lambda} (Top-20 ${coarse.top20}, MRR@20 ${coarse.mrr20})`);
+    await tryLambdas(fineGrid(coarse.lambda), 'fine');
+  }
   const chosen = bestLambda(sweep);
   log(`HIERARCHICAL λ fine: chose ${chosen.lambda} (Top-20 ${chosen.top20}, MRR@20 ${chosen.mrr20})`);
   sweep.sort((a, b) => a.lambda - b.lambda);
@@ -151,6 +159,12 @@ export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: E
     grid: Array<Partial<RunParams> & { params: Record<string, number> }>,
     judge: 'target' | 'stage' = 'target',
   ): Promise<Sweep> => {
+    const reused = settings.reuse?.sweeps.find((w) => w.mode === mode && w.varied === varied);
+    if (settings.reuse && !reused) throw new Error(`the reused sweeps have no ${mode} sweep of "${varied}"; run without --reuse-sweeps`);
+    if (reused) {
+      sweeps.push(reused);
+      return reused;
+    }
     const points: SweepPoint[] = [];
     for (const { params, ...over } of grid) {
       const s = scoreOutcomes(await run(dev, mode, over));
