@@ -31,6 +31,10 @@ export interface IngestOptions {
   maxWords: number;
   /** Largest accepted document, in UTF-8 bytes of its content. */
   maxDocumentBytes: number;
+  /** Deepest section nesting of a JSON title tree (default DEFAULT_MAX_SECTION_DEPTH, 64). */
+  maxSectionDepth?: number;
+  /** Deepest nesting of a document's metadata JSON (default DEFAULT_MAX_METADATA_DEPTH, 32). */
+  maxMetadataDepth?: number;
 }
 
 export const DEFAULT_INGEST_OPTIONS: IngestOptions = { maxWords: 100, maxDocumentBytes: 2_000_000 };
