@@ -316,6 +316,7 @@ describe('re-embedding jobs and model switching', () => {
     // Registering a different model under a taken name is a conflict; a bad folder is invalid.
     const other = await writeTinyModel(join(root, 'elsewhere'), 'tiny-b', { seed: 99 });
     expect((await api.exec(REGISTER, { path: other })).errors?.[0].extensions?.code).toBe('CONFLICT');
-    expect((await api.exec(REGISTER, { path: join(root, 'missing') })).errors?.[0].extensions).toMatchObject({ code: 'MODEL_INVALID', argument: 'path' });
+    // Not a model folder in MODELS_DIR: the one BAD_USER_INPUT answer (test/input-validation.test.ts).
+    expect((await api.exec(REGISTER, { path: join(root, 'missing') })).errors?.[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'path' });
   });
 });
