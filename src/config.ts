@@ -1,5 +1,6 @@
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { DEFAULT_MODEL, type EncoderSpec } from './encoders/spec';
+import { DEFAULT_MAX_METADATA_DEPTH, DEFAULT_MAX_SECTION_DEPTH } from './ingest/depth';
 import { DEFAULT_INGEST_OPTIONS, type IngestOptions } from './ingest/types';
 import { DEFAULT_BM25, DEFAULT_EF_FACTOR, DEFAULT_MAX_SCAN_TUPLES, ITERATIVE_SCANS, type Bm25Settings, type IterativeScan } from './retrieval/types';
 
@@ -10,7 +11,9 @@ export interface Config {
   dataDir: string;
   port: number;
   host: string;
-  ingest: IngestOptions;
+  ingest: IngestOptions & { maxSectionDepth: number; maxMetadataDepth: number };
+  /** Where registerEmbeddingModel (GraphQL) finds model folders; real paths must stay inside it. */
+  modelsDir: string;
   /** Most documents one ingestDocuments mutation may carry. */
   maxIngestBatch: number;
   /** Largest page a connection returns. */
@@ -87,7 +90,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ingest: {
       maxWords: intSetting(env, 'MAX_WORDS', DEFAULT_INGEST_OPTIONS.maxWords, 1, 10_000),
       maxDocumentBytes: intSetting(env, 'MAX_DOCUMENT_BYTES', DEFAULT_INGEST_OPTIONS.maxDocumentBytes, 1, 1 << 30),
+      // ops-input: nesting bounds (ingest and GraphQL input checks)
+      maxSectionDepth: intSetting(env, 'MAX_SECTION_DEPTH', DEFAULT_MAX_SECTION_DEPTH, 1, 1000),
+      maxMetadataDepth: intSetting(env, 'MAX_METADATA_DEPTH', DEFAULT_MAX_METADATA_DEPTH, 1, 1000),
     },
+    // ops-input: the only folder registerEmbeddingModel (GraphQL) may load models from
+    modelsDir: resolve(env.MODELS_DIR || join(env.DATA_DIR || './data', 'models')),
     maxIngestBatch: intSetting(env, 'MAX_INGEST_BATCH', 1000, 1, 100_000),
     maxPageSize: intSetting(env, 'MAX_PAGE_SIZE', 100, 1, 10_000),
     encoders: encoderSpec(env),

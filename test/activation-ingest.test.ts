@@ -48,7 +48,7 @@ describe('activation and ingest', () => {
     root = await mkdtemp(join(tmpdir(), 'dhr-activation-'));
     tinyA = await TransformerEncoder.load(await writeTinyModel(root, 'tiny-a', { seed: 1 }));
     // A snapshot that outlives the test: this server would otherwise keep embedding for tiny-a.
-    api = await createTestApi({}, EncoderSet.of({ questionDocument: tinyA, document: tinyA, questionPassage: tinyA, passage: tinyA }), {
+    api = await createTestApi({ MODELS_DIR: root }, EncoderSet.of({ questionDocument: tinyA, document: tinyA, questionPassage: tinyA, passage: tinyA }), {
       registry: { ttlMs: 3_600_000 },
     });
     dataOf(await api.exec(INGEST, { docs: [doc('before-1'), doc('before-2')] }));

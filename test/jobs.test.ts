@@ -2,7 +2,7 @@
  * Re-embedding jobs and model switching through the GraphQL API, on the suite's real database,
  * with models the test builds itself (tiny BERTs: a real custom-model path, fast to embed).
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EncoderSet } from '../src/encoders/set';
@@ -57,7 +57,7 @@ describe('re-embedding jobs and model switching', () => {
     root = await mkdtemp(join(tmpdir(), 'dhr-jobs-'));
     tinyA = await TransformerEncoder.load(await writeTinyModel(root, 'tiny-a', { seed: 1 }));
     dirB = await writeTinyModel(root, 'tiny-b', { seed: 2 });
-    api = await createTestApi({ JOB_BATCH_SIZE: '4' }, EncoderSet.of({ questionDocument: tinyA, document: tinyA, questionPassage: tinyA, passage: tinyA }));
+    api = await createTestApi({ JOB_BATCH_SIZE: '4', MODELS_DIR: root }, EncoderSet.of({ questionDocument: tinyA, document: tinyA, questionPassage: tinyA, passage: tinyA }));
     worker = new JobWorker(api.testDb.db, api.models!, { batchSize: 4, pollMs: 10 });
     const ingested = dataOf(await api.exec(INGEST, { docs: corpus(10) })).ingestDocuments;
     expect(ingested).toMatchObject({ created: 10, failed: 0, embedded: { documents: 10 } });
@@ -71,8 +71,9 @@ describe('re-embedding jobs and model switching', () => {
 
   it('registers, refuses to activate an incomplete model, re-embeds, activates, and retrieval follows', async () => {
     const passages = await count('SELECT count(*)::int AS n FROM passages');
-    const registered = dataOf(await api.exec(REGISTER, { path: dirB })).registerEmbeddingModel;
-    expect(registered).toEqual({ name: 'tiny-b', dimension: 8, source: dirB, roles: [], documents: 0, passages: 0 });
+    // A folder name is read inside MODELS_DIR; the stored source is its real path.
+    const registered = dataOf(await api.exec(REGISTER, { path: 'tiny-b' })).registerEmbeddingModel;
+    expect(registered).toEqual({ name: 'tiny-b', dimension: 8, source: await realpath(dirB), roles: [], documents: 0, passages: 0 });
 
     const refused = await api.exec(ACTIVATE, { model: 'tiny-b' });
     expect(refused.errors?.[0].extensions).toMatchObject({ code: 'MODEL_INCOMPLETE', missing: { documents: 10, passages } });
@@ -261,7 +262,7 @@ describe('re-embedding jobs and model switching', () => {
     const dirS = await writeTinyModel(root, 'tiny-s', { seed: 10 });
     const { key } = await createApiKey(api.testDb.db, { role: 'admin', name: 'jobs test' });
     const { key: readerKey } = await createApiKey(api.testDb.db, { role: 'reader', name: 'jobs reader' });
-    const { url, stop } = await startServer(api.testDb.db, loadConfig({ PORT: '0', JOB_POLL_MS: '50', JOB_BATCH_SIZE: '8' }), api.models);
+    const { url, stop } = await startServer(api.testDb.db, loadConfig({ PORT: '0', JOB_POLL_MS: '50', JOB_BATCH_SIZE: '8', MODELS_DIR: root }), api.models);
     try {
       const post = async (query: string, variables: Record<string, unknown>, auth?: string) => {
         const response = await fetch(url, {
@@ -315,6 +316,7 @@ describe('re-embedding jobs and model switching', () => {
     // Registering a different model under a taken name is a conflict; a bad folder is invalid.
     const other = await writeTinyModel(join(root, 'elsewhere'), 'tiny-b', { seed: 99 });
     expect((await api.exec(REGISTER, { path: other })).errors?.[0].extensions?.code).toBe('CONFLICT');
-    expect((await api.exec(REGISTER, { path: join(root, 'missing') })).errors?.[0].extensions).toMatchObject({ code: 'MODEL_INVALID', argument: 'path' });
+    // Not a model folder in MODELS_DIR: the one BAD_USER_INPUT answer (test/input-validation.test.ts).
+    expect((await api.exec(REGISTER, { path: join(root, 'missing') })).errors?.[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'path' });
   });
 });

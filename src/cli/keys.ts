@@ -32,7 +32,7 @@ export function createKeyCommand(config: Config, options: { role: string; name?:
 }
 
 export function listKeysCommand(config: Config): Promise<number> {
-  return withKeys(config, async (db) => list(await listApiKeys(db)));
+  return withKeys(config, async (db) => printKeyTable(await listApiKeys(db)));
 }
 
 export function revokeKeyCommand(config: Config, idOrPrefix: string): Promise<number> {
@@ -47,7 +47,8 @@ export function revokeKeyCommand(config: Config, idOrPrefix: string): Promise<nu
   });
 }
 
-function list(keys: ApiKeyListing[]): number {
+/** The `keys list` table (also for `--url`). */
+export function printKeyTable(keys: ApiKeyListing[]): number {
   const when = (d: Date | null) => (d ? d.toISOString().replace(/\.\d+Z$/, 'Z') : '-');
   const rows = [
     ['id', 'prefix', 'name', 'role', 'created', 'last used', 'revoked'],

@@ -8,6 +8,7 @@ import { evalCommand } from './eval';
 import { ingestCommand } from './ingest';
 import { jobsCommand, modelsCommand, reembedCommand, workerCommand } from './jobs';
 import { createKeyCommand, listKeysCommand, revokeKeyCommand } from './keys';
+import { remoteCreateKey, remoteIngest, remoteListKeys, remoteRevokeKey, remoteStats, type RemoteTarget } from './remote-commands';
 import { serve } from './serve';
 import { migrateCommand, statsCommand } from './store';
 
@@ -29,7 +30,8 @@ Environment:
   STATEMENT_TIMEOUT_MS (30000), REQUEST_TIMEOUT_MS (60000), DB_CONNECT_TIMEOUT_MS (5000),
   RATE_LIMIT_QUERIES (1200), RATE_LIMIT_MUTATIONS (120), RATE_LIMIT_WINDOW_S (60),
   BM25_K1 (0.9), BM25_B (0.6), BM25_SUMMARY_WEIGHT (3), BM25_TERM_CAP (10000), HYBRID_ALPHA (each mode's tuned default),
-  DHR_DEBUG (1: error responses carry stack traces; never in production)`;
+  MAX_SECTION_DEPTH (64), MAX_METADATA_DEPTH (32), MODELS_DIR (DATA_DIR/models: the folders registerEmbeddingModel may load),
+  DHR_API_KEY (the key for --url), DHR_DEBUG (1: error responses carry stack traces; never in production)`;
 
 function integer(min: number, max: number) {
   return (value: string): number => {
@@ -42,6 +44,32 @@ function integer(min: number, max: number) {
 function idList(value: string): number[] {
   return value.split(',').map((part) => integer(1, 2_147_483_647)(part.trim()));
 }
+
+// ops-input: --url / --key for commands that can act through a running server's API.
+interface RemoteOptions {
+  url?: string;
+  key?: string;
+}
+
+function serverUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new InvalidArgumentError('must be a URL such as http://127.0.0.1:4000/');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidArgumentError('must be an http:// or https:// URL');
+  return url.href;
+}
+
+/** Adds --url and --key: with --url the command talks to that server's GraphQL API, not the database. */
+function remotable(command: Command): Command {
+  return command
+    .option('--url <server>', "a running server's URL: act through its GraphQL API instead of opening the database", serverUrl)
+    .addOption(new Option('--key <key>', 'API key for --url (admin for changes); prefer the environment variable').env('DHR_API_KEY'));
+}
+
+const remoteTarget = (o: RemoteOptions): RemoteTarget | undefined => (o.url ? { url: o.url, apiKey: o.key } : undefined);
 
 /** `run` receives each action; main.ts runs it with the loaded settings. */
 export function buildProgram(run: (action: Action) => Promise<void>): Command {
@@ -64,25 +92,33 @@ export function buildProgram(run: (action: Action) => Promise<void>): Command {
     .description('apply pending migrations')
     .action(() => run(async (config) => migrateCommand(config)));
 
-  program
-    .command('ingest')
-    .description('ingest .json (title tree or array), .jsonl, .md, .txt files, then embed them')
-    .argument('<paths...>', 'files or directories')
-    .option('--source <s>', 'source recorded on documents that name none')
-    .option('--no-embed', 'write and index only; embed later with `dhr embed`')
-    .action((paths: string[], options: { source?: string; embed: boolean }) =>
-      run(async (config) => ingestCommand(config, paths, options)),
-    );
+  remotable(
+    program
+      .command('ingest')
+      .description('ingest .json (title tree or array), .jsonl, .md, .txt files, then embed them')
+      .argument('<paths...>', 'files or directories')
+      .option('--source <s>', 'source recorded on documents that name none')
+      .option('--no-embed', 'write and index only; embed later with `dhr embed` (not with --url: the server decides)'),
+  ).action((paths: string[], options: { source?: string; embed: boolean } & RemoteOptions) =>
+    run(async (config) => {
+      const target = remoteTarget(options);
+      if (!target) return ingestCommand(config, paths, options);
+      if (!options.embed) {
+        console.error('ingest: --no-embed cannot be used with --url (the server embeds when its EMBED_ON_INGEST is on)');
+        return 1;
+      }
+      return remoteIngest(config, target, paths, options);
+    }),
+  );
 
   program
     .command('embed')
     .description('embed every document and passage that lacks a current embedding')
     .action(() => run(async (config) => embedCommand(config)));
 
-  program
-    .command('stats')
-    .description('count documents, sections, passages, links and embeddings per model')
-    .action(() => run(async (config) => statsCommand(config)));
+  remotable(program.command('stats').description('count documents, sections, passages, links and embeddings per model')).action(
+    (options: RemoteOptions) => run(async (config) => (options.url ? remoteStats(remoteTarget(options)!) : statsCommand(config))),
+  );
 
   const models = program.command('models').description('registered embedding models: list, register, activate, drop');
   models
@@ -148,21 +184,25 @@ export function buildProgram(run: (action: Action) => Promise<void>): Command {
     .action((id: number) => run(async (config) => jobsCommand(config, { cancel: id })));
 
   const keys = program.command('keys').description('API keys: create, list, revoke');
-  keys
-    .command('create')
-    .description('create an API key; prints the key (once) and nothing else on stdout')
-    .requiredOption('--role <role>', `one of ${ROLES.join(', ')}`)
-    .option('--name <name>', 'a label (default: the role)')
-    .action((options: { role: string; name?: string }) => run(async (config) => createKeyCommand(config, options)));
-  keys
-    .command('list')
-    .description('id, prefix, name, role, created, last used, revoked (never the key)')
-    .action(() => run(async (config) => listKeysCommand(config)));
-  keys
-    .command('revoke')
-    .description('revoke a key at once')
-    .argument('<key>', 'key id or prefix')
-    .action((key: string) => run(async (config) => revokeKeyCommand(config, key)));
+  remotable(
+    keys
+      .command('create')
+      .description('create an API key; prints the key (once) and nothing else on stdout')
+      .requiredOption('--role <role>', `one of ${ROLES.join(', ')}`)
+      .option('--name <name>', 'a label (default: the role)'),
+  ).action((options: { role: string; name?: string } & RemoteOptions) =>
+    run(async (config) => {
+      const target = remoteTarget(options);
+      return target ? remoteCreateKey(target, options) : createKeyCommand(config, options);
+    }),
+  );
+  remotable(keys.command('list').description('id, prefix, name, role, created, last used, revoked (never the key)')).action(
+    (options: RemoteOptions) => run(async (config) => (options.url ? remoteListKeys(remoteTarget(options)!) : listKeysCommand(config))),
+  );
+  remotable(keys.command('revoke').description('revoke a key at once').argument('<key>', 'key id or prefix')).action(
+    (key: string, options: RemoteOptions) =>
+      run(async (config) => (options.url ? remoteRevokeKey(remoteTarget(options)!, key) : revokeKeyCommand(config, key))),
+  );
 
   program
     .command('eval')

@@ -6,6 +6,7 @@ import { DocumentConnectionResolver, DocumentResolver } from './resolvers/docume
 import { EmbeddingModelResolver } from './resolvers/embedding';
 import { IngestResolver } from './resolvers/ingest';
 import { JobResolver } from './resolvers/job';
+import { ApiKeyResolver } from './resolvers/key';
 import { LinkResolver } from './resolvers/link';
 import { PassageResolver } from './resolvers/passage';
 import { RetrievalResolver, ScoredDocumentResolver, ScoredPassageResolver } from './resolvers/retrieval';
@@ -23,6 +24,7 @@ export const resolvers = [
   RetrievalResolver,
   ScoredPassageResolver,
   ScoredDocumentResolver,
+  ApiKeyResolver,
 ] as const;
 
 let built: Promise<GraphQLSchema> | undefined;

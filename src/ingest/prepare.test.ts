@@ -1,6 +1,6 @@
 import { IngestError } from './errors';
 import { prepareDocument, resolveIngestOptions } from './prepare';
-import type { DocumentInput } from './types';
+import type { DocumentInput, SectionInput } from './types';
 
 const tree: DocumentInput = {
   key: 'doc-1',
@@ -298,5 +298,41 @@ describe('prepareDocument: content hash', () => {
 
   it('differs between content forms carrying the same words', () => {
     expect(hash({ title: 'T', text: 'x' })).not.toBe(hash({ title: 'T', abstract: 'x' }));
+  });
+});
+
+describe('prepareDocument: nesting bounds (checked before any recursive walk)', () => {
+  /** Built iteratively: a recursive builder would itself overflow at these depths. */
+  const deepSections = (levels: number) => {
+    const root: SectionInput[] = [{ title: 'S1', text: 'leaf' }];
+    let list = root;
+    for (let i = 2; i <= levels; i++) {
+      const next: SectionInput[] = [{ title: `S${i}`, text: 'leaf' }];
+      list[0].sections = next;
+      list = next;
+    }
+    return root;
+  };
+  const deepMetadata = (levels: number) => {
+    const root: Record<string, unknown> = {};
+    let node = root;
+    for (let i = 1; i < levels; i++) node = (node.a = {}) as Record<string, unknown>;
+    return root;
+  };
+
+  it('refuses sections 10,000 levels deep and metadata 5,000 levels deep with a message, not a stack overflow', () => {
+    expect(ingestError(() => prepareDocument({ title: 'T', sections: deepSections(10_000) })).message).toContain(
+      'sections are nested deeper than 64 levels (MAX_SECTION_DEPTH)',
+    );
+    expect(ingestError(() => prepareDocument({ title: 'T', text: 't', metadata: deepMetadata(5000) })).message).toContain(
+      'metadata is nested deeper than 32 levels (MAX_METADATA_DEPTH)',
+    );
+  });
+
+  it('takes what is at the bound, and the bounds are options', () => {
+    expect(prepareDocument({ title: 'T', sections: deepSections(64) }).sections).toHaveLength(64);
+    expect(prepareDocument({ title: 'T', text: 't', metadata: deepMetadata(32) }).metadata).toEqual(deepMetadata(32));
+    expect(ingestError(() => prepareDocument({ title: 'T', sections: deepSections(3) }, { maxSectionDepth: 2 })).message).toContain('deeper than 2 levels');
+    expect(ingestError(() => prepareDocument({ title: 'T', text: 't', metadata: { a: { b: 1 } } }, { maxMetadataDepth: 1 })).message).toContain('deeper than 1 levels (MAX_METADATA_DEPTH)');
   });
 });

@@ -5,6 +5,7 @@
  * re-ingested document is unchanged.
  */
 import { createHash } from 'node:crypto';
+import { DEFAULT_MAX_METADATA_DEPTH, DEFAULT_MAX_SECTION_DEPTH, jsonDeeperThan, sectionsDeeperThan } from './depth';
 import { IngestError } from './errors';
 import { extractLinks } from './links';
 import { parseMarkdown } from './markdown';
@@ -159,6 +160,15 @@ export function prepareDocument(
   }
   const sectionsRaw = raw.sections ?? undefined;
   const metadataRaw = raw.metadata ?? undefined;
+  // Bounded before anything below recurses into them.
+  const maxSectionDepth = options?.maxSectionDepth ?? DEFAULT_MAX_SECTION_DEPTH;
+  const maxMetadataDepth = options?.maxMetadataDepth ?? DEFAULT_MAX_METADATA_DEPTH;
+  if (sectionsDeeperThan(sectionsRaw, maxSectionDepth)) {
+    throw new IngestError(document, `sections are nested deeper than ${maxSectionDepth} levels (MAX_SECTION_DEPTH)`);
+  }
+  if (jsonDeeperThan(metadataRaw, maxMetadataDepth)) {
+    throw new IngestError(document, `metadata is nested deeper than ${maxMetadataDepth} levels (MAX_METADATA_DEPTH)`);
+  }
   if (metadataRaw !== undefined && !isPlainObject(metadataRaw)) {
     throw new IngestError(document, 'metadata must be a JSON object');
   }

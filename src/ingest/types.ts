@@ -33,6 +33,10 @@ export interface IngestOptions {
   maxDocumentBytes: number;
   /** When set, passages are also split to fit the passage encoder's token budget. */
   tokenBudget?: TokenBudget;
+  /** Deepest section nesting of a JSON title tree (default DEFAULT_MAX_SECTION_DEPTH, 64). */
+  maxSectionDepth?: number;
+  /** Deepest nesting of a document's metadata JSON (default DEFAULT_MAX_METADATA_DEPTH, 32). */
+  maxMetadataDepth?: number;
 }
 
 /**

@@ -22,6 +22,16 @@ export class RetrievalInputError extends DomainError {
   }
 }
 
+/**
+ * What keeps a string out of PostgreSQL text (a NUL, a lone surrogate), as words that follow its
+ * name; undefined when it is fine. Every string argument of the API is checked with it.
+ */
+export function textProblem(value: string): string | undefined {
+  if (value.includes('\u0000')) return 'contains a NUL character (\\u0000)';
+  if (!value.isWellFormed()) return 'contains malformed Unicode (a lone surrogate)';
+  return undefined;
+}
+
 export interface RetrieveArgs {
   question: string;
   k1: number;
@@ -46,9 +56,8 @@ export function validateRetrieveArgs(args: RetrieveArgs): RetrieveArgs {
       `question is ${question.length} characters, over the limit of ${RETRIEVAL_LIMITS.maxQuestionChars}`,
     );
   }
-  if (!question.isWellFormed() || question.includes('\u0000')) {
-    throw new RetrievalInputError('question', 'question contains malformed Unicode or a NUL character');
-  }
+  const problem = textProblem(question);
+  if (problem) throw new RetrievalInputError('question', `question ${problem}`);
   for (const name of ['k1', 'k2'] as const) {
     const k = args[name];
     if (!Number.isInteger(k) || k < 1 || k > RETRIEVAL_LIMITS.maxK) {

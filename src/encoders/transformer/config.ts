@@ -33,8 +33,9 @@ export function parseModelConfig(text: string, file: string, fallbackName: strin
   let json: unknown;
   try {
     json = JSON.parse(text);
-  } catch (e) {
-    throw new EncoderError(fallbackName, `${file} is not valid JSON: ${(e as Error).message}`);
+  } catch {
+    // JSON.parse's message quotes the text: never echo a file's content.
+    throw new EncoderError(fallbackName, `${file} is not valid JSON`);
   }
   if (!isObject(json)) throw new EncoderError(fallbackName, `${file} must hold a JSON object`);
   const rawName = json.name;

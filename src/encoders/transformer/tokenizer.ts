@@ -38,8 +38,9 @@ export class TextTokenizer {
     let json: unknown;
     try {
       json = JSON.parse(text);
-    } catch (e) {
-      throw new EncoderError(model, `${file} is not valid JSON: ${(e as Error).message}`);
+    } catch {
+      // JSON.parse's message quotes the text: never echo a file's content.
+      throw new EncoderError(model, `${file} is not valid JSON`);
     }
     if (!isObject(json)) throw new EncoderError(model, `${file} must hold a JSON object`);
     let tokenizer: Tokenizer;

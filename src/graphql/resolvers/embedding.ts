@@ -1,7 +1,8 @@
 import { Arg, Authorized, Ctx, Mutation, Query, Resolver } from 'type-graphql';
 import { ENCODER_ROLES, type EncoderRole } from '../../encoders/types';
 import { badUserInput } from '../../errors';
-import { activateStoredModel, registerModelFromPath } from '../../pipeline/jobs/models';
+import { registerModelInModelsDir } from '../../pipeline/jobs/model-folder';
+import { activateStoredModel } from '../../pipeline/jobs/models';
 import { dropModel } from '../../store/active';
 import { modelCounts } from '../../store/embeddings';
 import type { Role } from '../auth';
@@ -18,11 +19,14 @@ export class EmbeddingModelResolver {
   @Authorized<Role>('admin')
   @Mutation(() => EmbeddingModel, {
     description:
-      "Registers a model folder (model.onnx, tokenizer.json, dhr-model.json) or 'use-lite': loads it and probes its dimension first. It serves nothing until reembed has covered the corpus and it is activated.",
+      "Registers a model folder (model.onnx, tokenizer.json, dhr-model.json) inside the server's models directory (MODELS_DIR; path is relative to it), or 'use-lite': loads it and probes its dimension first. It serves nothing until reembed has covered the corpus and it is activated.",
   })
   async registerEmbeddingModel(@Ctx() ctx: Context, @Arg('path', () => String) path: string): Promise<EmbeddingModel> {
     if (path.trim() === '') throw badUserInput('path must name a model folder or "use-lite"', 'path');
-    const { name } = await registerModelFromPath(ctx.db, path, { cacheDir: ctx.config.modelCacheDir, threads: ctx.config.encoderThreads });
+    const { name } = await registerModelInModelsDir(ctx.db, ctx.config.modelsDir, path, {
+      cacheDir: ctx.config.modelCacheDir,
+      threads: ctx.config.encoderThreads,
+    });
     const model = (await modelCounts(ctx.db)).find((m) => m.name === name);
     if (!model) throw new Error(`model "${name}" was registered but is not listed`);
     return model;

@@ -1,0 +1,52 @@
+import { DomainError, ErrorCode, messageOf } from '../errors';
+
+const CODES = new Set<string>(Object.values(ErrorCode));
+
+interface GraphQLReply<T> {
+  data?: T | null;
+  errors?: { message?: string; extensions?: { code?: string; argument?: string } }[];
+}
+
+/**
+ * One GraphQL operation against a running server (`dhr … --url`): POSTs JSON with Node's fetch,
+ * with `Authorization: Bearer <apiKey>` when given, and returns `data`. The server's first error
+ * comes back as a DomainError with its code (codes this version does not know become
+ * BAD_REQUEST, the server's code kept in details.remoteCode) and message; an unreachable server
+ * or an answer that is not GraphQL is SERVICE_UNAVAILABLE naming the URL.
+ */
+export async function remoteGraphQL<T>(
+  url: string,
+  query: string,
+  variables?: Record<string, unknown>,
+  options?: { apiKey?: string },
+): Promise<T> {
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
+  if (options?.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
+  let response: Response;
+  try {
+    response = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ query, variables: variables ?? {} }) });
+  } catch (error) {
+    const cause = (error as { cause?: unknown }).cause;
+    throw new DomainError(ErrorCode.SERVICE_UNAVAILABLE, `cannot reach the server at ${url}: ${messageOf(cause ?? error)}`);
+  }
+  const text = await response.text();
+  let reply: GraphQLReply<T>;
+  try {
+    reply = JSON.parse(text) as GraphQLReply<T>;
+  } catch {
+    throw new DomainError(ErrorCode.SERVICE_UNAVAILABLE, `the server at ${url} answered HTTP ${response.status} without a GraphQL response`);
+  }
+  const first = reply.errors?.[0];
+  if (first) {
+    const remoteCode = first.extensions?.code ?? 'INTERNAL_SERVER_ERROR';
+    const code = CODES.has(remoteCode) ? (remoteCode as ErrorCode) : ErrorCode.BAD_REQUEST;
+    throw new DomainError(code, first.message ?? `the server at ${url} answered ${remoteCode}`, {
+      argument: first.extensions?.argument,
+      details: code === remoteCode ? undefined : { remoteCode },
+    });
+  }
+  if (reply.data === undefined || reply.data === null) {
+    throw new DomainError(ErrorCode.SERVICE_UNAVAILABLE, `the server at ${url} answered HTTP ${response.status} with no data`);
+  }
+  return reply.data;
+}
