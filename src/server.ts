@@ -37,6 +37,9 @@ export async function createApolloServer(config?: Pick<Config, 'maxQueryTokens'>
     // Errors are ours to shape (formatError, which adds stack traces under DHR_DEBUG=1); Apollo's
     // default follows NODE_ENV, which nothing sets.
     includeStacktraceInErrorResponses: false,
+    // `dhr serve` shuts down in order itself (src/cli/serve.ts); Apollo's own handler would stop
+    // the server and then re-send the signal, killing the process before the database is closed.
+    stopOnTerminationSignals: false,
     formatError,
     plugins: [requestGuard, errorStatus, databaseFaultPlugin],
     // graphql-js stops parsing past this many tokens, before validation can take quadratic time.
