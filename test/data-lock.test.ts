@@ -1,14 +1,14 @@
 /**
  * The embedded store's data folder is one process's: while `dhr serve` has it open, a second
  * process (`dhr stats`) is refused with a message that names the folder and says what to do; a
- * lock left by a process killed with SIGKILL is taken over once it has gone stale. Real
+ * lock left by a process killed with SIGKILL is taken over by the next one. Real
  * processes, a real PGlite folder (whatever DATABASE_URL says: the lock is the embedded store's).
  */
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { LOCK_NAME, LOCK_STALE_MS } from '../src/store/data-lock';
+import { ErrorCode } from '../src/errors';
+import { LOCK_NAME, lockDataFolder } from '../src/store/data-lock';
 import { dhr } from './helpers/cli';
 import { startServe, type ServeProcess } from './helpers/serve';
 
@@ -48,13 +48,12 @@ describe('data folder lock', () => {
     });
     expect(await served.json()).toEqual({ data: { stats: { documents: 0 } } });
 
-    // SIGKILL: nothing runs on exit, the lock stays behind, and stops being refreshed.
+    // SIGKILL: nothing runs on exit and the lock stays behind; its owner (pid, host) is gone, so
+    // the next process takes it over at once, without waiting for it to go stale.
     serve.child.kill('SIGKILL');
     expect(await serve.exited).toEqual({ code: null, signal: 'SIGKILL' });
     expect(existsSync(lock)).toBe(true);
-    // Wait until the lock is older than the stale threshold (the documented takeover delay).
-    const age = Date.now() - statSync(lock).mtimeMs;
-    await sleep(Math.max(0, LOCK_STALE_MS - age) + 1000);
+    expect(JSON.parse(readFileSync(`${lock}.owner`, 'utf8'))).toEqual({ pid: serve.child.pid, host: hostname() });
 
     const after = await dhr(['stats'], env);
     expect(after.stderr).not.toMatch(/in use by another dhr process/);
@@ -62,5 +61,22 @@ describe('data folder lock', () => {
     expect(JSON.parse(after.stdout)).toMatchObject({ documents: 0 });
     // Released on a normal exit.
     expect(existsSync(lock)).toBe(false);
+    expect(existsSync(`${lock}.owner`)).toBe(false);
   }, 240_000);
+});
+
+describe('data folder lock within one process', () => {
+  it('refuses a second open of a folder this process holds (its own pid is no stale owner), and allows it after release', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dhr-lock-self-'));
+    try {
+      const release = await lockDataFolder(dir);
+      await expect(lockDataFolder(dir)).rejects.toMatchObject({ code: ErrorCode.CONFLICT, argument: 'DATA_DIR' });
+      await release();
+      expect(existsSync(join(dir, LOCK_NAME))).toBe(false);
+      const again = await lockDataFolder(dir);
+      await again();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
