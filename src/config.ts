@@ -2,6 +2,7 @@ import { join, resolve } from 'node:path';
 import { DEFAULT_MODEL, type EncoderSpec } from './encoders/spec';
 import { DEFAULT_MAX_METADATA_DEPTH, DEFAULT_MAX_SECTION_DEPTH } from './ingest/depth';
 import { DEFAULT_INGEST_OPTIONS, type IngestOptions } from './ingest/types';
+import { LOG_LEVELS, type LogLevel } from './observability/logger';
 import { DEFAULT_BM25, DEFAULT_EF_FACTOR, DEFAULT_MAX_SCAN_TUPLES, ITERATIVE_SCANS, type Bm25Settings, type IterativeScan } from './retrieval/types';
 
 /** Settings from the environment; every one has a default so the embedded demo needs none. */
@@ -75,6 +76,13 @@ export interface Config {
   /** Mutations per API key (or client address) per window; 0: unlimited. */
   rateLimitMutations: number;
   rateLimitWindowS: number;
+  // --- observability and shutdown (docs/operations.md#observability)
+  /** pino level of the server's JSON log. */
+  logLevel: LogLevel;
+  /** Who may read /metrics: public, or key (a reader or admin key). Default: as READ_ACCESS. */
+  metricsAccess: ReadAccess;
+  /** On SIGTERM/SIGINT, how long in-flight requests may take to finish before their connections are cut. */
+  shutdownGraceMs: number;
 }
 
 export type ReadAccess = 'public' | 'key';
@@ -133,6 +141,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitQueries: intSetting(env, 'RATE_LIMIT_QUERIES', 1200, 0, 1_000_000_000),
     rateLimitMutations: intSetting(env, 'RATE_LIMIT_MUTATIONS', 120, 0, 1_000_000_000),
     rateLimitWindowS: intSetting(env, 'RATE_LIMIT_WINDOW_S', 60, 1, 86_400),
+    // --- observability and shutdown
+    logLevel: choiceSetting(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    metricsAccess: choiceSetting(env, 'METRICS_ACCESS', ['public', 'key'] as const, choiceSetting(env, 'READ_ACCESS', ['public', 'key'] as const, 'public')),
+    shutdownGraceMs: intSetting(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
   };
 }
 

@@ -5,7 +5,7 @@ import type { Config } from './config';
 import { DomainError, ErrorCode, unauthenticated } from './errors';
 import { bearerKey } from './graphql/auth';
 import { createContext, type Context } from './graphql/context';
-import { errorStatus, formatError, httpStatusOf, newRequestId, toGraphQLError, withRequestId } from './graphql/errors';
+import { errorStatus, formatError, httpStatusOf, newRequestId, toGraphQLError } from './graphql/errors';
 import { requestGuard } from './graphql/guard';
 import { buildGraphQLSchema } from './graphql/schema';
 import { BodyTooLargeError, readBody } from './http/body';
@@ -16,6 +16,14 @@ import type { ModelRegistry } from './pipeline/jobs/registry';
 import { JobWorker } from './pipeline/jobs/worker';
 import type { Database } from './store/db';
 import { authenticateKey } from './store/keys';
+import type { DestinationStream } from 'pino';
+import { readinessCheck } from './http/readiness';
+import { operationalRoutes } from './http/routes';
+import { metricsPlugin } from './observability/graphql-plugin';
+import { logRequestWhenDone } from './observability/http-log';
+import { createLogger, type Logger } from './observability/logger';
+import { ServerMetrics } from './observability/metrics';
+import { runInRequest, type RequestScope } from './observability/request-scope';
 
 export async function createApolloServer(config?: Pick<Config, 'maxQueryTokens'>): Promise<ApolloServer<Context>> {
   const schema = await buildGraphQLSchema();
@@ -29,6 +37,9 @@ export async function createApolloServer(config?: Pick<Config, 'maxQueryTokens'>
     // Errors are ours to shape (formatError, which adds stack traces under DHR_DEBUG=1); Apollo's
     // default follows NODE_ENV, which nothing sets.
     includeStacktraceInErrorResponses: false,
+    // `dhr serve` shuts down in order itself (src/cli/serve.ts); Apollo's own handler would stop
+    // the server and then re-send the signal, killing the process before the database is closed.
+    stopOnTerminationSignals: false,
     formatError,
     plugins: [requestGuard, errorStatus, databaseFaultPlugin],
     // graphql-js stops parsing past this many tokens, before validation can take quadratic time.
@@ -47,41 +58,70 @@ export async function startServer(
   db: Database,
   config: Config,
   models?: ModelRegistry,
-): Promise<{ url: string; stop: () => Promise<void> }> {
+  options: { logDestination?: DestinationStream } = {},
+): Promise<{ url: string; stop: () => Promise<void>; log: Logger }> {
   const server = await createApolloServer(config);
   server.addPlugin(rateLimitPlugin(config));
+  // Observability (docs/operations.md#observability): JSON log, /metrics, /healthz, /readyz.
+  const log = createLogger({ level: config.logLevel, destination: options.logDestination });
+  const metrics = new ServerMetrics(db);
+  server.addPlugin(metricsPlugin(metrics));
+  const routes = operationalRoutes({
+    metrics,
+    ready: readinessCheck(db, { modelsLoaded: models !== undefined }),
+    authorizeMetrics: (req) => authorizeMetrics(db, config, req),
+    sendError: (res, error) => sendError(res, error),
+  });
   const httpServer = createServer((req, res) => {
     const requestId = newRequestId();
     res.setHeader('x-request-id', requestId);
-    withRequestId(requestId, () => handle(server, req, res, db, config, models)).catch((error: unknown) => {
-      console.error(`[request ${requestId}] request failed:`, error);
+    const scope: RequestScope = { id: requestId, log };
+    logRequestWhenDone(req, res, scope);
+    const serve = async () => (await routes(req, res)) || (await handle(server, req, res, db, config, models, metrics));
+    runInRequest(scope, serve).catch((error: unknown) => {
+      log.error({ requestId, err: error }, 'request failed');
       if (!res.headersSent) {
         sendError(res, new DomainError(ErrorCode.INTERNAL_SERVER_ERROR, `internal server error (request id ${requestId})`), { requestId });
       } else res.end();
     });
   });
-  server.addPlugin(ApolloServerPluginDrainHttpServer({ httpServer }));
+  // stop(): close the listener, let in-flight requests finish for SHUTDOWN_GRACE_MS, then cut what is left.
+  server.addPlugin(ApolloServerPluginDrainHttpServer({ httpServer, stopGracePeriodMillis: config.shutdownGraceMs }));
   await server.start();
   await new Promise<void>((resolve, reject) => {
     httpServer.once('error', reject);
     httpServer.listen({ port: config.port, host: config.host }, resolve);
   });
-  const workers = models ? startWorkers(db, models, config) : undefined;
+  const workers = models ? startWorkers(db, models, config, log) : undefined;
   return {
     url: urlOf(httpServer),
+    log,
+    // Draining requests and finishing the workers' current batches happen together.
     stop: async () => {
-      await workers?.stop();
-      await server.stop();
+      await Promise.all([workers?.stop(), server.stop()]);
     },
   };
 }
 
+/** METRICS_ACCESS=key: /metrics needs a reader or admin key, checked like a GraphQL request's. */
+async function authorizeMetrics(db: Database, config: Config, req: IncomingMessage): Promise<DomainError | undefined> {
+  if (config.metricsAccess === 'public') return undefined;
+  try {
+    const key = bearerKey(req.headers.authorization);
+    if (key === undefined) return unauthenticated('/metrics needs an API key here (METRICS_ACCESS=key): send "Authorization: Bearer <key>"');
+    return (await authenticateKey(db, key)) ? undefined : unauthenticated('the API key is unknown or revoked');
+  } catch (error) {
+    if (error instanceof DomainError) return error;
+    throw error;
+  }
+}
+
 /** The server works re-embedding jobs itself (JOB_WORKERS of them); a job queued here wakes them at once. */
-function startWorkers(db: Database, models: ModelRegistry, config: Config): { stop: () => Promise<void> } {
+function startWorkers(db: Database, models: ModelRegistry, config: Config, log: Logger): { stop: () => Promise<void> } {
   const abort = new AbortController();
   const workers = Array.from(
     { length: config.jobWorkers },
-    () => new JobWorker(db, models, { batchSize: config.jobBatchSize, pollMs: config.jobPollMs, log: (m) => console.error(m) }),
+    () => new JobWorker(db, models, { batchSize: config.jobBatchSize, pollMs: config.jobPollMs, log: (m) => log.info(m) }),
   );
   const running = workers.map((w) => w.run({ signal: abort.signal }));
   const unsubscribe = models.onJobQueued(() => workers.forEach((w) => w.poke()));
@@ -101,6 +141,7 @@ async function handle(
   db: Database,
   config: Config,
   models: ModelRegistry | undefined,
+  metrics?: ServerMetrics,
 ): Promise<void> {
   res.setHeader('access-control-allow-origin', '*');
   if (req.method === 'OPTIONS') {
@@ -156,10 +197,10 @@ async function handle(
     context: async () => {
       try {
         const key = bearerKey(headers.get('authorization'));
-        if (key === undefined) return attachClientAddress(createContext(db, config, models), address);
+        if (key === undefined) return attachClientAddress({ ...createContext(db, config, models), metrics }, address);
         const principal = await authenticateKey(db, key).catch((e: unknown) => Promise.reject(contextFault(e, config.statementTimeoutMs)));
         if (!principal) throw unauthenticated('the API key is unknown or revoked');
-        return attachClientAddress(createContext(db, config, models, principal), address);
+        return attachClientAddress({ ...createContext(db, config, models, principal), metrics }, address);
       } catch (error) {
         // Outside the request pipeline: Apollo takes the status from the error itself.
         throw toGraphQLError(error);

@@ -11,7 +11,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['errors', 'paths', 'generated'],
   ['ingest', 'encoders'],
   ['store'],
-  ['retrieval', 'pipeline'],
+  ['retrieval', 'pipeline', 'observability'],
   ['config'],
   ['graphql', 'http'],
   ['server', 'eval'],

@@ -8,22 +8,13 @@ import { useTestServer } from './helpers/server';
  */
 describe('internal errors', () => {
   const server = useTestServer();
-  const logged: string[] = [];
-  let spy: jest.SpyInstance;
 
   beforeAll(async () => {
     const post = await query(`mutation { ingestDocuments(documents: [{ title: "Linked", text: "See [[Other]]." }]) { created } }`);
     expect(post.body).toEqual({ data: { ingestDocuments: { created: 1 } } });
     await server.db.exec('DROP TABLE links CASCADE');
   });
-  beforeEach(() => {
-    logged.length = 0;
-    spy = jest.spyOn(console, 'error').mockImplementation((...args: unknown[]) => {
-      logged.push(args.map((a) => (a instanceof Error ? `${a.message}\n${a.stack}` : String(a))).join(' '));
-    });
-  });
   afterEach(() => {
-    spy.mockRestore();
     delete process.env.DHR_DEBUG;
   });
 
@@ -51,10 +42,12 @@ describe('internal errors', () => {
 
   it('logs the failure in full on the server under the same request id', async () => {
     const { requestId } = await query(BROKEN);
-    const entry = logged.find((line) => line.includes(`[request ${requestId}]`));
+    // The JSON log (pino): the error with its message and stack under the request id.
+    const entry = server.logs.find((line) => line.requestId === requestId && line.msg === 'internal error');
     expect(entry).toBeDefined();
-    expect(entry).toMatch(/links/);
-    expect(entry).toMatch(/\n\s+at /);
+    expect(entry!.level).toBe(50);
+    expect(entry!.err.message).toMatch(/links/);
+    expect(entry!.err.stack).toMatch(/\n\s+at /);
   });
 
   it('shows a stack trace only with DHR_DEBUG=1', async () => {

@@ -38,9 +38,9 @@ export function embedProgress(): { update: (progress: EmbedProgress) => void; fi
 }
 
 /** Embeds what is pending with a progress bar per level; returns the summary. */
-export async function embedWithProgress(db: Database, targets: EmbeddingTargets, config: Config): Promise<EmbedSummary> {
+export async function embedWithProgress(db: Database, targets: EmbeddingTargets, config: Config, signal?: AbortSignal): Promise<EmbedSummary> {
   const progress = embedProgress();
-  const summary = await embedPending(db, targets, { batchSize: config.embedBatchSize, onProgress: progress.update });
+  const summary = await embedPending(db, targets, { batchSize: config.embedBatchSize, onProgress: progress.update, signal });
   progress.finish();
   return summary;
 }

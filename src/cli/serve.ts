@@ -25,19 +25,38 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
   console.log(`DHR-GraphQL ready at ${url}`);
   await announceKeys(db, options.demo, url);
   // Whatever lacks an embedding (the demo corpus on first start) is embedded while the server answers.
-  void embedWithProgress(db, embedding, config).then(
+  const stopEmbedding = new AbortController();
+  const embedded = embedWithProgress(db, embedding, config, stopEmbedding.signal).then(
     (summary) => {
       if (summary.documents + summary.passages > 0) console.error(describeEmbed(summary, embedding));
     },
     (error: unknown) => console.error(`embedding stopped: ${messageOf(error)}`),
   );
-  const shutdown = async () => {
-    await stop();
-    await models.close();
-    await db.close();
+  // Graceful shutdown (docs/operations.md#shutdown): stop accepting, drain in-flight requests for up
+  // to SHUTDOWN_GRACE_MS, let job workers and background embedding finish their batch, close the
+  // database (releasing the data folder's lock), exit 0. A second signal exits at once.
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) {
+      console.error(`${signal} again: exiting without waiting`);
+      process.exit(1);
+    }
+    stopping = true;
+    console.error(`${signal}: shutting down (in-flight requests get up to ${config.shutdownGraceMs} ms)`);
+    stopEmbedding.abort();
+    try {
+      await stop();
+      await embedded;
+      await models.close();
+      await db.close();
+    } catch (error) {
+      console.error(`shutdown: ${messageOf(error)}`);
+      process.exit(1);
+    }
+    console.error('stopped');
     process.exit(0);
   };
-  process.once('SIGINT', shutdown);
-  process.once('SIGTERM', shutdown);
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
   return new Promise<number>(() => undefined);
 }

@@ -1,5 +1,6 @@
 import type { Config } from '../config';
 import type { ModelRegistry } from '../pipeline/jobs/registry';
+import type { ServerMetrics } from '../observability/metrics';
 import type { Database } from '../store/db';
 import type { Principal } from '../store/keys';
 import { createLoaders, type Loaders } from './loaders';
@@ -12,6 +13,8 @@ export interface Context {
   models?: ModelRegistry;
   /** The API key's holder; absent for a request without a key. */
   principal?: Principal;
+  /** The HTTP server's metrics (retrieve stage timings); absent outside it. */
+  metrics?: ServerMetrics;
 }
 
 export function createContext(db: Database, config: Config, models?: ModelRegistry, principal?: Principal): Context {

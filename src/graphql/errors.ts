@@ -1,8 +1,8 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
-import { randomUUID } from 'node:crypto';
 import type { ApolloServerPlugin } from '@apollo/server';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { DomainError, ErrorCode } from '../errors';
+import { defaultLogger, type Logger } from '../observability/logger';
+import { currentLogger, currentRequest, newRequestId, runInRequest } from '../observability/request-scope';
 
 /**
  * The API's one error normalizer (after Apollo Server's own errors module): a DomainError keeps
@@ -29,15 +29,11 @@ export function httpStatusOf(code: ErrorCode): number | undefined {
   return HTTP_STATUS[code];
 }
 
-const requestIds = new AsyncLocalStorage<string>();
+export { newRequestId };
 
-/** Runs one HTTP request with its id, so errors formatted meanwhile can name it. */
-export function withRequestId<T>(id: string, fn: () => T): T {
-  return requestIds.run(id, fn);
-}
-
-export function newRequestId(): string {
-  return randomUUID();
+/** Runs one HTTP request with its id (and its server's logger), so errors formatted meanwhile can name it. */
+export function withRequestId<T>(id: string, fn: () => T, log: Logger = defaultLogger()): T {
+  return runInRequest({ id, log }, fn);
 }
 
 /**
@@ -85,8 +81,8 @@ export function formatError(formatted: GraphQLFormattedError, error: unknown): G
   if (typeof code === 'string' && code !== ErrorCode.INTERNAL_SERVER_ERROR) {
     return { ...formatted, extensions: { ...extensions, ...(debug() ? { stacktrace } : {}) } };
   }
-  const requestId = requestIds.getStore() ?? newRequestId();
-  console.error(`[request ${requestId}] internal error:`, original);
+  const requestId = currentRequest()?.id ?? newRequestId();
+  currentLogger().error({ requestId, err: original }, 'internal error');
   return {
     message: `internal server error (request id ${requestId})`,
     ...(formatted.locations ? { locations: formatted.locations } : {}),

@@ -35,6 +35,8 @@ export interface EmbedOptions {
   /** Only these documents (ingest embeds what it just wrote); default: everything pending. */
   documentIds?: number[];
   onProgress?: (progress: EmbedProgress) => void;
+  /** Stops after the batch in flight (server shutdown); what was written stays. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -60,11 +62,13 @@ export async function embedPending(db: Database, targets: EmbeddingTargets, opti
     (after) => pendingDocuments(db, targets.document.id, batchSize, after, only),
     (batch) => encodeDocuments(db, encoders.byRole.document, targets.document, batch),
     (done) => track('documents', done),
+    options.signal,
   );
   await embedLevel(
     (after) => pendingPassages(db, targets.passage.id, batchSize, after, only),
     (batch) => encodePassages(db, encoders.byRole.passage, targets.passage, batch),
     (done) => track('passages', done),
+    options.signal,
   );
   return summary;
 }
@@ -74,9 +78,10 @@ async function embedLevel<T extends { id: number }>(
   read: (afterId: number) => Promise<T[]>,
   encodeAndWrite: (batch: T[]) => Promise<EncodedBatch>,
   done: (batch: EncodedBatch) => void,
+  signal?: AbortSignal,
 ): Promise<void> {
   let after = 0;
-  for (;;) {
+  while (!signal?.aborted) {
     const batch = await read(after);
     if (batch.length === 0) return;
     after = batch[batch.length - 1].id;

@@ -14,6 +14,15 @@ import type { StatementCounter } from './statements';
 
 export type DatabaseKind = 'pglite' | 'postgres';
 
+export interface PoolUsage {
+  /** Open connections, idle ones included. */
+  total: number;
+  idle: number;
+  /** Callers queued for a connection. */
+  waiting: number;
+  max: number;
+}
+
 export interface Database extends Queryable {
   readonly kind: DatabaseKind;
   /** Where the data lives: a directory for PGlite, the server URL (without password) for PostgreSQL. */
@@ -36,6 +45,8 @@ export interface Database extends Queryable {
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /** Counts every statement sent, for tests that bound round trips and for stats. */
   readonly statements: StatementCounter;
+  /** Connections of the pool (PostgreSQL; PGlite has one in-process connection and no pool). */
+  poolUsage?(): PoolUsage;
   close(): Promise<void>;
 }
 

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { PGlite, types } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite/vector';
+import { lockDataFolder } from './data-lock';
 import { settingsStatement, type Database, type Queryable } from './db';
 import { StatementCounter } from './statements';
 import { createPrismaClient, type PrismaClient } from './prisma';
@@ -20,20 +21,35 @@ export class PgliteDatabase implements Database {
   /** Session settings the (single) connection last received. */
   private applied = '';
 
-  private constructor(private readonly db: PGlite, location: string) {
+  private constructor(
+    private readonly db: PGlite,
+    location: string,
+    /** Releases the data folder's lock (none in memory). */
+    private readonly release?: () => Promise<void>,
+  ) {
     this.location = location;
     this.prisma = createPrismaClient({ pglite: db }, this.statements);
   }
 
   static async open(options: PgliteOptions = {}): Promise<PgliteDatabase> {
-    if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
-    const db = await PGlite.create({
-      dataDir: options.dataDir,
-      extensions: options.pgvector === false ? {} : { vector },
-      // Same int8 handling as the pg driver: counts as numbers.
-      parsers: { [types.INT8]: (v: string) => Number(v) },
-    });
-    return new PgliteDatabase(db, options.dataDir ?? 'memory://');
+    let release: (() => Promise<void>) | undefined;
+    if (options.dataDir) {
+      mkdirSync(options.dataDir, { recursive: true });
+      // Before PGlite touches a file: a second process is refused, not let in to corrupt them.
+      release = await lockDataFolder(options.dataDir);
+    }
+    try {
+      const db = await PGlite.create({
+        dataDir: options.dataDir,
+        extensions: options.pgvector === false ? {} : { vector },
+        // Same int8 handling as the pg driver: counts as numbers.
+        parsers: { [types.INT8]: (v: string) => Number(v) },
+      });
+      return new PgliteDatabase(db, options.dataDir ?? 'memory://', release);
+    } catch (error) {
+      await release?.();
+      throw error;
+    }
   }
 
   async query<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
@@ -78,5 +94,6 @@ export class PgliteDatabase implements Database {
   async close(): Promise<void> {
     await this.prisma.$disconnect();
     await this.db.close();
+    await this.release?.();
   }
 }

@@ -1,6 +1,6 @@
 import { Pool, types, type PoolClient } from 'pg';
 import { guardPool } from './faults';
-import { settingsStatement, type Database, type Queryable } from './db';
+import { settingsStatement, type Database, type PoolUsage, type Queryable } from './db';
 import { StatementCounter } from './statements';
 import { createPrismaClient, type PrismaClient } from './prisma';
 import { vectorBinary } from './vector';
@@ -38,6 +38,10 @@ export class PostgresDatabase implements Database {
     guardPool(this.pool, options.log);
     this.location = redactUrl(options.url);
     this.prisma = createPrismaClient({ pool: this.pool }, this.statements);
+  }
+
+  poolUsage(): PoolUsage {
+    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount, max: this.pool.options.max };
   }
 
   /** Binary: see vectorBinary for what it saves per query. */

@@ -3,6 +3,7 @@ import { startServer } from '../../src/server';
 import type { Database } from '../../src/store/db';
 import { createApiKey } from '../../src/store/keys';
 import { createTestDatabase, type TestDatabase } from './database';
+import { captureLog, type LogLine } from './log-capture';
 
 export interface HttpReply<T = any> {
   status: number;
@@ -16,6 +17,8 @@ export interface TestServer {
   readonly url: string;
   /** An admin key made for the suite. */
   readonly adminKey: string;
+  /** What the server logged (its JSON log, captured instead of written to stderr). */
+  readonly logs: LogLine[];
   /** POSTs a GraphQL operation as JSON, with the admin key unless `authorization` says otherwise (null: none). */
   post<T = any>(query: string, variables?: unknown, authorization?: string | null): Promise<HttpReply<T>>;
 }
@@ -29,10 +32,11 @@ export function useTestServer(env: Record<string, string> = {}): TestServer {
   let url = '';
   let adminKey = '';
   let stop: (() => Promise<void>) | undefined;
+  const log = captureLog();
   beforeAll(async () => {
     t = await createTestDatabase();
     adminKey = (await createApiKey(t.db, { role: 'admin', name: 'test admin' })).key;
-    ({ url, stop } = await startServer(t.db, loadConfig({ PORT: '0', ...env })));
+    ({ url, stop } = await startServer(t.db, loadConfig({ PORT: '0', ...env }), undefined, { logDestination: log.destination }));
   });
   // The server stops before its database goes.
   afterAll(async () => {
@@ -50,6 +54,7 @@ export function useTestServer(env: Record<string, string> = {}): TestServer {
     get adminKey() {
       return adminKey;
     },
+    logs: log.lines,
     async post(query, variables, authorization) {
       const headers: Record<string, string> = { 'content-type': 'application/json' };
       const auth = authorization === undefined ? `Bearer ${adminKey}` : authorization;

@@ -88,6 +88,7 @@ export class RetrievalResolver {
         defaultAlpha: ctx.config.alpha,
       },
     );
+    ctx.metrics?.observeRetrieval(result.args.mode, result.timings);
     const needs = MODES[result.args.mode].needs;
     return {
       passages: result.passages.map((p, i) => ({ ...p, rank: i + 1 })),

@@ -1,0 +1,43 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { join } from 'node:path';
+import { packageRoot } from '../../src/paths';
+
+export interface ServeProcess {
+  child: ChildProcessWithoutNullStreams;
+  /** The URL it printed ("ready at"). */
+  url: string;
+  stderr(): string;
+  /** Resolves when the process has exited. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Starts the real `dhr serve --port 0` (TypeScript through tsx) with only the given environment; resolves once it is ready. */
+export async function startServe(env: Record<string, string>, timeoutMs = 110_000): Promise<ServeProcess> {
+  const root = packageRoot();
+  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'serve', '--port', '0'], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ENCODER_THREADS: '1', ...env },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`dhr serve not ready; stderr: ${stderr}`)), timeoutMs);
+    child.stdout.on('data', () => {
+      const match = /ready at (\S+)/.exec(stdout);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    });
+    void exited.then(({ code }) => {
+      clearTimeout(timer);
+      reject(new Error(`dhr serve exited with ${code}: ${stderr}`));
+    });
+  });
+  return { child, url, stderr: () => stderr, exited };
+}
