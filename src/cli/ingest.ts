@@ -7,6 +7,7 @@ import type { EmbeddingTargets } from '../pipeline/embed';
 import type { ModelRegistry } from '../pipeline/jobs/registry';
 import { openMigratedDatabase } from '../store/open';
 import { describeEmbed, embedProgress, loadEmbedding } from './embed';
+import { crashPoint } from './crash';
 import { ProgressBar } from './progress';
 
 /** `dhr ingest <paths…>`: exit code 2 when some documents failed. */
@@ -23,6 +24,7 @@ export async function ingestCommand(config: Config, paths: string[], options: { 
       if (!(item instanceof IngestError) && options.source && !item.source) item.source = options.source;
       items.push({ origin, item });
     }
+    const crash = crashPoint(process.env.DHR_TEST_CRASH_AFTER);
     const bar = new ProgressBar(items.length, 'ingest');
     const embedBar = embedProgress();
     let passages = 0;
@@ -33,16 +35,19 @@ export async function ingestCommand(config: Config, paths: string[], options: { 
         ...config.ingest,
         labelOf: (i) => items[i].origin,
         embedBatchSize: config.embedBatchSize,
-        // Models load only when something was written that needs vectors.
+        // Whatever an earlier, interrupted run left pending is finished too, whichever files it read.
+        finishAll: true,
+        // Models load only when some document needs vectors.
         embedWith:
           config.embedOnIngest && options.embed
-            ? async (written) => {
-                if (written.length === 0) return undefined;
+            ? async (pending) => {
+                if (pending.length === 0) return undefined;
                 ({ models, targets } = await loadEmbedding(db, config));
                 return targets;
               }
             : undefined,
         onEvent: (event) => {
+          crash(event);
           if (event.stage === 'write') {
             passages += event.outcome.passages;
             bar.tick(`${passages} passages`);
@@ -60,6 +65,8 @@ export async function ingestCommand(config: Config, paths: string[], options: { 
       `ingested ${result.outcomes.length} documents: ${result.created} created, ${result.updated} updated, ` +
         `${result.unchanged} unchanged, ${result.failed} failed; ${result.passages} passages written`,
     );
+    if (result.resumed > 0) console.log(`finished ${result.resumed} unchanged documents that an interrupted run had left unindexed or unembedded`);
+    if (result.indexed > 0) console.log(`full-text index: ${result.indexed} passages`);
     return result.failed > 0 ? 2 : 0;
   } finally {
     await models?.close();
