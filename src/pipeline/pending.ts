@@ -36,7 +36,7 @@ export async function finishPending(db: Queryable, options: FinishOptions = {}):
 }
 
 async function finishDocuments(db: Queryable, documents: PendingDocument[], options: FinishOptions): Promise<FinishResult> {
-  if (documents.length === 0) return { documents, indexed: 0, embedded: null, cleared: 0 };
+  // With nothing recorded each step is a no-op, but the caller still learns which models were asked (embedded: zeros).
   const ids = documents.map((d) => d.documentId);
   const indexed = await indexLexical(db, ids);
   options.onIndexed?.(indexed);
