@@ -4,22 +4,17 @@
  * reachable, unmigrated, closed (PGlite) or stopped (a private PostgreSQL, on the PostgreSQL leg).
  */
 import { loadConfig } from '../src/config';
-import { ENCODER_ROLES } from '../src/encoders/types';
 import { ingestDocuments } from '../src/pipeline/ingest';
 import { startServer } from '../src/server';
-import { activateModel } from '../src/store/active';
 import type { Database } from '../src/store/db';
-import { registerModel } from '../src/store/embeddings';
 import { indexLexical } from '../src/store/lexical';
 import { createApiKey } from '../src/store/keys';
 import { migrate } from '../src/store/migrate';
-import { pendingWork } from '../src/store/pending';
 import { PgliteDatabase } from '../src/store/pglite';
 import { PostgresDatabase } from '../src/store/postgres';
 import { createTestDatabase, useTestDatabase } from './helpers/database';
 import { captureLog } from './helpers/log-capture';
 import { startPrivatePostgres } from './helpers/private-postgres';
-import { syntheticModel } from './helpers/synthetic-model';
 
 const onServer = process.env.DATABASE_URL ? describe : describe.skip;
 const INGEST_OPTIONS = { maxWords: 100, maxDocumentBytes: 1e6 };
@@ -126,28 +121,7 @@ describe('metrics and request logs', () => {
   });
 });
 
-describe('pending work', () => {
-  const t = useTestDatabase();
-
-  it('counts passages without a full-text index and documents and passages without a vector of the active models', async () => {
-    await ingestDocuments(
-      t.db,
-      [
-        { key: 'a', title: 'A', sections: [{ title: 'S', text: 'First passage about rivers.' }] },
-        { key: 'b', title: 'B', sections: [{ title: 'S', text: 'Second passage.' }, { title: 'T', text: 'Third passage.' }] },
-      ],
-      INGEST_OPTIONS,
-    );
-    expect((await pendingWork(t.db)).unindexedPassages).toBe(3);
-    await indexLexical(t.db);
-    // No active model: nothing is owed to one.
-    expect(await pendingWork(t.db)).toEqual({ unindexedPassages: 0, unembeddedPassages: 0, unembeddedDocuments: 0 });
-    await registerModel(t.db, syntheticModel('synthetic-pending', 8));
-    await activateModel(t.db, 'synthetic-pending', ENCODER_ROLES, { bootstrap: true });
-    await t.db.query(`UPDATE passages SET search = NULL WHERE document_id = (SELECT id FROM documents WHERE key = 'b')`);
-    expect(await pendingWork(t.db)).toEqual({ unindexedPassages: 2, unembeddedPassages: 3, unembeddedDocuments: 2 });
-  });
-});
+// pendingWork itself is tested in test/pending-work.test.ts.
 
 describe('readiness when the database is not ready', () => {
   it('answers 503 naming the migrations missing on an unmigrated database', async () => {

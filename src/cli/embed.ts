@@ -1,6 +1,7 @@
 import type { Config } from '../config';
 import { embedPending, type EmbeddingTargets, type EmbedProgress, type EmbedSummary } from '../pipeline/embed';
 import { ModelRegistry } from '../pipeline/jobs/registry';
+import { finishPending, type FinishResult } from '../pipeline/pending';
 import type { Database } from '../store/db';
 import { openMigratedDatabase } from '../store/open';
 import { ProgressBar } from './progress';
@@ -37,12 +38,37 @@ export function embedProgress(): { update: (progress: EmbedProgress) => void; fi
   };
 }
 
+/**
+ * Finishes the documents recorded as pending (pipeline/pending.ts) with a progress bar per level:
+ * index only without targets, index and embed with them.
+ */
+export async function finishWithProgress(
+  db: Database,
+  targets: EmbeddingTargets | undefined,
+  config: Config,
+  signal?: AbortSignal,
+): Promise<FinishResult> {
+  const progress = embedProgress();
+  const result = await finishPending(db, {
+    embedWith: targets ? async () => targets : undefined,
+    embedBatchSize: config.embedBatchSize,
+    onEmbedProgress: progress.update,
+    signal,
+  });
+  progress.finish();
+  return result;
+}
+
 /** Embeds what is pending with a progress bar per level; returns the summary. */
 export async function embedWithProgress(db: Database, targets: EmbeddingTargets, config: Config, signal?: AbortSignal): Promise<EmbedSummary> {
   const progress = embedProgress();
   const summary = await embedPending(db, targets, { batchSize: config.embedBatchSize, onProgress: progress.update, signal });
   progress.finish();
   return summary;
+}
+
+function addSummaries(a: EmbedSummary, b: EmbedSummary): EmbedSummary {
+  return { documents: a.documents + b.documents, passages: a.passages + b.passages, truncated: a.truncated + b.truncated, tokens: a.tokens + b.tokens };
 }
 
 export function describeEmbed(summary: EmbedSummary, targets: EmbeddingTargets): string {
@@ -60,7 +86,12 @@ export async function embedCommand(config: Config): Promise<number> {
   try {
     const { models, targets } = await loadEmbedding(db, config);
     try {
-      console.log(describeEmbed(await embedWithProgress(db, targets, config), targets));
+      // What interrupted ingests left (indexed, embedded, records cleared), then anything else without a current vector.
+      const finished = await finishWithProgress(db, targets, config);
+      if (finished.indexed > 0) console.log(`full-text index: ${finished.indexed} passages`);
+      const rest = await embedWithProgress(db, targets, config);
+      const both = finished.embedded ? addSummaries(finished.embedded, rest) : rest;
+      console.log(describeEmbed(both, targets));
     } finally {
       await models.close();
     }

@@ -7,6 +7,7 @@ import type { EmbeddingTargets } from '../pipeline/embed';
 import type { ModelRegistry } from '../pipeline/jobs/registry';
 import { openMigratedDatabase } from '../store/open';
 import { describeEmbed, embedProgress, loadEmbedding } from './embed';
+import { crashPoint } from './crash';
 import { ProgressBar } from './progress';
 
 /** `dhr ingest <paths…>`: exit code 2 when some documents failed. */
@@ -23,6 +24,7 @@ export async function ingestCommand(config: Config, paths: string[], options: { 
       if (!(item instanceof IngestError) && options.source && !item.source) item.source = options.source;
       items.push({ origin, item });
     }
+    const crash = crashPoint(process.env.DHR_TEST_CRASH_AFTER);
     const bar = new ProgressBar(items.length, 'ingest');
     const embedBar = embedProgress();
     let passages = 0;
@@ -33,13 +35,16 @@ export async function ingestCommand(config: Config, paths: string[], options: { 
         ...config.ingest,
         labelOf: (i) => items[i].origin,
         embedBatchSize: config.embedBatchSize,
+        // Whatever an earlier, interrupted run left pending is finished too, whichever files it read.
+        finishAll: true,
         // Passages are split to the active passage model's token budget, embedded now or not.
         splitFor: async () => {
           ({ models, targets } = await loadEmbedding(db, config));
           return targets.encoders.byRole.passage;
         },
-        embedWith: config.embedOnIngest && options.embed ? async (written) => (written.length === 0 ? undefined : targets) : undefined,
+        embedWith: config.embedOnIngest && options.embed ? async (pending) => (pending.length === 0 ? undefined : targets) : undefined,
         onEvent: (event) => {
+          crash(event);
           if (event.stage === 'write') {
             passages += event.outcome.passages;
             bar.tick(`${passages} passages`);
@@ -57,6 +62,8 @@ export async function ingestCommand(config: Config, paths: string[], options: { 
       `ingested ${result.outcomes.length} documents: ${result.created} created, ${result.updated} updated, ` +
         `${result.unchanged} unchanged, ${result.failed} failed; ${result.passages} passages written`,
     );
+    if (result.resumed > 0) console.log(`finished ${result.resumed} unchanged documents that an interrupted run had left unindexed or unembedded`);
+    if (result.indexed > 0) console.log(`full-text index: ${result.indexed} passages`);
     return result.failed > 0 ? 2 : 0;
   } finally {
     await models?.close();

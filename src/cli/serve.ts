@@ -1,10 +1,10 @@
 import type { Config } from '../config';
 import { messageOf } from '../errors';
 import { startServer } from '../server';
-import { indexLexical } from '../store/lexical';
+import { finishPending } from '../pipeline/pending';
 import { openMigratedDatabase } from '../store/open';
 import { loadDemoCorpus } from './demo';
-import { describeEmbed, embedWithProgress, loadEmbedding } from './embed';
+import { describeEmbed, finishWithProgress, loadEmbedding } from './embed';
 import { announceKeys } from './keys';
 
 /** `dhr serve`: runs until SIGINT/SIGTERM. */
@@ -17,18 +17,21 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
     const loaded = await loadDemoCorpus(db, config.ingest, undefined, embedding.encoders.byRole.passage);
     if (loaded > 0) console.error(`demo corpus: loaded ${loaded} Factbook documents`);
   }
-  // Passages written by older versions, or by an ingest that stopped early, get their index now.
-  const lexical = await indexLexical(db);
-  if (lexical > 0) console.error(`full-text index: ${lexical} passages`);
+  // Documents an ingest left unfinished (killed, or run without embedding) get their full-text
+  // index before the server answers; their vectors come in the background below.
+  const { indexed } = await finishPending(db);
+  if (indexed > 0) console.error(`full-text index: ${indexed} passages`);
   // The server also works re-embedding jobs (JOB_WORKERS).
   const { url, stop } = await startServer(db, config, models);
   console.log(`DHR-GraphQL ready at ${url}`);
   await announceKeys(db, options.demo, url);
-  // Whatever lacks an embedding (the demo corpus on first start) is embedded while the server answers.
+  // Whatever is pending (the demo corpus on first start, what an interrupted ingest left) is
+  // embedded while the server answers; shutdown stops it between batches.
   const stopEmbedding = new AbortController();
-  const embedded = embedWithProgress(db, embedding, config, stopEmbedding.signal).then(
-    (summary) => {
-      if (summary.documents + summary.passages > 0) console.error(describeEmbed(summary, embedding));
+  const embedded = finishWithProgress(db, embedding, config, stopEmbedding.signal).then(
+    (finished) => {
+      const summary = finished.embedded;
+      if (summary && summary.documents + summary.passages > 0) console.error(describeEmbed(summary, embedding));
     },
     (error: unknown) => console.error(`embedding stopped: ${messageOf(error)}`),
   );

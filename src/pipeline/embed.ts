@@ -1,5 +1,5 @@
 import type { EncoderSet } from '../encoders/set';
-import type { Database } from '../store/db';
+import type { Database, Queryable } from '../store/db';
 import { pendingCounts, pendingDocuments, pendingPassages, registerModel, type EmbeddingTargets } from '../store/embeddings';
 import { encodeDocuments, encodePassages, type EncodedBatch } from './encode';
 
@@ -44,7 +44,7 @@ export interface EmbedOptions {
  * content changed or that have none, and passages (title path + text) that have none. Unchanged
  * documents keep their vectors; each batch is written in one statement.
  */
-export async function embedPending(db: Database, targets: EmbeddingTargets, options: EmbedOptions = {}): Promise<EmbedSummary> {
+export async function embedPending(db: Queryable, targets: EmbeddingTargets, options: EmbedOptions = {}): Promise<EmbedSummary> {
   const batchSize = options.batchSize ?? 64;
   const only = options.documentIds;
   const summary: EmbedSummary = { documents: 0, passages: 0, truncated: 0, tokens: 0 };

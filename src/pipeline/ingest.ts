@@ -5,10 +5,10 @@ import { prepareDocument } from '../ingest/prepare';
 import type { DocumentInput, IngestOptions } from '../ingest/types';
 import type { Database } from '../store/db';
 import { isDatabaseUnavailable } from '../store/faults';
-import { indexLexical } from '../store/lexical';
 import { writeDocument, type WriteStatus } from '../store/write';
 import { passageTokenBudget } from './token-budget';
-import { embedPending, type EmbeddingTargets, type EmbedProgress, type EmbedSummary } from './embed';
+import type { EmbeddingTargets, EmbedProgress, EmbedSummary } from './embed';
+import { finishPending } from './pending';
 
 export const INGEST_STATUSES = ['created', 'updated', 'unchanged', 'failed'] as const satisfies readonly (WriteStatus | 'failed')[];
 export type IngestStatus = (typeof INGEST_STATUSES)[number];
@@ -51,10 +51,13 @@ export interface IngestPipelineOptions extends IngestOptions {
   /** How a failed input is named in its message (default `#index`; the CLI uses file:line). */
   labelOf?: (index: number) => string;
   /**
-   * The models to embed the written documents with, asked once they have committed (an activation
-   * that landed meanwhile must get their vectors); absent, or resolving to undefined: no embedding now.
+   * The models to embed with, asked once the writes have committed (an activation that landed
+   * meanwhile must get their vectors) with the documents that still need work; absent, or
+   * resolving to undefined: no embedding now (the documents stay recorded as pending).
    */
-  embedWith?: (written: readonly number[]) => Promise<EmbeddingTargets | undefined>;
+  embedWith?: (documentIds: readonly number[]) => Promise<EmbeddingTargets | undefined>;
+  /** Also finish every other pending document of the store, not only this batch's (`dhr ingest`). */
+  finishAll?: boolean;
   embedBatchSize?: number;
   /**
    * The passage encoder to split passages for (its token budget), asked once before anything is
@@ -67,16 +70,22 @@ export interface IngestPipelineOptions extends IngestOptions {
 export interface IngestResult extends IngestSummary {
   /** Passages given a full-text vector. */
   indexed: number;
-  /** Null when no models were given to embed with. */
+  /** Null when no models were given to embed with, or nothing needed vectors. */
   embedded: EmbedSummary | null;
+  /** Unchanged documents whose index or vectors an earlier, interrupted run had left missing. */
+  resumed: number;
+  /** Documents now complete (indexed and embedded for the active models) whose pending record was cleared. */
+  pendingFinished: number;
   /** Wall time of each stage, seconds. */
   seconds: { write: number; index: number; embed: number };
 }
 
 /**
  * The ingest pipeline every entry point uses (GraphQL mutation, `dhr ingest`, the demo corpus,
- * eval): prepare and write each document, give the written passages their full-text vectors,
- * then embed the written documents with the models `embedWith` names.
+ * eval): prepare and write each document, then finish every document of the batch that is
+ * recorded as pending (`pipeline/pending.ts`: full-text vectors, then vectors for the models
+ * `embedWith` names). A run killed at any step leaves records that the next run, the server at
+ * start or a job worker finishes.
  */
 export async function ingest(
   db: Database,
@@ -94,24 +103,35 @@ export async function ingest(
     options.labelOf,
   );
   const write = clock();
-  const written = writtenDocumentIds(summary.outcomes);
-  const indexed = await indexLexical(db, written);
-  options.onEvent?.({ stage: 'index', passages: indexed });
-  const index = clock();
-  const targets = await options.embedWith?.(written);
-  const embedded = targets
-    ? await embedPending(db, targets, {
-        documentIds: written,
-        batchSize: options.embedBatchSize,
-        onProgress: (progress) => options.onEvent?.({ stage: 'embed', ...progress }),
-      })
-    : null;
-  return { ...summary, indexed, embedded, seconds: { write, index, embed: clock() } };
+  let index = 0;
+  // Not only what this run wrote: documents it found unchanged may have been written by a run
+  // that died before indexing or embedding them (their record says so), and are finished too.
+  const finished = await finishPending(db, {
+    documentIds: options.finishAll ? undefined : batchDocumentIds(summary.outcomes),
+    embedWith: options.embedWith,
+    embedBatchSize: options.embedBatchSize,
+    onIndexed: (passages) => {
+      index = clock();
+      options.onEvent?.({ stage: 'index', passages });
+    },
+    onEmbedProgress: (progress) => options.onEvent?.({ stage: 'embed', ...progress }),
+  });
+  const recorded = new Set(finished.documents.map((d) => d.documentId));
+  const resumed = summary.outcomes.filter((o) => o.status === 'unchanged' && o.documentId !== null && recorded.has(o.documentId)).length;
+  const embed = clock();
+  return {
+    ...summary,
+    indexed: finished.indexed,
+    embedded: finished.embedded,
+    resumed,
+    pendingFinished: finished.cleared,
+    seconds: { write, index, embed },
+  };
 }
 
-/** Documents created or updated (unchanged and failed ones need no index or vectors). */
-export function writtenDocumentIds(outcomes: readonly IngestOutcome[]): number[] {
-  return outcomes.flatMap((o) => ((o.status === 'created' || o.status === 'updated') && o.documentId !== null ? [o.documentId] : []));
+/** Documents of the batch that were written, now or before (failed ones have nothing to finish). */
+export function batchDocumentIds(outcomes: readonly IngestOutcome[]): number[] {
+  return outcomes.flatMap((o) => (o.status !== 'failed' && o.documentId !== null ? [o.documentId] : []));
 }
 
 /** Seconds since the previous call (or since it was made). */

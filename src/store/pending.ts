@@ -1,20 +1,80 @@
-import { activeAssignment } from './active';
-import { coverage } from './coverage';
-import type { Database } from './db';
+import type { Database, Queryable } from './db';
 
 /**
- * Work the store still owes its corpus: passages without a full-text index (search IS NULL) and
- * documents and passages without a vector of the active document / passage model (none active:
- * nothing is owed). Embedded counts come from the same index-only counts as `coverage`; a
- * document embedded from older content counts as embedded here (a job's STALE scope finds it).
+ * What the pipeline has not finished (migration 0008): passages without their full-text vector
+ * (and so without BM25 postings, which the triggers derive from it), and documents and passages
+ * without a current vector of the active document / passage model (all of them while no model is
+ * active). Counted over the recorded documents only, so it costs a scan of that small table and
+ * their rows, not of the corpus; a record whose work is already done counts nothing.
  */
 export async function pendingWork(db: Database): Promise<{ unindexedPassages: number; unembeddedPassages: number; unembeddedDocuments: number }> {
-  const active = await activeAssignment(db);
-  const [{ n: unindexedPassages }] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM passages WHERE search IS NULL');
-  const counts = await coverage(db, { document: active.document?.id, passage: active.passage?.id });
-  return {
-    unindexedPassages,
-    unembeddedPassages: active.passage ? counts.passages.total - counts.passages.embedded : 0,
-    unembeddedDocuments: active.document ? counts.documents.total - counts.documents.embedded : 0,
-  };
+  const [row] = await db.query<{ unindexedPassages: number; unembeddedPassages: number; unembeddedDocuments: number }>(
+    `WITH active AS (
+       SELECT (SELECT model_id FROM active_encoders WHERE role = 'document') AS dm,
+              (SELECT model_id FROM active_encoders WHERE role = 'passage') AS pm)
+     SELECT
+       (SELECT count(*) FROM pending_documents q JOIN passages p ON p.document_id = q.document_id
+         WHERE p.search IS NULL)::int AS "unindexedPassages",
+       (SELECT count(*) FROM pending_documents q JOIN passages p ON p.document_id = q.document_id, active
+         WHERE NOT EXISTS (SELECT 1 FROM passage_embeddings e WHERE e.model_id = active.pm AND e.passage_id = p.id))::int AS "unembeddedPassages",
+       (SELECT count(*) FROM pending_documents q JOIN documents d ON d.id = q.document_id, active
+         WHERE NOT EXISTS (SELECT 1 FROM document_embeddings e
+                           WHERE e.model_id = active.dm AND e.document_id = d.id AND e.content_hash = d.content_hash))::int AS "unembeddedDocuments"`,
+  );
+  return row;
+}
+
+/** A recorded document and the write it was recorded for. */
+export interface PendingDocument {
+  documentId: number;
+  generation: string;
+}
+
+export interface PendingQuery {
+  /** Only these documents (an ingest finishes its own batch); default: any. */
+  documentIds?: readonly number[];
+  /** Only records at least this old (a worker leaves fresh ones to the ingest that wrote them). */
+  olderThanSeconds?: number;
+  limit?: number;
+  /** Row-lock what is returned, skipping records another finisher holds (inside a transaction). */
+  lock?: boolean;
+}
+
+/** Recorded documents, oldest id first. */
+export function pendingDocuments(db: Queryable, query: PendingQuery = {}): Promise<PendingDocument[]> {
+  return db.query<PendingDocument>(
+    `SELECT document_id AS "documentId", generation::text AS generation FROM pending_documents
+     WHERE ($1::int[] IS NULL OR document_id = ANY($1::int[]))
+       AND ($2::float8 IS NULL OR recorded_at <= now() - make_interval(secs => $2::float8))
+     ORDER BY document_id LIMIT $3 ${query.lock ? 'FOR UPDATE SKIP LOCKED' : ''}`,
+    [query.documentIds ?? null, query.olderThanSeconds ?? null, query.limit ?? null],
+  );
+}
+
+/**
+ * Clears the records of documents whose work the rows show done — every passage indexed, the
+ * document and every passage with a current vector of the active models — and only for the
+ * generation that was finished: a document re-written meanwhile keeps its record (the re-write
+ * bumped the generation, or holds the row until it commits and then has). Returns how many.
+ */
+export async function clearFinished(db: Queryable, finished: readonly PendingDocument[]): Promise<number> {
+  if (finished.length === 0) return 0;
+  const [{ n }] = await db.query<{ n: number }>(
+    `WITH active AS (
+       SELECT (SELECT model_id FROM active_encoders WHERE role = 'document') AS dm,
+              (SELECT model_id FROM active_encoders WHERE role = 'passage') AS pm),
+     cleared AS (
+       DELETE FROM pending_documents q
+       USING unnest($1::int[], $2::bigint[]) AS f(document_id, generation), active
+       WHERE q.document_id = f.document_id AND q.generation = f.generation
+         AND NOT EXISTS (SELECT 1 FROM passages p WHERE p.document_id = q.document_id AND p.search IS NULL)
+         AND EXISTS (SELECT 1 FROM document_embeddings e JOIN documents d ON d.id = e.document_id
+                     WHERE e.model_id = active.dm AND e.document_id = q.document_id AND e.content_hash = d.content_hash)
+         AND NOT EXISTS (SELECT 1 FROM passages p WHERE p.document_id = q.document_id AND NOT EXISTS (
+                           SELECT 1 FROM passage_embeddings e WHERE e.model_id = active.pm AND e.passage_id = p.id))
+       RETURNING 1)
+     SELECT count(*)::int AS n FROM cleared`,
+    [finished.map((f) => f.documentId), finished.map((f) => f.generation)],
+  );
+  return n;
 }

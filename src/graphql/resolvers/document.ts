@@ -1,4 +1,5 @@
 import { Arg, Authorized, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { pendingWork } from '../../store/pending';
 import { countDocuments, listDocuments, storeStats } from '../../store/reads';
 import { deleteDocument } from '../../store/write';
 import { badUserInput, notFound } from '../../errors';
@@ -52,8 +53,9 @@ export class DocumentResolver {
   }
 
   @Query(() => StoreStats, { description: 'How much is stored.' })
-  stats(@Ctx() ctx: Context): Promise<StoreStats> {
-    return storeStats(ctx.db);
+  async stats(@Ctx() ctx: Context): Promise<StoreStats> {
+    const [counts, pending] = await Promise.all([storeStats(ctx.db), pendingWork(ctx.db)]);
+    return { ...counts, pending };
   }
 
   @Authorized<Role>('admin')

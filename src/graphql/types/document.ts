@@ -34,6 +34,18 @@ export class Document {
   updatedAt!: Date;
 }
 
+@ObjectType({ description: 'Work an ingest has not finished yet: done by the next ingest, the server at start, or a job worker.' })
+export class PendingWork {
+  @Field(() => Int, { description: 'Passages without their full-text index (invisible to LEXICAL and BM25).' })
+  unindexedPassages!: number;
+
+  @Field(() => Int, { description: 'Passages without a vector of the active passage model.' })
+  unembeddedPassages!: number;
+
+  @Field(() => Int, { description: 'Documents without a current vector of the active document model.' })
+  unembeddedDocuments!: number;
+}
+
 @ObjectType()
 export class StoreStats {
   @Field(() => Int)
@@ -50,4 +62,7 @@ export class StoreStats {
 
   @Field(() => Int, { description: 'Links whose target names a stored document.' })
   resolvedLinks!: number;
+
+  @Field(() => PendingWork)
+  pending!: PendingWork;
 }

@@ -15,6 +15,7 @@ import {
   type ClaimedBatch,
 } from '../../store/jobs';
 import { encodeDocuments, encodePassages } from '../encode';
+import { finishPendingStep } from '../pending';
 import type { ModelRegistry } from './registry';
 
 export interface WorkerOptions {
@@ -27,9 +28,16 @@ export interface WorkerOptions {
   /** Appends "level id,id,…" per encoded batch to this file, before the batch commits: crash tests count recomputation with it. */
   trace?: string;
   log?: (message: string) => void;
+  /** How old a pending record must be before the worker finishes it (default 120 s). */
+  pendingGraceSeconds?: number;
 }
 
 class Cancelled extends Error {}
+
+/** Pending documents finished per step: one transaction, so a step holds PGlite about as long as a job batch. */
+const PENDING_DOCUMENTS_PER_STEP = 8;
+/** An ingest finishes its own documents within moments of writing them; older records were abandoned. */
+const PENDING_GRACE_S = 120;
 
 /**
  * Works re-embedding jobs: claims a batch (row lock, SKIP LOCKED), encodes it, writes the vectors,
@@ -67,7 +75,8 @@ export class JobWorker {
       if (!worked) {
         const { finished, replanned } = await finishJobs(this.db, this.options.batchSize);
         for (const id of finished) this.options.log?.(`job ${id} succeeded`);
-        return finished.length + replanned.length > 0;
+        if (finished.length + replanned.length > 0) return true;
+        return (await this.finishPending()) > 0;
       }
       this.attempts.delete(claimed!.id);
       return true;
@@ -87,6 +96,22 @@ export class JobWorker {
       }
       return true;
     }
+  }
+
+  /**
+   * With no job to work: finishes a few documents an ingest left pending (killed, or run without
+   * embedding) for the active models. Records younger than PENDING_GRACE_S are left to the ingest
+   * that is still finishing them. Returns how many were completed.
+   */
+  private async finishPending(): Promise<number> {
+    const targets = await this.registry.current();
+    if (!targets) return 0;
+    const cleared = await finishPendingStep(this.db, targets, {
+      limit: PENDING_DOCUMENTS_PER_STEP,
+      olderThanSeconds: this.options.pendingGraceSeconds ?? PENDING_GRACE_S,
+    });
+    if (cleared > 0) this.options.log?.(`worker: finished ${cleared} pending documents`);
+    return cleared;
   }
 
   /** Polls until the signal aborts; with `until`, returns as soon as it says so (checked when idle). */
