@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { ApolloServer, HeaderMap, type HTTPGraphQLRequest } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
+import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import type { Config } from './config';
 import { DomainError, ErrorCode, unauthenticated } from './errors';
 import { bearerKey } from './graphql/auth';
@@ -9,6 +10,7 @@ import { errorStatus, formatError, httpStatusOf, newRequestId, toGraphQLError, w
 import { requestGuard } from './graphql/guard';
 import { buildGraphQLSchema } from './graphql/schema';
 import { BodyTooLargeError, readBody } from './http/body';
+import { consoleHandler } from './http/console';
 import { contextFault, databaseFaultPlugin } from './graphql/db-faults';
 import { TIMED_OUT, withDeadline } from './http/deadline';
 import { attachClientAddress, rateLimitPlugin } from './graphql/rate-limit';
@@ -30,7 +32,8 @@ export async function createApolloServer(config?: Pick<Config, 'maxQueryTokens'>
     // default follows NODE_ENV, which nothing sets.
     includeStacktraceInErrorResponses: false,
     formatError,
-    plugins: [requestGuard, errorStatus, databaseFaultPlugin],
+    // The console (`/`) and GraphiQL (`/graphiql`) replace Apollo's landing page, which needs the network.
+    plugins: [requestGuard, errorStatus, databaseFaultPlugin, ApolloServerPluginLandingPageDisabled()],
     // graphql-js stops parsing past this many tokens, before validation can take quadratic time.
     parseOptions: { maxTokens: config?.maxQueryTokens ?? 5000 },
   });
@@ -50,9 +53,12 @@ export async function startServer(
 ): Promise<{ url: string; stop: () => Promise<void> }> {
   const server = await createApolloServer(config);
   server.addPlugin(rateLimitPlugin(config));
+  const serveConsole = consoleHandler();
   const httpServer = createServer((req, res) => {
     const requestId = newRequestId();
     res.setHeader('x-request-id', requestId);
+    // The console's pages and assets (src/http/console.ts); everything else is GraphQL.
+    if (serveConsole(req, res)) return;
     withRequestId(requestId, () => handle(server, req, res, db, config, models)).catch((error: unknown) => {
       console.error(`[request ${requestId}] request failed:`, error);
       if (!res.headersSent) {
