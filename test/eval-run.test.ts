@@ -2,6 +2,7 @@ import { EncoderSet } from '../src/encoders/set';
 import { readFactbook } from '../src/ingest/factbook';
 import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
 import { loadCorpus, runQuestions, type Corpus } from '../src/eval/run';
+import { measureHighlights } from '../src/eval/highlights';
 import { scoreOutcomes } from '../src/eval/scores';
 import type { EvalDataset } from '../src/eval/types';
 
@@ -75,5 +76,17 @@ describe('eval run', () => {
     const params = { mode: 'HIERARCHICAL' as const, k1: 3, k2: 20, lambda: 0.5 };
     const ranks = (os: Awaited<ReturnType<typeof runQuestions>>) => os.map((o) => [o.docRank, o.sectionRank, o.answerRank]);
     expect(ranks(await runQuestions(corpus, dataset.questions, params))).toEqual(ranks(await runQuestions(corpus, dataset.questions, params)));
+  });
+
+  it('measures answer highlights: the capital is the highlight wherever the top passage has it', async () => {
+    const h = await measureHighlights(corpus, dataset.questions, { mode: 'HYBRID_HIERARCHICAL', k1: 100, k2: 20, lambda: 1, alpha: 0.1 });
+    expect(h.questions).toBe(dataset.questions.length);
+    expect(h.top1Contains).toBeGreaterThan(0);
+    // "name: Vienna." — the label's value is the span, and the span is the answer.
+    expect(h.spanContains).toBe(h.top1Contains);
+    expect(h.sentenceContains).toBe(h.top1Contains);
+    expect(h.spanShare).toBe(1);
+    expect(h.top1HighlightAccuracy).toBe(h.top1PassageAccuracy);
+    expect(h.highlightMs.p50).toBeGreaterThan(0);
   });
 });
