@@ -3,8 +3,11 @@ import { LRUCache } from 'lru-cache';
 import type { Encoder, EncoderRole } from '../encoders/types';
 import { pickAnswer, splitSentences, type Answer } from './answer';
 
-/** Sentence and question vectors kept per encoder: a popular passage is encoded once per process. */
-const CACHE_ENTRIES = 50_000;
+/**
+ * Sentence and question vectors kept per encoder, so a popular passage is encoded once per
+ * process: 10,000 vectors of 512 floats are about 20 MB.
+ */
+const CACHE_ENTRIES = 10_000;
 
 /**
  * One encoder in one role, batched and cached: the answers of one retrieval's passages resolve in
