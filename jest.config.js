@@ -3,6 +3,8 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/src', '<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
+  // The browser suite needs Chromium: npm run test:browser (jest.browser.config.js).
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/browser/'],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
   setupFiles: ['reflect-metadata', '<rootDir>/test/setup/main-realm.ts'],
   // Prisma's generated client imports its siblings as './x.js' (node16 resolution); jest needs the .ts.

@@ -14,13 +14,13 @@ const entry = join(root, 'dist', 'src', 'cli', 'main.js');
 // Written after each successful build: tsc leaves its outputs untouched when nothing changed.
 const stamp = join(root, 'dist', '.build-stamp');
 
-/** Newest modification time of the .ts files under dir (0 when there are none). */
-function newestSource(dir) {
+/** Newest modification time of the files under dir whose names match (.ts by default; 0 when there are none). */
+function newestSource(dir, pattern = /\.ts$/) {
   let newest = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) newest = Math.max(newest, newestSource(path));
-    else if (entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(path).mtimeMs);
+    if (entry.isDirectory()) newest = Math.max(newest, newestSource(path, pattern));
+    else if (pattern.test(entry.name)) newest = Math.max(newest, statSync(path).mtimeMs);
   }
   return newest;
 }
@@ -42,6 +42,21 @@ if (existsSync(join(root, 'src')) && stale()) {
   } else if (!existsSync(entry)) {
     process.stderr.write('dhr: dist/ is missing and TypeScript is not installed: run `npm ci && npm run build`\n');
     process.exit(1);
+  }
+}
+
+// The console bundle (dist/console), rebuilt the same way when console/ changed since it was built
+// (npm ci and npm run build build it too; this covers a checkout updated without them).
+const consoleSources = join(root, 'console');
+const consolePage = join(root, 'dist', 'console', 'index.html');
+const esbuild = join(root, 'node_modules', 'esbuild');
+if (existsSync(consoleSources) && existsSync(esbuild)) {
+  const built = existsSync(consolePage) ? statSync(consolePage).mtimeMs : 0;
+  const newest = Math.max(newestSource(join(consoleSources, 'src'), /\.(tsx?|css)$/), ...['index.html', 'graphiql.html'].map((f) => statSync(join(consoleSources, f)).mtimeMs));
+  if (newest > built) {
+    process.stderr.write('dhr: building the console (console/ changed since the last build)…\n');
+    const build = spawnSync(process.execPath, [join(root, 'scripts', 'build-console.mjs')], { stdio: 'inherit' });
+    if (build.status !== 0) process.exit(build.status ?? 1);
   }
 }
 

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { ApolloServer, HeaderMap, type HTTPGraphQLRequest } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
+import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import type { Config } from './config';
 import { DomainError, ErrorCode, unauthenticated } from './errors';
 import { bearerKey } from './graphql/auth';
@@ -9,6 +10,7 @@ import { errorStatus, formatError, httpStatusOf, newRequestId, toGraphQLError } 
 import { requestGuard } from './graphql/guard';
 import { buildGraphQLSchema } from './graphql/schema';
 import { BodyTooLargeError, readBody } from './http/body';
+import { consoleHandler } from './http/console';
 import { contextFault, databaseFaultPlugin } from './graphql/db-faults';
 import { TIMED_OUT, withDeadline } from './http/deadline';
 import { attachClientAddress, rateLimitPlugin } from './graphql/rate-limit';
@@ -41,7 +43,8 @@ export async function createApolloServer(config?: Pick<Config, 'maxQueryTokens'>
     // the server and then re-send the signal, killing the process before the database is closed.
     stopOnTerminationSignals: false,
     formatError,
-    plugins: [requestGuard, errorStatus, databaseFaultPlugin],
+    // The console (`/`) and GraphiQL (`/graphiql`) replace Apollo's landing page, which needs the network.
+    plugins: [requestGuard, errorStatus, databaseFaultPlugin, ApolloServerPluginLandingPageDisabled()],
     // graphql-js stops parsing past this many tokens, before validation can take quadratic time.
     parseOptions: { maxTokens: config?.maxQueryTokens ?? 5000 },
   });
@@ -72,11 +75,14 @@ export async function startServer(
     authorizeMetrics: (req) => authorizeMetrics(db, config, req),
     sendError: (res, error) => sendError(res, error),
   });
+  const serveConsole = consoleHandler();
   const httpServer = createServer((req, res) => {
     const requestId = newRequestId();
     res.setHeader('x-request-id', requestId);
     const scope: RequestScope = { id: requestId, log };
     logRequestWhenDone(req, res, scope);
+    // The console's pages and assets (src/http/console.ts); then /healthz, /readyz, /metrics; the rest is GraphQL.
+    if (serveConsole(req, res)) return;
     const serve = async () => (await routes(req, res)) || (await handle(server, req, res, db, config, models, metrics));
     runInRequest(scope, serve).catch((error: unknown) => {
       log.error({ requestId, err: error }, 'request failed');

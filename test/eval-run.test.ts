@@ -3,6 +3,7 @@ import { readFactbook } from '../src/ingest/factbook';
 import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
 import { evaluate } from '../src/eval/evaluate';
 import { loadCorpus, runQuestions, type Corpus } from '../src/eval/run';
+import { measureHighlights } from '../src/eval/highlights';
 import { scoreOutcomes } from '../src/eval/scores';
 import type { EvalDataset } from '../src/eval/types';
 
@@ -96,5 +97,17 @@ describe('eval run', () => {
     expect(calls.some((l) => /λ coarse|: best \{/.test(l))).toBe(false);
     const foreign = full.sweeps.map((w) => ({ ...w, varied: `${w.varied} (other settings)` }));
     await expect(evaluate(dataset, corpus, { ...settings, reuse: { lambdaSweep: full.lambdaSweep, sweeps: foreign } })).rejects.toThrow(/no .* sweep/);
+  });
+
+  it('measures answer highlights: the capital is the highlight wherever the top passage has it', async () => {
+    const h = await measureHighlights(corpus, dataset.questions, { mode: 'HYBRID_HIERARCHICAL', k1: 100, k2: 20, lambda: 1, alpha: 0.1 });
+    expect(h.questions).toBe(dataset.questions.length);
+    expect(h.top1Contains).toBeGreaterThan(0);
+    // "name: Vienna." — the label's value is the span, and the span is the answer.
+    expect(h.spanContains).toBe(h.top1Contains);
+    expect(h.sentenceContains).toBe(h.top1Contains);
+    expect(h.spanShare).toBe(1);
+    expect(h.top1HighlightAccuracy).toBe(h.top1PassageAccuracy);
+    expect(h.highlightMs.p50).toBeGreaterThan(0);
   });
 });

@@ -1,8 +1,10 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Config } from '../config';
 import { ENCODER_ROLES } from '../encoders/types';
+import { RETRIEVAL_MODES } from '../retrieval/modes';
 import { JOB_SCOPES, JOB_STATUSES } from '../store/jobs';
 import { ROLES } from '../store/keys';
+import { askCommand, type AskOptions } from './ask';
 import { embedCommand } from './embed';
 import { evalCommand } from './eval';
 import { ingestCommand } from './ingest';
@@ -37,6 +39,14 @@ function integer(min: number, max: number) {
   return (value: string): number => {
     const n = Number(value);
     if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`must be an integer from ${min} to ${max}`);
+    return n;
+  };
+}
+
+function decimal(min: number, max: number) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (value.trim() === '' || !Number.isFinite(n) || n < min || n > max) throw new InvalidArgumentError(`must be a number from ${min} to ${max}`);
     return n;
   };
 }
@@ -115,6 +125,21 @@ export function buildProgram(run: (action: Action) => Promise<void>): Command {
     .command('embed')
     .description('embed every document and passage that lacks a current embedding')
     .action(() => run(async (config) => embedCommand(config)));
+
+  // dhr ask (issue 15): the top answers for a person, or JSON for scripts.
+  program
+    .command('ask')
+    .description('ask a question: the top passages with their title paths, the answer highlighted in its sentence, and the scores')
+    .argument('<question>', 'the question (1–2000 characters)')
+    .addOption(new Option('--mode <mode>', 'retrieval mode (default: HYBRID_HIERARCHICAL)').choices([...RETRIEVAL_MODES]))
+    .option('--k1 <n>', 'documents stage 1 keeps (default 100)', integer(1, 1000))
+    .option('--k2 <n>', 'passages shown', integer(1, 1000), 5)
+    .option('--lambda <x>', "weight of the document score (default: the mode's tuned one)", decimal(0, 10))
+    .option('--alpha <x>', "hybrid modes: weight of the dense score (default: the mode's tuned one)", decimal(0, 1))
+    .option('--json', 'print the retrieval as JSON')
+    .option('--url <server>', 'ask a running server (its GraphQL URL) instead of the local store', serverUrl)
+    .addOption(new Option('--key <key>', 'API key for --url (servers with READ_ACCESS=key); prefer the environment variable').env('DHR_API_KEY'))
+    .action((question: string, options: AskOptions & { key?: string }) => run(async (config) => askCommand(config, question, { ...options, apiKey: options.key })));
 
   remotable(program.command('stats').description('count documents, sections, passages, links and embeddings per model')).action(
     (options: RemoteOptions) => run(async (config) => (options.url ? remoteStats(remoteTarget(options)!) : statsCommand(config))),

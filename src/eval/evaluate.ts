@@ -7,6 +7,7 @@
  */
 import { DEFAULT_MODE, MODES, RETRIEVAL_MODES, type RetrievalMode } from '../retrieval/modes';
 import { DEFAULT_BM25, type Bm25Settings } from '../retrieval/types';
+import { measureHighlights, type HighlightScores } from './highlights';
 import { runQuestions, type Corpus, type QuestionOutcome, type RunParams } from './run';
 import { scoreOutcomes, targetRank, targetScores, type RankScores, type Scores, type Target } from './scores';
 import { splitOf } from './split';
@@ -73,6 +74,8 @@ export interface EvalOutcome {
   k1Sweep: Array<{ k1: number; scores: Scores }>;
   losses: FailureExample[];
   wins: FailureExample[];
+  /** Answer highlights of the default mode's top 5 on the test split (sets with answer strings). */
+  highlights?: HighlightScores;
 }
 
 const describe = (r: { documentKey: string; titlePath: string[]; text: string }): string => {
@@ -221,6 +224,14 @@ export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: E
     const stage = modes[mode]!.stage;
     log(`  ${mode}: Top-1/5/20/100 ${KS_TEXT(s?.top)}${stage ? `, stage recall@20/100 ${KS_TEXT(stage.top)}` : ''}, p50 ${modes[mode]!.latencyMs.p50.toFixed(1)} ms`);
   }
+  let highlights: HighlightScores | undefined;
+  if (target === 'answer') {
+    highlights = await measureHighlights(corpus, test, { mode: DEFAULT_MODE, ...defaults(DEFAULT_MODE) });
+    log(
+      `  highlights: ${highlights.spanContains}/${highlights.top1Contains} top-1 answers in the highlight (${highlights.spanShare}), ` +
+        `in its sentence ${highlights.sentenceShare}; Top-1 by highlight ${highlights.top1HighlightAccuracy}; top 5 cost p50 ${highlights.highlightMs.p50} ms`,
+    );
+  }
   const devBest = { ...defaults(DEFAULT_MODE), ...lambdaHier.best.params } as Omit<RunParams, 'mode'>;
   const defaultAtDevBest = { params: devBest, scores: scoreOutcomes(await run(test, DEFAULT_MODE, devBest)) };
   const modesAtLambda1: EvalOutcome['modesAtLambda1'] = {};
@@ -273,6 +284,7 @@ export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: E
     k1Sweep,
     losses,
     wins,
+    ...(highlights ? { highlights } : {}),
   };
 }
 

@@ -159,13 +159,24 @@ ${k1Rows.join('\n')}
 
 ![k1 sweep](${report.dataset}-k1.svg)
 
-## Where ${DEFAULT_MODE} loses (test split)
+${highlightSection(report)}## Where ${DEFAULT_MODE} loses (test split)
 
 ${report.losses.length ? report.losses.map(example).join('\n') : `No test question where ${DEFAULT_MODE} missed the top 20.`}
 
 ## Where it wins (${DEFAULT_MODE} in the top 20, LEXICAL and HIERARCHICAL not)
 
 ${report.wins.length ? report.wins.map(example).join('\n') : 'None.'}
+`;
+}
+
+/** The answer highlights (ScoredPassage.answer) of the default mode's top 5, when the set has answer strings. */
+function highlightSection(report: EvalReport): string {
+  const h = report.highlights;
+  if (!h) return '';
+  return `## Answer highlights (${DEFAULT_MODE}, test split)
+
+\`ScoredPassage.answer\` on the default mode's top ${h.passages} passages. Of the ${h.top1Contains} questions (of ${h.questions}) whose top-1 passage contains the answer, the highlight contains it for **${h.spanContains} (${pct(h.spanShare)}%)**, the highlighted sentence for ${h.sentenceContains} (${pct(h.sentenceShare)}%). Top-1 answer accuracy counting only the highlight: **${pct(h.top1HighlightAccuracy)}%** (the whole passage: ${pct(h.top1PassageAccuracy)}%). Highlighting ${h.passages} passages, cold (nothing cached): p50 ${h.highlightMs.p50} ms, p95 ${h.highlightMs.p95} ms per question, against p50 ${h.retrieveMs.p50} ms for the retrieval itself.
+
 `;
 }
 

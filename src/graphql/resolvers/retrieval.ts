@@ -1,5 +1,6 @@
 import { Args, ArgsType, Ctx, Field, FieldResolver, Float, Int, Query, Resolver, Root } from 'type-graphql';
 import { DEFAULT_MODE, MODES, type RetrievalMode } from '../../retrieval/modes';
+import { highlighterFor } from '../../retrieval/highlight';
 import { retrieve } from '../../retrieval/retrieve';
 import { RETRIEVAL_LIMITS } from '../../retrieval/validate';
 import { coverage } from '../../store/coverage';
@@ -13,6 +14,7 @@ import {
   RetrievalCoverage,
   RetrievalFilterInput,
   RetrievalModeEnum,
+  PassageAnswer,
   ScoredDocument,
   ScoredPassage,
 } from '../types/retrieval';
@@ -91,7 +93,7 @@ export class RetrievalResolver {
     ctx.metrics?.observeRetrieval(result.args.mode, result.timings);
     const needs = MODES[result.args.mode].needs;
     return {
-      passages: result.passages.map((p, i) => ({ ...p, rank: i + 1 })),
+      passages: result.passages.map((p, i) => ({ ...p, rank: i + 1, question: a.question })),
       documents: result.documents.map((d, i) => ({ ...d, rank: i + 1 })),
       mode: result.args.mode,
       k1: a.k1,
@@ -137,6 +139,18 @@ export class ScoredPassageResolver {
     // Deleted between the search and this read.
     if (!passage) throw notFound(`passage ${scored.passageId} no longer exists`);
     return passage as Passage;
+  }
+
+  @FieldResolver(() => PassageAnswer, {
+    nullable: true,
+    description: 'Where in the passage the answer is (null: a passage without text). Computed only when asked for: it encodes the passage’s sentences (cached per process).',
+  })
+  async answer(@Root() scored: ScoredPassage, @Ctx() ctx: Context): Promise<PassageAnswer | null> {
+    const passage = await ctx.loaders.passage.load(scored.passageId);
+    if (!passage) throw notFound(`passage ${scored.passageId} no longer exists`);
+    const targets = await ctx.models?.current();
+    const encoders = targets && { question: targets.encoders.byRole.questionPassage, passage: targets.encoders.byRole.passage };
+    return highlighterFor(encoders).highlight(scored.question, passage.text);
   }
 }
 

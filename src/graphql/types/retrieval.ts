@@ -49,6 +49,32 @@ export class ScoredPassage {
   documentLexicalScore!: number | null;
 
   passageId!: number;
+  /** The question, for the answer field (not in the schema). */
+  question!: string;
+}
+
+@ObjectType({ description: 'A piece of a passage’s text; start and end are string offsets (UTF-16 code units) into Passage.text, end exclusive.' })
+export class TextSpan {
+  @Field(() => String)
+  text!: string;
+
+  @Field(() => Int)
+  start!: number;
+
+  @Field(() => Int)
+  end!: number;
+}
+
+@ObjectType({
+  description:
+    'Where in a passage the answer is: the shortest span that carries it where one stands out (the value after a label, as in "name: Oslo"), else the whole sentence most likely to answer (sentences split with Intl.Segmenter; scored by the question–passage encoder and the lexical overlap).',
+})
+export class PassageAnswer extends TextSpan {
+  @Field(() => Float, { description: 'The sentence’s score: 0.6 · encoder similarity + 0.4 · share of the question’s words it contains (overlap alone without encoders).' })
+  score!: number;
+
+  @Field(() => TextSpan, { description: 'The sentence the answer lies in.' })
+  sentence!: TextSpan;
 }
 
 @ObjectType()

@@ -1,0 +1,37 @@
+/**
+ * Every view has a URL: the hash holds the view and its parameters (#/search?q=…,
+ * #/document/12?section=40&passage=301, #/admin), so links can be shared and Back works.
+ */
+import { useEffect, useState } from 'react';
+
+export interface Route {
+  view: 'search' | 'document' | 'admin';
+  id?: string;
+  params: URLSearchParams;
+}
+
+export function parseRoute(hash: string): Route {
+  const [path, query = ''] = hash.replace(/^#\/?/, '').split('?');
+  const [view, id] = path.split('/');
+  const params = new URLSearchParams(query);
+  if (view === 'document' && id) return { view, id, params };
+  if (view === 'admin') return { view, params };
+  return { view: 'search', params };
+}
+
+export const href = (view: string, params: Record<string, string | number | undefined> = {}): string => {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') q.set(k, String(v));
+  const s = q.toString();
+  return `#/${view}${s ? `?${s}` : ''}`;
+};
+
+export function useRoute(): Route {
+  const [route, setRoute] = useState(() => parseRoute(location.hash));
+  useEffect(() => {
+    const on = () => setRoute(parseRoute(location.hash));
+    addEventListener('hashchange', on);
+    return () => removeEventListener('hashchange', on);
+  }, []);
+  return route;
+}

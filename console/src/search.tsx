@@ -1,0 +1,193 @@
+import { useEffect, useState, type FormEvent } from 'react';
+import { gql } from './api';
+import { href, type Route } from './route';
+
+const RETRIEVE = `query($q: String!, $mode: RetrievalMode, $k1: Int, $k2: Int, $lambda: Float, $alpha: Float) {
+  retrieve(question: $q, mode: $mode, k1: $k1, k2: $k2, lambda: $lambda, alpha: $alpha) {
+    mode k1 k2 lambda alpha model warnings
+    coverage { documents { total embedded indexed } passages { total embedded indexed } }
+    timings { totalMs }
+    passages {
+      rank score passageScore documentScore denseScore lexicalScore documentDenseScore documentLexicalScore
+      answer { text start end score sentence { start end } }
+      passage { id text titlePath document { id title } }
+    }
+  }
+}`;
+const MODES = `{ __type(name: "RetrievalMode") { enumValues { name description } } }`;
+
+interface Span { text: string; start: number; end: number }
+interface Scored {
+  rank: number;
+  score: number;
+  passageScore: number | null;
+  documentScore: number | null;
+  denseScore: number | null;
+  lexicalScore: number | null;
+  documentDenseScore: number | null;
+  documentLexicalScore: number | null;
+  answer: (Span & { score: number; sentence: { start: number; end: number } }) | null;
+  passage: { id: string; text: string; titlePath: string[]; document: { id: string; title: string } };
+}
+interface Level { total: number; embedded: number; indexed: number }
+interface Result {
+  mode: string;
+  k1: number;
+  k2: number;
+  lambda: number;
+  alpha: number;
+  model: string;
+  warnings: string[];
+  coverage: { documents: Level; passages: Level };
+  timings: { totalMs: number };
+  passages: Scored[];
+}
+
+/** The score parts drawn as bars: the two parts the ranking adds, then the raw signals they came from. */
+const PARTS: [keyof Scored, string][] = [
+  ['passageScore', 'passage'],
+  ['documentScore', 'document'],
+  ['denseScore', 'passage dense'],
+  ['lexicalScore', 'passage BM25'],
+  ['documentDenseScore', 'document dense'],
+  ['documentLexicalScore', 'document BM25'],
+];
+
+/** The passage with its answer sentence marked and the answer span inside it in bold. */
+export function Highlighted({ text, answer }: { text: string; answer: Scored['answer'] }) {
+  if (!answer) return <p className="passage-text">{text}</p>;
+  const { sentence } = answer;
+  return (
+    <p className="passage-text">
+      {text.slice(0, sentence.start)}
+      <mark className="answer-sentence">
+        {text.slice(sentence.start, answer.start)}
+        <strong className="answer-span">{text.slice(answer.start, answer.end)}</strong>
+        {text.slice(answer.end, sentence.end)}
+      </mark>
+      {text.slice(sentence.end)}
+    </p>
+  );
+}
+
+function Bars({ p, max }: { p: Scored; max: Record<string, number> }) {
+  return (
+    <dl className="bars">
+      {PARTS.filter(([k]) => p[k] !== null).map(([k, label]) => {
+        const v = p[k] as number;
+        const width = max[k] > 0 ? Math.max(0, Math.min(1, v / max[k])) : 0;
+        return (
+          <div className="bar" key={k}>
+            <dt>{label}</dt>
+            <dd>
+              <span className="bar-track" aria-hidden="true">
+                <span className="bar-fill" style={{ width: `${(width * 100).toFixed(1)}%` }} />
+              </span>
+              <span className="bar-value">{v.toFixed(3)}</span>
+            </dd>
+          </div>
+        );
+      })}
+    </dl>
+  );
+}
+
+export function SearchView({ route }: { route: Route }) {
+  const p = route.params;
+  const [form, setForm] = useState({
+    q: p.get('q') ?? '',
+    mode: p.get('mode') ?? '',
+    k1: p.get('k1') ?? '100',
+    k2: p.get('k2') ?? '20',
+    lambda: p.get('lambda') ?? '',
+    alpha: p.get('alpha') ?? '',
+  });
+  const [modes, setModes] = useState<{ name: string; description: string }[]>([]);
+  const [result, setResult] = useState<Result | null>(null);
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+
+  useEffect(() => {
+    gql(MODES).then((d) => setModes(d.__type.enumValues), (e: Error) => setError(e.message));
+  }, []);
+
+  // The URL is the search: running one is navigating to it, so Back and shared links work.
+  const key = p.toString();
+  useEffect(() => {
+    const q = p.get('q');
+    if (!q) return;
+    const num = (name: string) => (p.get(name) ? Number(p.get(name)) : undefined);
+    setBusy(true);
+    setError('');
+    gql<{ retrieve: Result }>(RETRIEVE, { q, mode: p.get('mode') || undefined, k1: num('k1'), k2: num('k2'), lambda: num('lambda'), alpha: num('alpha') })
+      .then((d) => setResult(d.retrieve), (e: Error) => (setError(e.message), setResult(null)))
+      .finally(() => setBusy(false));
+  }, [key]);
+
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    location.hash = href('search', form);
+  };
+  const set = (name: keyof typeof form) => (e: { target: { value: string } }) => setForm({ ...form, [name]: e.target.value });
+
+  const max: Record<string, number> = {};
+  for (const [k] of PARTS) max[k] = Math.max(0, ...(result?.passages ?? []).map((x) => (x[k] as number | null) ?? 0));
+
+  return (
+    <section aria-labelledby="search-title">
+      <h2 id="search-title" className="visually-hidden">Search</h2>
+      <form className="search" onSubmit={submit} role="search">
+        <label className="question">
+          <span>Question</span>
+          <input name="q" type="search" value={form.q} onChange={set('q')} placeholder="What is the capital of Norway?" required maxLength={2000} autoFocus />
+        </label>
+        <button type="submit" disabled={busy}>{busy ? 'Searching…' : 'Search'}</button>
+        <fieldset className="controls">
+          <legend>Ranking</legend>
+          <label>
+            <span>mode</span>
+            <select name="mode" value={form.mode} onChange={set('mode')}>
+              <option value="">default (HYBRID_HIERARCHICAL)</option>
+              {modes.map((m) => (
+                <option key={m.name} value={m.name} title={m.description}>{m.name}</option>
+              ))}
+            </select>
+          </label>
+          <label><span>k1 (documents)</span><input name="k1" type="number" min={1} max={1000} value={form.k1} onChange={set('k1')} /></label>
+          <label><span>k2 (passages)</span><input name="k2" type="number" min={1} max={1000} value={form.k2} onChange={set('k2')} /></label>
+          <label><span>λ (document weight)</span><input name="lambda" type="number" min={0} max={10} step="any" value={form.lambda} onChange={set('lambda')} placeholder={result ? String(result.lambda) : 'mode default'} /></label>
+          <label><span>alpha (dense weight)</span><input name="alpha" type="number" min={0} max={1} step="any" value={form.alpha} onChange={set('alpha')} placeholder={result ? String(result.alpha) : 'mode default'} /></label>
+        </fieldset>
+      </form>
+      {error && <p className="error" role="alert">{error}</p>}
+      {result && (
+        <div className="result" aria-live="polite">
+          <p className="summary">
+            {result.passages.length} passages · {result.mode} · k1 {result.k1} · k2 {result.k2} · λ {result.lambda} · alpha {result.alpha} · {result.model} ·{' '}
+            {result.timings.totalMs.toFixed(0)} ms
+          </p>
+          <p className="coverage">
+            coverage: documents {result.coverage.documents.embedded}/{result.coverage.documents.total} embedded, {result.coverage.documents.indexed} indexed; passages{' '}
+            {result.coverage.passages.embedded}/{result.coverage.passages.total} embedded, {result.coverage.passages.indexed} indexed
+          </p>
+          {result.warnings.length > 0 && (
+            <ul className="warnings">{result.warnings.map((w) => <li key={w}>{w}</li>)}</ul>
+          )}
+          <ol className="passages">
+            {result.passages.map((x) => (
+              <li key={x.passage.id} className="scored">
+                <a className="title-path" href={href(`document/${x.passage.document.id}`, { passage: x.passage.id, q: p.get('q') ?? '' })}>
+                  {x.passage.titlePath.join(' › ')}
+                </a>
+                <span className="score" title="what the ranking sorts by">score {x.score.toFixed(3)}</span>
+                <Highlighted text={x.passage.text} answer={x.answer} />
+                {x.answer && <p className="answer">answer: <strong>{x.answer.text}</strong> <span className="muted">({x.answer.score.toFixed(2)})</span></p>}
+                <Bars p={x} max={max} />
+              </li>
+            ))}
+          </ol>
+        </div>
+      )}
+    </section>
+  );
+}

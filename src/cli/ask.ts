@@ -1,0 +1,126 @@
+import { styleText } from 'node:util';
+import type { Config } from '../config';
+import { DomainError, ErrorCode } from '../errors';
+import { createContext } from '../graphql/context';
+import { createApolloServer } from '../server';
+import { openMigratedDatabase } from '../store/open';
+import { loadEmbedding } from './embed';
+import { remoteGraphQL } from './remote';
+
+export interface AskOptions {
+  mode?: string;
+  k1?: number;
+  k2?: number;
+  lambda?: number;
+  alpha?: number;
+  json?: boolean;
+  /** A running server's GraphQL URL; without it, the local store (DATABASE_URL or DATA_DIR). */
+  url?: string;
+  apiKey?: string;
+}
+
+/** One query for both transports, so `dhr ask` shows what any client of the API would get. */
+export const ASK_QUERY = `query Ask($q: String!, $mode: RetrievalMode, $k1: Int, $k2: Int, $lambda: Float, $alpha: Float) {
+  retrieve(question: $q, mode: $mode, k1: $k1, k2: $k2, lambda: $lambda, alpha: $alpha) {
+    mode k1 k2 lambda alpha model warnings
+    timings { totalMs }
+    passages {
+      rank score passageScore documentScore denseScore lexicalScore
+      answer { text start end score sentence { text start end } }
+      passage { id titlePath text document { id key title } }
+    }
+  }
+}`;
+
+interface AskPassage {
+  rank: number;
+  score: number;
+  passageScore: number | null;
+  documentScore: number | null;
+  denseScore: number | null;
+  lexicalScore: number | null;
+  answer: { text: string; start: number; end: number; score: number; sentence: { text: string; start: number; end: number } } | null;
+  passage: { id: string; titlePath: string[]; text: string; document: { id: string; key: string; title: string } };
+}
+export interface AskResult {
+  retrieve: { mode: string; k1: number; k2: number; lambda: number; alpha: number; model: string; warnings: string[]; timings: { totalMs: number }; passages: AskPassage[] };
+}
+
+/** The query through the in-process API (the same schema, resolvers and guards as the server). */
+async function askLocal(config: Config, variables: Record<string, unknown>): Promise<AskResult> {
+  const db = await openMigratedDatabase(config);
+  try {
+    const { models } = await loadEmbedding(db, config);
+    try {
+      const server = await createApolloServer(config);
+      await server.start();
+      try {
+        // The local store's owner: reading needs no key, as for every other local dhr command.
+        const principal = { keyId: 0, role: 'reader' as const, name: 'dhr ask' };
+        const response = await server.executeOperation<AskResult>({ query: ASK_QUERY, variables }, { contextValue: createContext(db, config, models, principal) });
+        if (response.body.kind !== 'single') throw new Error('unexpected incremental response');
+        const { data, errors } = response.body.singleResult;
+        if (errors?.length) {
+          const code = errors[0].extensions?.code;
+          throw new DomainError(Object.values(ErrorCode).includes(code as ErrorCode) ? (code as ErrorCode) : ErrorCode.BAD_REQUEST, errors[0].message, {
+            argument: errors[0].extensions?.argument as string | undefined,
+          });
+        }
+        return data!;
+      } finally {
+        await server.stop();
+      }
+    } finally {
+      await models.close();
+    }
+  } finally {
+    await db.close();
+  }
+}
+
+const num = (n: number | null) => (n === null ? '–' : n.toFixed(3));
+
+/** The answer sentence, the answer span in it marked: bold on a terminal, **span** otherwise. */
+function sentenceWithSpan(p: AskPassage, color: boolean): string {
+  const a = p.answer;
+  if (!a) return p.passage.text;
+  const s = a.sentence;
+  const inner = a.start - s.start;
+  const before = s.text.slice(0, inner);
+  const span = s.text.slice(inner, inner + (a.end - a.start));
+  const after = s.text.slice(inner + (a.end - a.start));
+  return `${before}${color ? styleText(['bold', 'underline'], span) : `**${span}**`}${after}`;
+}
+
+/** What a person wants to read: title path, the answer in its sentence, the scores. */
+export function formatAnswers(question: string, r: AskResult['retrieve'], color = false): string {
+  const head = `${question}\n${r.mode} · k1 ${r.k1} · k2 ${r.k2} · λ ${r.lambda} · alpha ${r.alpha} · ${r.model} · ${r.timings.totalMs.toFixed(0)} ms\n`;
+  if (r.passages.length === 0) return `${head}\nno passages found\n`;
+  const blocks = r.passages.map((p) => {
+    const title = p.passage.titlePath.join(' › ');
+    return [
+      `${p.rank}. ${color ? styleText('bold', title) : title}`,
+      `   ${sentenceWithSpan(p, color)}`,
+      `   score ${num(p.score)} (passage ${num(p.passageScore)}, document ${num(p.documentScore)}; dense ${num(p.denseScore)}, BM25 ${num(p.lexicalScore)}; answer ${num(p.answer?.score ?? null)})`,
+    ].join('\n');
+  });
+  return `${head}\n${blocks.join('\n\n')}\n`;
+}
+
+/** `dhr ask "question"`: the top answers from the local store or a running server (--url). */
+export async function askCommand(config: Config, question: string, options: AskOptions): Promise<number> {
+  // Options left out are left out of the variables, so the schema's defaults apply.
+  const variables = Object.fromEntries(
+    Object.entries({ q: question, mode: options.mode, k1: options.k1, k2: options.k2 ?? 5, lambda: options.lambda, alpha: options.alpha }).filter(([, v]) => v !== undefined),
+  );
+  const result = options.url
+    ? await remoteGraphQL<AskResult>(options.url, ASK_QUERY, variables, { apiKey: options.apiKey })
+    : await askLocal(config, variables);
+  if (options.json) {
+    console.log(JSON.stringify(result.retrieve, null, 2));
+    return 0;
+  }
+  for (const w of result.retrieve.warnings) console.error(`warning: ${w}`);
+  process.stdout.write(formatAnswers(question, result.retrieve, process.stdout.isTTY === true));
+  return 0;
+}

@@ -1,0 +1,66 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { cliStore, dhr } from './helpers/cli';
+import { useTestServer } from './helpers/server';
+
+/** `dhr ask` as a user runs it: the real CLI process, on the local store and against a server. */
+
+const NOTES = '# Pemba\n\n## Harvest\n\nPemba is an island. harvest month: October; crop: cloves.\n\n## Boats\n\nDhows carry the cloves to Zanzibar.\n';
+
+describe('dhr ask on the local store', () => {
+  const work = mkdtempSync(join(tmpdir(), 'dhr-ask-'));
+  let env: Record<string, string>;
+  let drop: () => Promise<void>;
+  beforeAll(async () => {
+    ({ env, drop } = await cliStore(work));
+    writeFileSync(join(work, 'pemba.md'), NOTES);
+    expect((await dhr(['ingest', join(work, 'pemba.md')], env)).code).toBe(0);
+  });
+  afterAll(() => drop());
+
+  it('prints the title path, the answer span marked in its sentence, and the scores', async () => {
+    const { code, stdout } = await dhr(['ask', 'In which month is the harvest?', '--k2', '2'], env);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^In which month is the harvest\?\nHYBRID_HIERARCHICAL · k1 100 · k2 2 · /);
+    expect(stdout).toContain('1. Pemba › Harvest\n   harvest month: **October**; crop: cloves.\n   score ');
+    expect(stdout).toMatch(/score [\d.]+ \(passage [\d.]+, document [\d.]+; dense [\d.]+, BM25 [\d.]+; answer [\d.]+\)/);
+  });
+
+  it('prints JSON for scripts', async () => {
+    const { code, stdout } = await dhr(['ask', 'Where do the dhows carry the cloves?', '--json', '--mode', 'LEXICAL'], env);
+    expect(code).toBe(0);
+    const result = JSON.parse(stdout);
+    expect(result.mode).toBe('LEXICAL');
+    expect(result.passages[0]).toMatchObject({ rank: 1, passage: { titlePath: ['Pemba', 'Boats'] }, answer: { text: 'Dhows carry the cloves to Zanzibar.' } });
+  });
+
+  it('refuses bad input with the argument named and exit code 1', async () => {
+    const { code, stderr } = await dhr(['ask', 'x'.repeat(2001)], env);
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/question/);
+    expect((await dhr(['ask', 'q', '--alpha', '2'], env)).stderr).toMatch(/--alpha.*must be a number from 0 to 1/);
+  });
+});
+
+describe('dhr ask --url', () => {
+  const server = useTestServer();
+  beforeAll(async () => {
+    const r = await server.post(`mutation($d: [DocumentInput!]!) { ingestDocuments(documents: $d) { created } }`, { d: [{ markdown: NOTES }] });
+    expect(r.body.data.ingestDocuments.created).toBe(1);
+  });
+
+  it('asks a running server', async () => {
+    const { code, stdout } = await dhr(['ask', 'In which month is the harvest?', '--url', server.url, '--k2', '1'], {});
+    expect(code).toBe(0);
+    // A server without encoders answers with BM25 (and says so on stderr).
+    expect(stdout).toMatch(/^In which month is the harvest\?\nLEXICAL · /);
+    expect(stdout).toContain('1. Pemba › Harvest\n   harvest month: **October**; crop: cloves.');
+  });
+
+  it('reports the server’s error code and message', async () => {
+    const { code, stderr } = await dhr(['ask', 'q', '--url', server.url, '--mode', 'FLAT'], {});
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/mode FLAT needs encoders/);
+  });
+});
