@@ -28,6 +28,7 @@ export async function ingestCommand(config: Config, paths: string[], options: { 
     const bar = new ProgressBar(items.length, 'ingest');
     const embedBar = embedProgress();
     let passages = 0;
+    const embedding = config.embedOnIngest && options.embed;
     const result = await ingest(
       db,
       items.map((i) => i.item),
@@ -37,12 +38,16 @@ export async function ingestCommand(config: Config, paths: string[], options: { 
         embedBatchSize: config.embedBatchSize,
         // Whatever an earlier, interrupted run left pending is finished too, whichever files it read.
         finishAll: true,
-        // Passages are split to the active passage model's token budget, embedded now or not.
-        splitFor: async () => {
-          ({ models, targets } = await loadEmbedding(db, config));
-          return targets.encoders.byRole.passage;
-        },
-        embedWith: config.embedOnIngest && options.embed ? async (pending) => (pending.length === 0 ? undefined : targets) : undefined,
+        // When embedding, passages are split to the active passage model's token budget (with
+        // --no-embed no model is loaded or registered: words only, and a later ingest that embeds
+        // re-splits, since the budget is part of the content hash).
+        splitFor: embedding
+          ? async () => {
+              ({ models, targets } = await loadEmbedding(db, config));
+              return targets.encoders.byRole.passage;
+            }
+          : undefined,
+        embedWith: embedding ? async (pending) => (pending.length === 0 ? undefined : targets) : undefined,
         onEvent: (event) => {
           crash(event);
           if (event.stage === 'write') {
