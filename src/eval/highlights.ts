@@ -51,8 +51,9 @@ export async function measureHighlights(corpus: Corpus, questions: readonly Eval
     if (top.length === 0) continue;
     const highlighter = new AnswerHighlighter(encoders);
     t = process.hrtime.bigint();
-    // As the API resolves them: every passage's answer at once, one encoder batch.
-    const answers = await Promise.all(top.map((text) => highlighter.highlight(q.question, text)));
+    // As the API resolves them: every passage's answer at once, one encoder batch, reusing the
+    // question vector the retrieval computed.
+    const answers = await Promise.all(top.map((text) => highlighter.highlight(q.question, text, result.questionForPassages)));
     highlightMs.push(since(t));
     if (!hasAnswer(top[0], q.answers!)) continue;
     top1Contains++;

@@ -8,6 +8,7 @@ import { pickAnswer, splitSentences, type Answer } from './answer';
  * process: 10,000 vectors of 512 floats are about 20 MB.
  */
 const CACHE_ENTRIES = 10_000;
+const SENTENCE_BATCH = 64;
 
 /**
  * One encoder in one role, batched and cached: the answers of one retrieval's passages resolve in
@@ -16,7 +17,10 @@ const CACHE_ENTRIES = 10_000;
  */
 function vectorLoader(encoder: Encoder, role: EncoderRole): DataLoader<string, Float32Array> {
   return new DataLoader<string, Float32Array>(
-    async (texts) => (await encoder.encode(texts, role)).vectors,
+    // Sentences are a fraction of a passage's length, so a model batch of SENTENCE_BATCH of them
+    // holds about as many tokens as the encoders' default batch of passages: one model run for
+    // a retrieval's top passages instead of several.
+    async (texts) => (await encoder.encode(texts, role, { batchSize: SENTENCE_BATCH })).vectors,
     { cacheMap: new LRUCache<string, Promise<Float32Array>>({ max: CACHE_ENTRIES }), maxBatchSize: 256 },
   );
 }
@@ -43,11 +47,18 @@ export class AnswerHighlighter {
     }
   }
 
-  async highlight(question: string, text: string): Promise<Answer | null> {
+  /**
+   * questionVector: E_Q^ψ(question) when the caller has it already (the retrieval encoded the
+   * question with the same encoder), so only the sentences go to the model.
+   */
+  async highlight(question: string, text: string, questionVector?: Float32Array): Promise<Answer | null> {
     if (!this.questions || !this.sentences) return pickAnswer(question, text);
     const sentences = splitSentences(text);
     if (sentences.length === 0) return null;
-    const [q, vectors] = await Promise.all([this.questions.load(question), this.sentences.loadMany(sentences.map((s) => s.text))]);
+    const [q, vectors] = await Promise.all([
+      questionVector ?? this.questions.load(question),
+      this.sentences.loadMany(sentences.map((s) => s.text)),
+    ]);
     const similarities = vectors.map((v) => {
       if (v instanceof Error) throw v;
       return dot(q, v);

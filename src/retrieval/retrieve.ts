@@ -25,6 +25,11 @@ export interface Retrieval extends SearchResult {
   /** What the client should know about this answer (fallbacks, words BM25 could not use). */
   warnings: string[];
   timings: { encodeMs: number; searchMs: number; totalMs: number };
+  /**
+   * E_Q^ψ(q) when the mode encoded the question (absent for the lexical modes): answer highlights
+   * reuse it instead of encoding the question a second time.
+   */
+  questionForPassages?: Float32Array;
 }
 
 const ms = (from: bigint) => Number(process.hrtime.bigint() - from) / 1e6;
@@ -92,5 +97,5 @@ export async function retrieve(
     );
   }
   const model = !needsVectors ? 'bm25' : mode === 'DOCUMENTS' ? targets!.document.name : targets!.passage.name;
-  return { ...result, args, model, warnings, timings: { encodeMs, searchMs: ms(searchStarted), totalMs: ms(started) } };
+  return { ...result, args, model, warnings, timings: { encodeMs, searchMs: ms(searchStarted), totalMs: ms(started) }, questionForPassages: question?.passage };
 }

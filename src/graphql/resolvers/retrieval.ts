@@ -93,7 +93,7 @@ export class RetrievalResolver {
     ctx.metrics?.observeRetrieval(result.args.mode, result.timings);
     const needs = MODES[result.args.mode].needs;
     return {
-      passages: result.passages.map((p, i) => ({ ...p, rank: i + 1, question: a.question })),
+      passages: result.passages.map((p, i) => ({ ...p, rank: i + 1, question: a.question, questionVector: result.questionForPassages, questionVectorEncoder: targets?.encoders.byRole.questionPassage })),
       documents: result.documents.map((d, i) => ({ ...d, rank: i + 1 })),
       mode: result.args.mode,
       k1: a.k1,
@@ -150,7 +150,10 @@ export class ScoredPassageResolver {
     if (!passage) throw notFound(`passage ${scored.passageId} no longer exists`);
     const targets = await ctx.models?.current();
     const encoders = targets && { question: targets.encoders.byRole.questionPassage, passage: targets.encoders.byRole.passage };
-    return highlighterFor(encoders).highlight(scored.question, passage.text);
+    // The retrieval's question vector came from this snapshot's questionPassage encoder only if the
+    // snapshot is the same one; an activation between the two reads re-encodes instead.
+    const sameEncoder = scored.questionVectorEncoder === encoders?.question;
+    return highlighterFor(encoders).highlight(scored.question, passage.text, sameEncoder ? scored.questionVector : undefined);
   }
 }
 

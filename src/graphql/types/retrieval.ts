@@ -1,3 +1,4 @@
+import type { Encoder } from '../../encoders/types';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, Float, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { DEFAULT_MODE, MODES, RETRIEVAL_MODES, type RetrievalMode as Mode } from '../../retrieval/modes';
@@ -51,6 +52,9 @@ export class ScoredPassage {
   passageId!: number;
   /** The question, for the answer field (not in the schema). */
   question!: string;
+  /** Its E_Q^ψ vector when the retrieval computed one, and the encoder that did, for the answer field (not in the schema). */
+  questionVector?: Float32Array;
+  questionVectorEncoder?: Encoder;
 }
 
 @ObjectType({ description: 'A piece of a passage’s text; start and end are string offsets (UTF-16 code units) into Passage.text, end exclusive.' })
