@@ -92,15 +92,31 @@ export class RetrievalResolver {
     );
     ctx.metrics?.observeRetrieval(result.args.mode, result.timings);
     const needs = MODES[result.args.mode].needs;
+    // A concurrent re-ingest or delete can remove a ranked row between the search and the reads of
+    // its fields; read them now (one batched statement per level, which primes the loaders the
+    // fields use) and drop what is gone, with a warning, rather than fail the whole answer later.
+    const [passageRows, documentRows] = await Promise.all([
+      ctx.loaders.passage.loadMany(result.passages.map((p) => p.passageId)),
+      ctx.loaders.document.loadMany(result.documents.map((d) => d.documentId)),
+    ]);
+    // A failed read is an error, not an absent row.
+    const failed = [...passageRows, ...documentRows].find((row) => row instanceof Error);
+    if (failed) throw failed;
+    const exists = (row: unknown) => row !== null;
+    const passages = result.passages.filter((_, i) => exists(passageRows[i]));
+    const documents = result.documents.filter((_, i) => exists(documentRows[i]));
+    const warnings = [...result.warnings];
+    const gone = result.passages.length - passages.length + result.documents.length - documents.length;
+    if (gone > 0) warnings.push(`${gone} ranked item(s) were removed or replaced by a concurrent ingest or delete while this question was answered, and are left out`);
     return {
-      passages: result.passages.map((p, i) => ({ ...p, rank: i + 1, question: a.question, questionVector: result.questionForPassages, questionVectorEncoder: targets?.encoders.byRole.questionPassage })),
-      documents: result.documents.map((d, i) => ({ ...d, rank: i + 1 })),
+      passages: passages.map((p, i) => ({ ...p, rank: i + 1, question: a.question, questionVector: result.questionForPassages, questionVectorEncoder: targets?.encoders.byRole.questionPassage })),
+      documents: documents.map((d, i) => ({ ...d, rank: i + 1 })),
       mode: result.args.mode,
       k1: a.k1,
       k2: a.k2,
       lambda: result.args.lambda,
       alpha: result.args.alpha,
-      warnings: result.warnings,
+      warnings,
       model: result.model,
       timings: result.timings,
       modelIds: {
