@@ -321,6 +321,9 @@ describe('dhr pairs', () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/pairs: too few training pairs: 0 of kinds feedback, at least 10 needed; feedback: no question/);
     await expect(readFile(join(work, 'none.jsonl'))).rejects.toThrow(/ENOENT/);
+    const unwritable = await dhr(['pairs', '--out', join(work, 'no', 'such', 'dir.jsonl'), '--min-pairs', '1'], store.env);
+    expect(unwritable.code).toBe(1);
+    expect(unwritable.stderr).toMatch(/pairs: cannot write .*dir\.jsonl: ENOENT/);
     const badKind = await dhr(['pairs', '--kinds', 'dual-link,nonsense'], store.env);
     expect(badKind.code).not.toBe(0);
     expect(badKind.stderr).toMatch(/--kinds.*must be a comma-separated list/);

@@ -1,10 +1,9 @@
-import { createWriteStream } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
+import { open, rename, rm } from 'node:fs/promises';
 import { dirname, join, basename } from 'node:path';
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import type { Config } from '../config';
-import { DomainError } from '../errors';
+import { badUserInput, DomainError, messageOf } from '../errors';
 import type { Database } from '../store/db';
 import { openMigratedDatabase } from '../store/open';
 import { importFeedbackFile } from '../training/feedback';
@@ -31,19 +30,40 @@ async function writeLine(out: Writable, line: string): Promise<void> {
   if (!out.write(`${line}\n`)) await once(out, 'drain');
 }
 
+interface Output {
+  write(line: string): Promise<void>;
+  commit(): Promise<void>;
+  abort(): Promise<void>;
+}
+
 /**
  * Where the lines go: stdout for "-" (or no --out), else a temporary file beside the target that
- * takes its name only once every pair is written, so a failed run leaves no half file.
+ * takes its name only once every pair is written, so a failed run leaves no half file. The file is
+ * opened first, so a path that cannot be written is an error before any mining.
  */
-function openOutput(path: string | undefined): { out: Writable; commit(): Promise<void>; abort(): Promise<void> } {
-  if (path === undefined || path === '-') return { out: process.stdout, commit: async () => undefined, abort: async () => undefined };
+async function openOutput(path: string | undefined): Promise<Output> {
+  if (path === undefined || path === '-') {
+    return { write: (line) => writeLine(process.stdout, line), commit: async () => undefined, abort: async () => undefined };
+  }
   const temporary = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
-  const out = createWriteStream(temporary, { encoding: 'utf8' });
-  const closed = () => new Promise<void>((resolve, reject) => out.end((error?: Error | null) => (error ? reject(error) : resolve())));
+  let handle;
+  try {
+    handle = await open(temporary, 'w');
+  } catch (error) {
+    throw badUserInput(`cannot write ${path}: ${messageOf(error)}`, 'out');
+  }
+  const out = handle.createWriteStream({ encoding: 'utf8' });
+  let failure: unknown;
+  // A write error (disk full) surfaces at the next line or at commit, never as an unhandled event.
+  out.on('error', (error) => (failure ??= error));
   return {
-    out,
+    write: async (line) => {
+      if (failure) throw failure;
+      await writeLine(out, line);
+    },
     commit: async () => {
-      await closed();
+      await new Promise<void>((resolve) => out.end(resolve));
+      if (failure) throw failure;
       await rename(temporary, path);
     },
     abort: async () => {
@@ -63,15 +83,17 @@ export function pairsCommand(config: Config, options: PairsCommandOptions): Prom
     const counts = Object.fromEntries(PAIR_KINDS.map((k) => [k, 0])) as Record<PairKind, number>;
     let bar: ProgressBar | undefined;
     let written = 0;
-    // The plan (and a too-few error) comes before any file is opened.
-    const pairs = minePairs(db, { ...options, bm25: options.bm25 ?? config.bm25, onPlan: (planned) => {
-      bar = new ProgressBar(Object.values(planned).reduce((a, b) => a + b, 0), 'pairs');
-    } });
+    const pairs = minePairs(db, {
+      ...options,
+      bm25: options.bm25 ?? config.bm25,
+      onPlan: (planned) => (bar = new ProgressBar(Object.values(planned).reduce((a, b) => a + b, 0), 'pairs')),
+    });
+    // The plan (and a too-few error) comes with the first pair, before any file is made.
     const first = await pairs.next();
-    const output = openOutput(options.out);
+    const output = await openOutput(options.out);
     try {
       for (let next = first; !next.done; next = await pairs.next()) {
-        await writeLine(output.out, JSON.stringify(next.value));
+        await output.write(JSON.stringify(next.value));
         counts[next.value.kind] += 1;
         written += 1;
         bar?.update(written, next.value.kind);
