@@ -10,5 +10,7 @@ CREATE TABLE feedback (
 );
 CREATE INDEX feedback_passage_idx ON feedback (passage_id);
 
--- The pair miner (dhr pairs) walks links in question-passage order, a page at a time.
+-- The pair miner (dhr pairs) walks links in question-passage order a page at a time, asks whether
+-- a passage links to a document, and counts a document's linking documents (co-mention hubs).
 CREATE INDEX links_passage_idx ON links (passage_id, target_document_id);
+CREATE INDEX links_target_source_idx ON links (target_document_id, document_id);

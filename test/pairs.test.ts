@@ -78,12 +78,13 @@ function expectedLinkPairs(s: Stored, hubFraction: number): { dualLink: Set<stri
   const linksTo = (passage: number, document: number) => resolved.some((l) => l.passage === passage && l.target === document);
   const dualLink = new Set<string>();
   for (const a of resolved) for (const b of resolved) if (b.document === a.target && b.target === a.document) dualLink.add(`${a.passage} ${b.passage}`);
-  // in-degree: distinct linking documents; hubs: the top share of link targets by in-degree
+  // in-degree: distinct linking documents; hubs: the top share h of link targets by in-degree
   const inDegree = new Map<number, Set<number>>();
   for (const l of resolved) inDegree.set(l.target!, (inDegree.get(l.target!) ?? new Set()).add(l.document));
   const degrees = [...inDegree.values()].map((d) => d.size).sort((a, b) => b - a);
   const hubs = Math.floor(hubFraction * degrees.length);
-  const isHub = (e: number) => hubs >= 1 && inDegree.get(e)!.size >= degrees[hubs - 1];
+  // above the (h+1)-th largest in-degree: at most h hubs, ties at the cut are not
+  const isHub = (e: number) => hubs >= 1 && inDegree.get(e)!.size > (degrees[hubs] ?? 0);
   const coMention = new Set<string>();
   for (const q of resolved) {
     const e = q.target!;
@@ -140,6 +141,14 @@ describe('training pairs', () => {
     const pairs = await mine(db, { kinds: ['dual-link', 'co-mention'], negatives: NONE });
     expect(keysOf(pairs, 'dual-link')).toEqual(expected.dualLink);
     expect(keysOf(pairs, 'co-mention')).toEqual(expected.coMention);
+    // tiny pages: a question passage's pairs split across pages, batches without any pair
+    const perQuestion = new Map<number, number>();
+    for (const p of pairs) perQuestion.set(p.questionPassageId!, (perQuestion.get(p.questionPassageId!) ?? 0) + 1);
+    expect(Math.max(...perQuestion.values())).toBeGreaterThan(2);
+    const paged = await mine(db, { kinds: ['dual-link', 'co-mention'], negatives: NONE, pageSize: 2 });
+    expect(paged.map((p) => `${p.kind} ${p.questionPassageId} ${p.positive.passageId}`)).toEqual(
+      pairs.map((p) => `${p.kind} ${p.questionPassageId} ${p.positive.passageId}`),
+    );
     // the hub filter acts: without it the hub is a co-mentioned third document too
     const unfiltered = expectedLinkPairs(s, 0);
     expect(unfiltered.coMention.size).toBeGreaterThan(expected.coMention.size);

@@ -49,7 +49,7 @@ export async function planPairs(
 ): Promise<{ planned: Record<PairKind, number>; hubThreshold: number | null }> {
   const kinds = options.kinds ?? PAIR_KINDS;
   const hub = kinds.includes('co-mention') ? await hubThreshold(db, options.hubFraction ?? DEFAULT_HUB_FRACTION) : null;
-  const links = kinds.includes('dual-link') || kinds.includes('co-mention') ? await countLinkPairs(db, hub) : undefined;
+  const links = kinds.includes('dual-link') || kinds.includes('co-mention') ? await countLinkPairs(db, hub, options.limit ?? null) : undefined;
   const groups = kinds.includes('section-path') || kinds.includes('document-title') ? await countGroups(db) : undefined;
   const available: Record<PairKind, number> = {
     'dual-link': links?.dualLink ?? 0,

@@ -8,7 +8,7 @@ import {
   pairPassages,
   sectionPage,
   type GroupRow,
-  type LinkPairRow,
+  type LinkPairPage,
   type PairCursor,
 } from '../store/pairs';
 import type { PassageKey, PairCandidate } from './negatives';
@@ -39,13 +39,12 @@ const startsWith = (path: readonly string[], prefix: readonly string[]) =>
 async function* linkCandidates(
   db: Database,
   kind: PairKind,
-  page: (after: PairCursor) => Promise<LinkPairRow[]>,
+  page: (after: PairCursor) => Promise<LinkPairPage>,
   o: SourceOptions,
 ): AsyncGenerator<PairCandidate> {
-  let after = PAIR_START;
-  for (;;) {
-    const rows = await page(after);
-    if (rows.length === 0) return;
+  let after: PairCursor | null = PAIR_START;
+  while (after) {
+    const { rows, next }: LinkPairPage = await page(after);
     const questions = new Map((await pairPassages(db, [...new Set(rows.map((r) => r.questionPassageId))])).map((p) => [p.passageId, p]));
     for (const row of rows) {
       const q = questions.get(row.questionPassageId);
@@ -60,8 +59,7 @@ async function* linkCandidates(
         answers: (p: PassageKey) => positives.has(p.passageId),
       };
     }
-    const last = rows[rows.length - 1];
-    after = [last.questionPassageId, last.positivePassageId];
+    after = next;
   }
 }
 
