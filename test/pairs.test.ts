@@ -289,6 +289,11 @@ describe('training pairs', () => {
     expect(trainingPairs.map((p: { kind: string }) => p.kind)).toEqual(mined.slice(0, 5).map((p) => p.kind.replace('-', '_').toUpperCase()));
     expect(trainingPairs[0].positive.passageId).toBe(String(mined[0].positive.passageId));
     expect(trainingPairs[0].negatives.bm25.map((x: { passageId: string }) => Number(x.passageId))).toEqual(mined[0].negatives.bm25.map((x) => x.passageId));
+    // the most a query may ask for passes the cost limit; kinds that give nothing are refused, naming why
+    const sections = [...new Set([...s.passages.values()].map((p) => p.sectionId).filter((id) => id !== null))].length;
+    expect(dataOf(await api.exec(query, { k: ['SECTION_PATH'], n: 100 })).trainingPairs).toHaveLength(Math.min(100, sections));
+    const none = await api.exec(query, { k: ['FEEDBACK'], n: 3 });
+    expect(none.errors?.[0]).toMatchObject({ message: expect.stringMatching(/feedback: no question has a passage judged relevant/), extensions: { code: 'BAD_USER_INPUT', argument: 'kinds' } });
     const tooMany = await api.exec(query, { n: 101 });
     expect(tooMany.errors?.[0]).toMatchObject({ extensions: { code: 'BAD_USER_INPUT' } });
     const anonymous = await api.execAs(null, query, { n: 1 });
