@@ -12,6 +12,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['ingest', 'encoders'],
   ['store'],
   ['retrieval', 'pipeline', 'observability'],
+  ['training'],
   ['config'],
   ['graphql', 'http'],
   ['server', 'eval'],

@@ -13,6 +13,8 @@ import { createKeyCommand, listKeysCommand, revokeKeyCommand } from './keys';
 import { remoteCreateKey, remoteIngest, remoteListKeys, remoteRevokeKey, remoteStats, type RemoteTarget } from './remote-commands';
 import { serve } from './serve';
 import { migrateCommand, statsCommand } from './store';
+import { feedbackImportCommand, pairsCommand } from './pairs';
+import { isPairKind, PAIR_KINDS, type PairKind } from '../training/pair';
 
 /**
  * The `dhr` command line. `dhr <command> --help` opens no database and reads no settings: they
@@ -49,6 +51,13 @@ function decimal(min: number, max: number) {
     if (value.trim() === '' || !Number.isFinite(n) || n < min || n > max) throw new InvalidArgumentError(`must be a number from ${min} to ${max}`);
     return n;
   };
+}
+
+function kindList(value: string): PairKind[] {
+  const kinds = value.split(',').map((k) => k.trim());
+  const wrong = kinds.filter((k) => !isPairKind(k));
+  if (wrong.length || kinds.length === 0) throw new InvalidArgumentError(`must be a comma-separated list of ${PAIR_KINDS.join(', ')}`);
+  return [...new Set(kinds as PairKind[])];
 }
 
 function idList(value: string): number[] {
@@ -228,6 +237,38 @@ export function buildProgram(run: (action: Action) => Promise<void>): Command {
     (key: string, options: RemoteOptions) =>
       run(async (config) => (options.url ? remoteRevokeKey(remoteTarget(options)!, key) : revokeKeyCommand(config, key))),
   );
+
+  // Training data from the stored corpus (issue 16): docs/training.md.
+  program
+    .command('pairs')
+    .description('mine training pairs (HLP link pairs, title-tree pairs, feedback) with BM25, In-Doc, In-Sec and document negatives, as JSONL')
+    .option('--out <file>', 'where the JSONL goes ("-" or left out: stdout); written under a temporary name until complete')
+    .option('--kinds <list>', `comma-separated kinds (default: all): ${PAIR_KINDS.join(',')}`, kindList)
+    .option('--limit <n>', 'the most pairs of each kind (default: all)', integer(1, 2_147_483_647))
+    .option('--negatives <n>', 'negatives of each kind per pair: BM25, In-Doc, In-Sec, documents', integer(0, 100), 4)
+    .option('--seed <s>', 'seed of every random draw: the same seed and store give the same bytes', integer(0, 4_294_967_295), 0)
+    .option('--max-question-words <n>', 'link pairs: passage A clipped to this many words as the question', integer(1, 1000), 64)
+    .option('--min-pairs <n>', 'fewer pairs than this is an error (nothing is written)', integer(0, 2_147_483_647), 10)
+    .action((options: { out?: string; kinds?: PairKind[]; limit?: number; negatives: number; seed: number; maxQuestionWords: number; minPairs: number }) =>
+      run(async (config) =>
+        pairsCommand(config, {
+          out: options.out,
+          kinds: options.kinds,
+          limit: options.limit,
+          negatives: { bm25: options.negatives, inDoc: options.negatives, inSec: options.negatives, documents: options.negatives },
+          seed: options.seed,
+          maxQuestionWords: options.maxQuestionWords,
+          minPairs: options.minPairs,
+        }),
+      ),
+    );
+
+  const feedback = program.command('feedback').description('judged (question, passage) pairs for training');
+  feedback
+    .command('import')
+    .description('import judgements from JSONL lines {"question": …, "passageId": …, "relevant": true|false}: all lines or none')
+    .argument('<file>', 'the JSONL file')
+    .action((file: string) => run(async (config) => feedbackImportCommand(config, file)));
 
   program
     .command('eval')

@@ -11,6 +11,7 @@ import { LinkResolver } from './resolvers/link';
 import { PassageResolver } from './resolvers/passage';
 import { RetrievalResolver, ScoredDocumentResolver, ScoredPassageResolver } from './resolvers/retrieval';
 import { SectionResolver } from './resolvers/section';
+import { TrainingResolver } from './resolvers/training';
 
 export const resolvers = [
   DocumentResolver,
@@ -25,6 +26,7 @@ export const resolvers = [
   ScoredPassageResolver,
   ScoredDocumentResolver,
   ApiKeyResolver,
+  TrainingResolver,
 ] as const;
 
 let built: Promise<GraphQLSchema> | undefined;

@@ -1,0 +1,51 @@
+import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
+import { badUserInput } from '../../errors';
+import { insertFeedback } from '../../store/feedback';
+import type { Role } from '../../store/keys';
+import { checkFeedback } from '../../training/feedback';
+import { minePairs } from '../../training/mine';
+import type { PairKind, TrainingPair as Pair } from '../../training/pair';
+import type { Context } from '../context';
+import { checkPageSize, parseId } from '../ids';
+import { Feedback, PairKindEnum, TrainingPair } from '../types/training';
+
+/** A sample of training data over the API; `dhr pairs` streams all of it. */
+export const MAX_TRAINING_PAIRS = 100;
+
+@Resolver(() => TrainingPair)
+export class TrainingResolver {
+  @Authorized<Role>('admin')
+  @Query(() => [TrainingPair], {
+    description: `Training pairs mined from the stored corpus with their negatives (at most ${MAX_TRAINING_PAIRS}), the first lines \`dhr pairs\` writes with the same kinds and seed. Refused when none can be mined, naming why.`,
+  })
+  async trainingPairs(
+    @Ctx() ctx: Context,
+    @Arg('kinds', () => [PairKindEnum], { nullable: true, description: 'Default: every kind.' }) kinds?: PairKind[] | null,
+    @Arg('first', () => Int, { defaultValue: 10 }) first = 10,
+    @Arg('seed', () => Int, { defaultValue: 0, description: 'Drives every random draw (0 or more).' }) seed = 0,
+  ): Promise<Pair[]> {
+    checkPageSize(first, MAX_TRAINING_PAIRS);
+    if (kinds && kinds.length === 0) throw badUserInput('kinds must name at least one kind (or be left out for all)', 'kinds');
+    if (seed < 0) throw badUserInput('seed must be 0 or more', 'seed');
+    const pairs: Pair[] = [];
+    if (first === 0) return pairs;
+    for await (const pair of minePairs(ctx.db, { kinds: kinds ?? undefined, limit: first, seed, bm25: ctx.config.bm25, pageSize: first })) {
+      pairs.push(pair);
+      if (pairs.length >= first) break;
+    }
+    return pairs;
+  }
+
+  @Authorized<Role>('admin')
+  @Mutation(() => Feedback, { description: 'Stores a judgement of whether a passage answers a question (a FEEDBACK training pair when relevant).' })
+  async recordFeedback(
+    @Ctx() ctx: Context,
+    @Arg('question', () => String) question: string,
+    @Arg('passageId', () => ID) passageId: string,
+    @Arg('relevant', () => Boolean) relevant: boolean,
+  ): Promise<Feedback> {
+    const id = parseId(passageId, 'passageId');
+    const [row] = await insertFeedback(ctx.db, [{ question: checkFeedback(question, id), passageId: id, relevant }]);
+    return row;
+  }
+}
