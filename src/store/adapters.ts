@@ -166,28 +166,34 @@ export function adapterProblem(adapter: Pick<AdapterRow, 'name' | 'dimension' | 
 
 /**
  * Makes an adapter the one retrieval applies (null: none), in one transaction. Refused, with
- * nothing changed, unless it fits the active models (adapterProblem). Locks active_encoders in
- * SHARE mode, so a model activation cannot land between the check and the write.
+ * nothing changed, unless it fits the active models (adapterProblem).
  */
-export async function activateAdapter(db: Database, name: string | null): Promise<AdapterRow | undefined> {
-  return db.transaction(async (tx) => {
-    await tx.query('LOCK TABLE active_encoders IN SHARE MODE');
-    await tx.query('LOCK TABLE active_adapter IN EXCLUSIVE MODE');
-    if (name === null) {
-      await tx.query('DELETE FROM active_adapter');
-      return undefined;
-    }
-    const adapter = await adapterByName(tx, name);
-    if (!adapter) throw notFound(`no adapter named "${name}" is registered`, 'adapter');
-    const problem = adapterProblem(adapter, await activeAssignment(tx));
-    if (problem) throw new DomainError(problem.code, problem.message, { argument: 'adapter' });
-    await tx.query(
-      `INSERT INTO active_adapter (slot, adapter_id) VALUES (true, $1)
-       ON CONFLICT (slot) DO UPDATE SET adapter_id = EXCLUDED.adapter_id, activated_at = now()`,
-      [adapter.id],
-    );
-    return { ...adapter, active: true };
-  });
+export function activateAdapter(db: Database, name: string | null): Promise<AdapterRow | undefined> {
+  return db.transaction((tx) => activateAdapterIn(tx, name));
+}
+
+/**
+ * activateAdapter inside the caller's transaction (dhr adapt --activate registers and activates
+ * in one). Locks active_encoders in SHARE mode, so a model activation cannot land between the
+ * check and the write.
+ */
+export async function activateAdapterIn(tx: Queryable, name: string | null): Promise<AdapterRow | undefined> {
+  await tx.query('LOCK TABLE active_encoders IN SHARE MODE');
+  await tx.query('LOCK TABLE active_adapter IN EXCLUSIVE MODE');
+  if (name === null) {
+    await tx.query('DELETE FROM active_adapter');
+    return undefined;
+  }
+  const adapter = await adapterByName(tx, name);
+  if (!adapter) throw notFound(`no adapter named "${name}" is registered`, 'adapter');
+  const problem = adapterProblem(adapter, await activeAssignment(tx));
+  if (problem) throw new DomainError(problem.code, problem.message, { argument: 'adapter' });
+  await tx.query(
+    `INSERT INTO active_adapter (slot, adapter_id) VALUES (true, $1)
+     ON CONFLICT (slot) DO UPDATE SET adapter_id = EXCLUDED.adapter_id, activated_at = now()`,
+    [adapter.id],
+  );
+  return { ...adapter, active: true };
 }
 
 export async function activeAdapterId(db: Queryable): Promise<number | undefined> {
