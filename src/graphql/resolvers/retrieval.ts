@@ -102,6 +102,7 @@ export class RetrievalResolver {
       alpha: result.args.alpha,
       warnings: result.warnings,
       model: result.model,
+      adapter: result.adapter,
       timings: result.timings,
       modelIds: {
         document: needs.documentVector ? targets?.document.id : undefined,
