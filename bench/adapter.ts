@@ -13,7 +13,7 @@
  * against its in-batch positives and hard negatives, no map, no gradient, no update (what scoring
  * the training objective with the identity costs). The ratio is one training epoch to that.
  *   BENCH_PAIRS (20000)  BENCH_DIM (512)  BENCH_TARGETS (20000)  BENCH_EPOCHS (10)  BENCH_SEED (1)
- *   BENCH_BATCH (64)  BENCH_LR (the trainer's default)  BENCH_JSON=path
+ *   BENCH_BATCH (64)  BENCH_LR (the trainer's default)  BENCH_RANK (0: full W; r: diag + rank-r)  BENCH_JSON=path
  */
 import { loadavg, cpus } from 'node:os';
 import { writeFileSync } from 'node:fs';
@@ -28,6 +28,7 @@ const EPOCHS = env('BENCH_EPOCHS', TRAIN_DEFAULTS.epochs);
 const SEED = env('BENCH_SEED', 1);
 const BATCH = env('BENCH_BATCH', TRAIN_DEFAULTS.batchSize);
 const LR = env('BENCH_LR', TRAIN_DEFAULTS.lr);
+const RANK = env('BENCH_RANK', TRAIN_DEFAULTS.rank);
 const K = 8;
 
 function gaussian(rand: () => number): number {
@@ -92,7 +93,7 @@ const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(0);
 
 function main(): void {
   const load = loadavg().map((x) => x.toFixed(2)).join(' ');
-  console.log(`bench:adapter — ${PAIRS} pairs × ${DIM}-d, ${TARGETS} targets, ${K} hard negatives, batch ${BATCH}, ≤ ${EPOCHS} epochs`);
+  console.log(`bench:adapter — ${PAIRS} pairs × ${DIM}-d, ${TARGETS} targets, ${K} hard negatives, batch ${BATCH}, ≤ ${EPOCHS} epochs, lr ${LR}, W ${RANK > 0 && RANK < DIM ? `diag + rank ${RANK}` : 'full'}`);
   console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), load average before: ${load}`);
   const rssStart = process.memoryUsage().rss;
   const data = makeData();
@@ -107,6 +108,7 @@ function main(): void {
     epochs: EPOCHS,
     batchSize: BATCH,
     lr: LR,
+    rank: RANK,
     seed: SEED,
     onEpoch: (r) => {
       const s = Number(process.hrtime.bigint() - epochStarted) / 1e9;
@@ -119,6 +121,8 @@ function main(): void {
   const maxRss = process.resourceUsage().maxRSS * 1024;
   const perEpoch = epochSeconds.reduce((a, b) => a + b, 0) / epochSeconds.length;
   const summary = {
+    rank: RANK,
+    lr: LR,
     pairs: PAIRS,
     dim: DIM,
     targets: TARGETS,

@@ -87,6 +87,19 @@ describe('training', () => {
     expect(result.pairs).toEqual({ train: 1800, heldOut: 200 });
   });
 
+  it('recovers a low-rank map with a low-rank W (diag + U Vᵀ), starting from the identity', () => {
+    const d = 16;
+    const { data, wStar } = syntheticAdapterData({ pairs: 2000, targets: 500, dim: d, rank: 3, seed: 4 });
+    const result = trainLinearMap(data, { epochs: 30, lr: 0.01, l2: 0, temperature: 0.02, patience: 3, seed: 5, rank: 3 });
+    const best = result.curve[result.bestEpoch - 1].heldOut;
+    expect(result.baseline.accuracy).toBeLessThan(0.5);
+    expect(best.accuracy).toBeGreaterThan(0.9);
+    expect(relativeMapError(result.map.w, wStar, d)).toBeLessThan(relativeMapError(new Float32Array(d * d), wStar, d) * 0.6);
+    // Untrained, it is the identity exactly: the map kept when no epoch runs better is W = 0.
+    const untrained = trainLinearMap(data, { epochs: 1, lr: 1e-12, seed: 5, rank: 3 });
+    expect(untrained.curve[0].heldOut.loss).toBeCloseTo(untrained.baseline.loss, 6);
+  });
+
   it('is deterministic under a seed, and another seed gives another run', () => {
     const { data } = syntheticAdapterData({ pairs: 300, targets: 100, dim: 8, seed: 9 });
     const options = { epochs: 3, lr: 0.01, seed: 11 };

@@ -197,6 +197,7 @@ export function buildProgram(run: (action: Action) => Promise<void>): Command {
     .option('--holdout <x>', 'fraction of pairs held out for early stopping and metrics', decimal(0.01, 0.9), TRAIN_DEFAULTS.holdout)
     .option('--patience <n>', 'epochs without a better held-out loss before stopping', integer(1, 100), TRAIN_DEFAULTS.patience)
     .option('--seed <n>', 'seed of the split and shuffles', integer(0, 2_147_483_647), TRAIN_DEFAULTS.seed)
+    .option('--rank <n>', '0: train the full d×d map; r: diagonal + rank r (faster, fewer parameters)', integer(0, 2000), TRAIN_DEFAULTS.rank)
     .option('--activate', 'activate it in the same transaction as its registration')
     .action(
       (o: {
@@ -212,6 +213,7 @@ export function buildProgram(run: (action: Action) => Promise<void>): Command {
         holdout: number;
         patience: number;
         seed: number;
+        rank: number;
         activate?: boolean;
       }) =>
         run(async (config) =>
@@ -228,6 +230,7 @@ export function buildProgram(run: (action: Action) => Promise<void>): Command {
             holdout: o.holdout,
             patience: o.patience,
             seed: o.seed,
+            rank: o.rank,
             activate: o.activate === true,
           }),
         ),

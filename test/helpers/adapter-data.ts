@@ -66,13 +66,23 @@ export function syntheticAdapterData(options: {
   seed?: number;
   clusterSize?: number;
   clusterSpread?: number;
+  /** W*'s rank (default: full). */
+  rank?: number;
 }): SyntheticAdapterData {
   const { pairs: n, targets: m, dim: d } = options;
   const rand = prng(options.seed ?? 1);
   const k = options.negativesPerPair ?? 3;
   const spread = (options.distortion ?? 1) / Math.sqrt(d);
   const wStar = new Float64Array(d * d);
-  for (let i = 0; i < wStar.length; i++) wStar[i] = spread * gaussian(rand);
+  if (options.rank) {
+    // W* = A Bᵀ of the given rank, entries of about the same size as the full-rank case.
+    const r = options.rank;
+    const a = Float64Array.from({ length: d * r }, () => gaussian(rand));
+    const b = Float64Array.from({ length: d * r }, () => gaussian(rand));
+    for (let x = 0; x < d; x++) for (let c = 0; c < d; c++) for (let k = 0; k < r; k++) wStar[x * d + c] += (spread * a[x * r + k] * b[c * r + k]) / Math.sqrt(r);
+  } else {
+    for (let i = 0; i < wStar.length; i++) wStar[i] = spread * gaussian(rand);
+  }
   const mStar = Float64Array.from(wStar);
   for (let i = 0; i < d; i++) mStar[i * d + i] += 1;
   const mInv = inverse(mStar, d);
