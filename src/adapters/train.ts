@@ -36,7 +36,7 @@ export interface TrainOptions {
   seed?: number;
   /** Fewer pairs than this are refused: a map of d² weights needs data. */
   minPairs?: number;
-  /** 0: train the full d×d W; r (< d): W = diag(s) + U Vᵀ with U, V of d×r (faster, fewer parameters). */
+  /** r < d: W = diag(s) + U Vᵀ with U, V of d×r (faster, fewer parameters); 0 or r ≥ d: the full d×d W. */
   rank?: number;
   /** Called after each batch (progress bars). */
   onBatch?: (done: number, total: number) => void;
@@ -45,7 +45,7 @@ export interface TrainOptions {
 
 export const TRAIN_DEFAULTS = {
   epochs: 10,
-  lr: 1e-4,
+  lr: 1e-3,
   temperature: 0.05,
   l2: 1e-4,
   batchSize: 64,
@@ -53,7 +53,9 @@ export const TRAIN_DEFAULTS = {
   patience: 2,
   seed: 1,
   minPairs: 20,
-  rank: 0,
+  // bench:adapter, 20,000 pairs × 512-d: rank 32 trained 5× faster than the full W and reached a
+  // better held-out loss in 10 epochs; a rank ≥ d trains the full W.
+  rank: 32,
 } as const;
 
 export interface HeldOutMetrics {

@@ -197,7 +197,7 @@ export function buildProgram(run: (action: Action) => Promise<void>): Command {
     .option('--holdout <x>', 'fraction of pairs held out for early stopping and metrics', decimal(0.01, 0.9), TRAIN_DEFAULTS.holdout)
     .option('--patience <n>', 'epochs without a better held-out loss before stopping', integer(1, 100), TRAIN_DEFAULTS.patience)
     .option('--seed <n>', 'seed of the split and shuffles', integer(0, 2_147_483_647), TRAIN_DEFAULTS.seed)
-    .option('--rank <n>', '0: train the full d×d map; r: diagonal + rank r (faster, fewer parameters)', integer(0, 2000), TRAIN_DEFAULTS.rank)
+    .option('--rank <n>', 'r: W = diagonal + rank r (faster, fewer parameters); 0: the full d×d W (use a smaller --lr, e.g. 0.0001 at 512-d)', integer(0, 2000), TRAIN_DEFAULTS.rank)
     .option('--activate', 'activate it in the same transaction as its registration')
     .action(
       (o: {
