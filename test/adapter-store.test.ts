@@ -171,6 +171,8 @@ describe('query-side adapters in the store and retrieval', () => {
     // The adapter that was active still is, and retrieval still applies it.
     expect(await activeName()).toBe('fits');
     expect((await ask('river', 'FLAT')).adapter).toBe('fits');
+    // A passage-only adapter is not reported for a mode that reads no passage vector.
+    expect((await ask('river', 'DOCUMENTS')).adapter).toBeNull();
   });
 
   it('refuses to store a name twice or a map of the wrong dimension, storing nothing', async () => {

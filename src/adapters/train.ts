@@ -90,6 +90,7 @@ const EVAL_CHUNK = 256;
  * other positives of its mini-batch (in-batch negatives; pairs sharing the positive are masked)
  * and its own hard negatives, at a temperature; Adam; seeded shuffles; early stopping on a
  * held-out fraction. Keeps the map of the best held-out loss, the identity if none beat it.
+ * W is the full d×d matrix, or diag(s) + U Vᵀ at `rank` < d; either way the result is the full W.
  */
 export function trainLinearMap(data: TrainingData, options: TrainOptions = {}): TrainResult {
   const settings = {

@@ -64,7 +64,9 @@ export async function retrieve(
   };
   const encoded = needsVectors && targets ? await targets.encoders.encodeQuestion(args.question) : undefined;
   // The adapter maps question vectors only; stored vectors and the SQL are the same as without it.
-  const adapter = encoded && targets?.adapter ? targets.adapter : undefined;
+  const maps = targets?.adapter?.maps;
+  const applies = (spec.needs.documentVector && maps?.document) || (spec.needs.passageVector && maps?.passage);
+  const adapter = encoded && applies ? targets!.adapter : undefined;
   const question = encoded && adapter ? adaptQuestion(adapter, encoded) : encoded;
   if (needsVectors && targets?.adapterWarning) warnings.push(targets.adapterWarning);
   const encodeMs = ms(started);
