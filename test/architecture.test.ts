@@ -9,7 +9,7 @@ import { packageRoot } from '../src/paths';
  */
 const LAYERS: readonly (readonly string[])[] = [
   ['errors', 'paths', 'generated'],
-  ['ingest', 'encoders'],
+  ['ingest', 'encoders', 'adapters'],
   ['store'],
   ['retrieval', 'pipeline', 'observability'],
   ['training'],

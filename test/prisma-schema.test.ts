@@ -54,6 +54,7 @@ function expectedUdt(c: PrismaColumn): string {
     Boolean: 'bool',
     Float: c.native === 'Real' ? 'float4' : 'float8',
     Json: 'jsonb',
+    Bytes: 'bytea',
     DateTime: c.native === 'Timestamptz' ? 'timestamptz' : 'timestamp',
   };
   const udt = base[c.type];

@@ -1,5 +1,9 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { ADAPTER_LEVELS, type AdapterLevel } from '../adapters/linear';
+import { TRAIN_DEFAULTS } from '../adapters/train';
 import type { Config } from '../config';
+import { ADAPT_DEFAULTS } from '../pipeline/adapt';
+import { adaptCommand, adaptersCommand } from './adapt';
 import { ENCODER_ROLES } from '../encoders/types';
 import { RETRIEVAL_MODES } from '../retrieval/modes';
 import { JOB_SCOPES, JOB_STATUSES } from '../store/jobs';
@@ -59,6 +63,15 @@ function kindList(value: string): PairKind[] {
   if (wrong.length || kinds.length === 0) throw new InvalidArgumentError(`must be a comma-separated list of ${PAIR_KINDS.join(', ')}`);
   return [...new Set(kinds as PairKind[])];
 }
+
+function levelList(value: string): AdapterLevel[] {
+  const parts = value.split(',').map((p) => p.trim());
+  const unknown = parts.filter((p) => !(ADAPTER_LEVELS as readonly string[]).includes(p));
+  if (unknown.length > 0 || parts.length === 0) throw new InvalidArgumentError(`levels are ${ADAPTER_LEVELS.join(', ')}`);
+  return parts as AdapterLevel[];
+}
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 function idList(value: string): number[] {
   return value.split(',').map((part) => integer(1, 2_147_483_647)(part.trim()));
@@ -177,6 +190,71 @@ export function buildProgram(run: (action: Action) => Promise<void>): Command {
     .description('delete a model that serves no role, with its embeddings')
     .argument('<name>', 'model name')
     .action((target: string) => run(async (config) => modelsCommand(config, { action: 'drop', target })));
+
+  program
+    .command('adapt')
+    .description('train a query-side adapter on training pairs (dhr pairs) over the stored vectors of the active models, and register it')
+    .requiredOption('--pairs <file>', 'a pairs JSONL file (repeat for more)', collect)
+    .option('--name <name>', 'the adapter\'s name (default: adapter-<date>)')
+    .option('--levels <levels>', `comma-separated: ${ADAPTER_LEVELS.join(',')}`, levelList, [...ADAPTER_LEVELS])
+    .option('--epochs <n>', 'at most this many passes', integer(1, 1000), TRAIN_DEFAULTS.epochs)
+    .option('--lr <x>', "Adam's step size", decimal(1e-7, 1), TRAIN_DEFAULTS.lr)
+    .option('--temperature <x>', 'softmax temperature of the contrastive loss', decimal(1e-4, 10), TRAIN_DEFAULTS.temperature)
+    .option('--l2 <x>', 'weight of the pull toward the identity map', decimal(0, 100), TRAIN_DEFAULTS.l2)
+    .option('--batch-size <n>', 'pairs per mini-batch (in-batch negatives)', integer(2, 4096), TRAIN_DEFAULTS.batchSize)
+    .option('--negatives <n>', 'hard negatives kept per pair and level', integer(0, 100), ADAPT_DEFAULTS.negativesPerPair)
+    .option('--holdout <x>', 'fraction of pairs held out for early stopping and metrics', decimal(0.01, 0.9), TRAIN_DEFAULTS.holdout)
+    .option('--patience <n>', 'epochs without a better held-out loss before stopping', integer(1, 100), TRAIN_DEFAULTS.patience)
+    .option('--seed <n>', 'seed of the split and shuffles', integer(0, 2_147_483_647), TRAIN_DEFAULTS.seed)
+    .option('--rank <n>', 'r: W = diagonal + rank r (faster, fewer parameters); 0: the full d×d W (use a smaller --lr, e.g. 0.0001 at 512-d)', integer(0, 2000), TRAIN_DEFAULTS.rank)
+    .option('--activate', 'activate it in the same transaction as its registration')
+    .action(
+      (o: {
+        pairs: string[];
+        name?: string;
+        levels: AdapterLevel[];
+        epochs: number;
+        lr: number;
+        temperature: number;
+        l2: number;
+        batchSize: number;
+        negatives: number;
+        holdout: number;
+        patience: number;
+        seed: number;
+        rank: number;
+        activate?: boolean;
+      }) =>
+        run(async (config) =>
+          adaptCommand(config, {
+            pairs: o.pairs,
+            name: o.name ?? `adapter-${new Date().toISOString().replace(/[:.]/g, '-')}`,
+            levels: o.levels,
+            epochs: o.epochs,
+            lr: o.lr,
+            temperature: o.temperature,
+            l2: o.l2,
+            batchSize: o.batchSize,
+            negativesPerPair: o.negatives,
+            holdout: o.holdout,
+            patience: o.patience,
+            seed: o.seed,
+            rank: o.rank,
+            activate: o.activate === true,
+          }),
+        ),
+    );
+
+  const adapters = program.command('adapters').description('query-side adapters: list, activate (or none)');
+  adapters
+    .command('list', { isDefault: true })
+    .description('registered adapters, their base models and training records, as JSON')
+    .action(() => run(async (config) => adaptersCommand(config, {})));
+  adapters
+    .command('activate')
+    .description('apply an adapter to question vectors from now on (refused unless it fits the active models); none: stop')
+    .argument('<name>', "adapter name, or 'none'")
+    .action((name: string) => run(async (config) => adaptersCommand(config, { activate: name })));
 
   program
     .command('reembed')

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphql';
 import { buildSchema } from 'type-graphql';
 import { authChecker } from './auth';
+import { AdapterResolver } from './resolvers/adapter';
 import { DocumentConnectionResolver, DocumentResolver } from './resolvers/document';
 import { EmbeddingModelResolver } from './resolvers/embedding';
 import { IngestResolver } from './resolvers/ingest';
@@ -27,6 +28,7 @@ export const resolvers = [
   ScoredDocumentResolver,
   ApiKeyResolver,
   TrainingResolver,
+  AdapterResolver,
 ] as const;
 
 let built: Promise<GraphQLSchema> | undefined;

@@ -1,3 +1,4 @@
+import { adaptQuestion } from '../adapters/linear';
 import type { Database } from '../store/db';
 import type { EmbeddingTargets } from '../store/embeddings';
 import { DEFAULT_MODE, MODES, TEXT_ONLY_MODE, type ModeSpec, type RetrievalMode } from './modes';
@@ -22,6 +23,8 @@ export interface Retrieval extends SearchResult {
   args: RetrieveArgs & { mode: RetrievalMode; lambda: number; alpha: number };
   /** The passage model's name (the document model's for DOCUMENTS; `bm25` for the lexical modes). */
   model: string;
+  /** The query-side adapter applied to the question vectors, if any. */
+  adapter: string | null;
   /** What the client should know about this answer (fallbacks, words BM25 could not use). */
   warnings: string[];
   timings: { encodeMs: number; searchMs: number; totalMs: number };
@@ -64,7 +67,13 @@ export async function retrieve(
     alpha: valid.alpha ?? options.defaultAlpha ?? spec.defaults.alpha ?? 0,
     documentAlpha: valid.documentAlpha ?? valid.alpha ?? spec.defaults.documentAlpha,
   };
-  const question = needsVectors && targets ? await targets.encoders.encodeQuestion(args.question) : undefined;
+  const encoded = needsVectors && targets ? await targets.encoders.encodeQuestion(args.question) : undefined;
+  // The adapter maps question vectors only; stored vectors and the SQL are the same as without it.
+  const maps = targets?.adapter?.maps;
+  const applies = (spec.needs.documentVector && maps?.document) || (spec.needs.passageVector && maps?.passage);
+  const adapter = encoded && applies ? targets!.adapter : undefined;
+  const question = encoded && adapter ? adaptQuestion(adapter, encoded) : encoded;
+  if (needsVectors && targets?.adapterWarning) warnings.push(targets.adapterWarning);
   const encodeMs = ms(started);
   const searchStarted = process.hrtime.bigint();
   const result = await search(db, {
@@ -97,5 +106,6 @@ export async function retrieve(
     );
   }
   const model = !needsVectors ? 'bm25' : mode === 'DOCUMENTS' ? targets!.document.name : targets!.passage.name;
-  return { ...result, args, model, warnings, timings: { encodeMs, searchMs: ms(searchStarted), totalMs: ms(started) }, questionForPassages: question?.passage };
+  // Highlights reuse the encoder's own question vector (before any adapter): they score sentences with E_P^ψ.
+  return { ...result, args, model, adapter: adapter?.name ?? null, warnings, timings: { encodeMs, searchMs: ms(searchStarted), totalMs: ms(started) }, questionForPassages: encoded?.passage };
 }

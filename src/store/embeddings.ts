@@ -1,3 +1,4 @@
+import type { QueryAdapter } from '../adapters/linear';
 import type { EncoderSet } from '../encoders/set';
 import type { Encoder, EncoderRole } from '../encoders/types';
 import { DomainError, ErrorCode } from '../errors';
@@ -30,6 +31,10 @@ export interface EmbeddingTargets {
   encoders: EncoderSet;
   document: EmbeddingModelRow;
   passage: EmbeddingModelRow;
+  /** The active query-side adapter, when it fits these models; retrieval applies it to question vectors. */
+  adapter?: QueryAdapter;
+  /** Why the active adapter is not applied (it was trained for other models); retrieval passes it on as a warning. */
+  adapterWarning?: string;
 }
 
 export const MODEL_COLUMNS = 'id, name, runtime, dimension, checksum, settings, source';

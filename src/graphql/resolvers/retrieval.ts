@@ -118,6 +118,7 @@ export class RetrievalResolver {
       alpha: result.args.alpha,
       warnings,
       model: result.model,
+      adapter: result.adapter,
       timings: result.timings,
       modelIds: {
         document: needs.documentVector ? targets?.document.id : undefined,

@@ -139,6 +139,9 @@ export class Retrieval {
   @Field(() => String, { description: 'The model whose vectors were searched.' })
   model!: string;
 
+  @Field(() => String, { nullable: true, description: 'The query-side adapter applied to the question vectors (null: none).' })
+  adapter!: string | null;
+
   @Field(() => RetrievalTimings)
   timings!: RetrievalTimings;
 }

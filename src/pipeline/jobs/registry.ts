@@ -2,6 +2,7 @@ import { EncoderSet, loadEncoder } from '../../encoders/set';
 import type { EncoderSpec } from '../../encoders/spec';
 import { ENCODER_ROLES, EncoderError, type Encoder, type EncoderRole } from '../../encoders/types';
 import { activateModel, activeAssignment, type ActiveAssignment } from '../../store/active';
+import { activeAdapterId, adapterProblem, loadAdapter, type LoadedAdapter } from '../../store/adapters';
 import type { Database } from '../../store/db';
 import type { EmbeddingModelRow } from '../../store/embeddings';
 import { prepareEmbedding, type EmbeddingTargets } from '../embed';
@@ -23,6 +24,8 @@ export class ModelRegistry {
   /** Encoders handed in by the caller (`of`) are the caller's to close. */
   private readonly borrowed = new Set<Encoder>();
   private snapshot?: { key: string; targets: EmbeddingTargets | undefined; at: number };
+  /** The active adapter's weights, read again only when another adapter becomes active. */
+  private adapter?: { id: number; loaded: LoadedAdapter | undefined };
   private readonly ttlMs: number;
 
   constructor(
@@ -100,9 +103,12 @@ export class ModelRegistry {
     const now = Date.now();
     if (!options.fresh && this.snapshot && now - this.snapshot.at < this.ttlMs) return this.snapshot.targets;
     const assignment = await activeAssignment(this.db);
-    const key = ENCODER_ROLES.map((r) => assignment[r]?.id ?? '-').join(',');
+    const adapterId = await activeAdapterId(this.db);
+    const key = [...ENCODER_ROLES.map((r) => assignment[r]?.id ?? '-'), adapterId ?? '-'].join(',');
     if (this.snapshot?.key !== key) {
-      this.snapshot = { key, targets: await this.targetsFor(assignment), at: now };
+      const targets = await this.targetsFor(assignment);
+      if (targets && adapterId !== undefined) await this.withAdapter(targets, assignment, adapterId);
+      this.snapshot = { key, targets, at: now };
     } else {
       this.snapshot.at = now;
     }
@@ -124,6 +130,20 @@ export class ModelRegistry {
   /** Forget the cached assignment (this process just changed it). */
   invalidate(): void {
     this.snapshot = undefined;
+  }
+
+  /**
+   * Adds the active adapter to the targets if it fits the active models. One that does not (a model
+   * was switched after it was activated) is skipped with a warning rather than failing retrieval:
+   * the model switch was legal, and today's scores are still right for it.
+   */
+  private async withAdapter(targets: EmbeddingTargets, assignment: ActiveAssignment, id: number): Promise<void> {
+    if (this.adapter?.id !== id) this.adapter = { id, loaded: await loadAdapter(this.db, id) };
+    const loaded = this.adapter.loaded;
+    if (!loaded) return;
+    const problem = adapterProblem(loaded.row, assignment);
+    if (problem) targets.adapterWarning = `the active adapter is not applied: ${problem.message}`;
+    else targets.adapter = loaded.adapter;
   }
 
   private async targetsFor(assignment: ActiveAssignment): Promise<EmbeddingTargets | undefined> {

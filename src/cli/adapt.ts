@@ -1,0 +1,114 @@
+import type { AdapterLevel } from '../adapters/linear';
+import type { EpochRecord } from '../adapters/train';
+import type { Config } from '../config';
+import { DomainError } from '../errors';
+import { adapt, type AdaptOptions, type LevelReport } from '../pipeline/adapt';
+import { activateAdapter, listAdapters, type AdapterRow } from '../store/adapters';
+import type { Database } from '../store/db';
+import { openMigratedDatabase } from '../store/open';
+import { loadEmbedding } from './embed';
+import { ProgressBar } from './progress';
+
+export type AdaptCommandOptions = Omit<AdaptOptions, 'onEvent'> & { pairs: string[] };
+
+const fixed = (n: number, digits = 3) => n.toFixed(digits);
+
+function epochLine(level: AdapterLevel, r: EpochRecord): string {
+  return `${level} epoch ${r.epoch}: train loss ${fixed(r.trainLoss)}, held-out loss ${fixed(r.heldOut.loss)}, held-out recall@1 ${fixed(r.heldOut.accuracy)}`;
+}
+
+export function describeLevel(level: AdapterLevel, r: LevelReport): string {
+  const best = r.bestEpoch === 0 ? r.baseline : r.curve[r.bestEpoch - 1].heldOut;
+  return (
+    `${level}: ${r.pairs.train} training / ${r.pairs.heldOut} held-out pairs (${r.skipped} skipped: positive not stored); ` +
+    `held-out recall@1 ${fixed(r.baseline.accuracy)} → ${fixed(best.accuracy)}, loss ${fixed(r.baseline.loss)} → ${fixed(best.loss)} ` +
+    `(kept epoch ${r.bestEpoch}${r.bestEpoch === 0 ? ': no epoch beat the identity' : ''}); ${r.seconds.toFixed(1)} s`
+  );
+}
+
+/** Refusals (too few pairs, a bad line, a name taken, mismatched dimensions) are answers, not crashes. */
+async function answering(label: string, fn: () => Promise<number>): Promise<number> {
+  try {
+    return await fn();
+  } catch (error) {
+    if (!(error instanceof DomainError)) throw error;
+    console.error(`${label}: ${error.message}`);
+    return 1;
+  }
+}
+
+/** `dhr adapt --pairs FILE…`: trains, registers (and with --activate activates) a query-side adapter. */
+export async function adaptCommand(config: Config, options: AdaptCommandOptions): Promise<number> {
+  const db = await openMigratedDatabase(config);
+  try {
+    const { models, targets } = await loadEmbedding(db, config);
+    try {
+      return await answering('adapt', async () => {
+        let bar: ProgressBar | undefined;
+        let label = '';
+        const { pairs, ...rest } = options;
+        const result = await adapt(db, targets, pairs, {
+          ...rest,
+          onEvent: (e) => {
+            if (e.stage === 'read') console.error(`read ${e.pairs} pairs`);
+            else if (e.stage === 'vectors') console.error(`${e.level}: ${e.targets} stored vectors read`);
+            else if (e.stage === 'epoch') {
+              bar?.finish();
+              bar = undefined;
+              console.error(epochLine(e.level, e.record));
+            } else {
+              const name = `${e.stage} ${e.level}`;
+              if (!bar || label !== name) {
+                bar?.finish();
+                bar = new ProgressBar(e.total, name);
+                label = name;
+              }
+              bar.update(e.done, '', e.total);
+            }
+          },
+        });
+        bar?.finish();
+        for (const [level, report] of Object.entries(result.levels)) console.log(describeLevel(level as AdapterLevel, report));
+        console.log(
+          result.activated
+            ? `adapter "${result.adapter.name}" registered and active`
+            : `adapter "${result.adapter.name}" registered; activate it with: dhr adapters activate ${result.adapter.name}`,
+        );
+        return 0;
+      });
+    } finally {
+      await models.close();
+    }
+  } finally {
+    await db.close();
+  }
+}
+
+/** What `dhr adapters` prints per adapter: no weights, the training record's headline figures. */
+export function adapterSummary(a: AdapterRow) {
+  return { name: a.name, active: a.active, dimension: a.dimension, levels: a.levels, models: a.models, createdAt: a.createdAt, training: a.training };
+}
+
+async function withDb(config: Config, fn: (db: Database) => Promise<number>): Promise<number> {
+  const db = await openMigratedDatabase(config);
+  try {
+    return await fn(db);
+  } finally {
+    await db.close();
+  }
+}
+
+/** `dhr adapters [list]` and `dhr adapters activate <name|none>`; prints the adapters after. */
+export function adaptersCommand(config: Config, request: { activate?: string }): Promise<number> {
+  return withDb(config, (db) =>
+    answering('adapters', async () => {
+      if (request.activate !== undefined) {
+        const name = request.activate === 'none' ? null : request.activate;
+        await activateAdapter(db, name);
+        console.error(name ? `adapter ${name} is active` : 'no adapter is active');
+      }
+      console.log(JSON.stringify((await listAdapters(db)).map(adapterSummary), null, 2));
+      return 0;
+    }),
+  );
+}

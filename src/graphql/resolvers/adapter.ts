@@ -1,0 +1,50 @@
+import { Arg, Authorized, Ctx, Mutation, Query, Resolver } from 'type-graphql';
+import type { AdapterLevel } from '../../adapters/linear';
+import type { LevelReport } from '../../pipeline/adapt';
+import { activateAdapter, listAdapters, type AdapterRow } from '../../store/adapters';
+import type { Role } from '../auth';
+import type { Context } from '../context';
+import { Adapter, type AdapterLevelTraining } from '../types/adapter';
+
+/** The GraphQL view of a stored adapter: its training record's figures, never its weights. */
+export function toAdapter(row: AdapterRow): Adapter {
+  const record = row.training as { pairs?: number; levels?: Partial<Record<AdapterLevel, LevelReport>> };
+  const levels: AdapterLevelTraining[] = row.levels.map((level) => {
+    const report = record.levels?.[level];
+    const models = row.models[level]!;
+    const curve = report?.curve ?? [];
+    const best = report && report.bestEpoch > 0 ? curve[report.bestEpoch - 1]?.heldOut : report?.baseline;
+    return {
+      level,
+      questionModel: models.question,
+      targetModel: models.target,
+      trainPairs: report?.pairs.train ?? 0,
+      heldOutPairs: report?.pairs.heldOut ?? 0,
+      baselineRecallAt1: report?.baseline.accuracy ?? 0,
+      recallAt1: best?.accuracy ?? 0,
+      bestEpoch: report?.bestEpoch ?? 0,
+      epochs: curve.map((e) => ({ epoch: e.epoch, trainLoss: e.trainLoss, heldOutLoss: e.heldOut.loss, heldOutRecallAt1: e.heldOut.accuracy })),
+    };
+  });
+  return { name: row.name, active: row.active, dimension: row.dimension, pairs: record.pairs ?? 0, levels, createdAt: row.createdAt };
+}
+
+@Resolver(() => Adapter)
+export class AdapterResolver {
+  @Authorized<Role>('admin')
+  @Query(() => [Adapter], { description: 'Every registered query-side adapter (dhr adapt), oldest first, with its training record.' })
+  async adapters(@Ctx() ctx: Context): Promise<Adapter[]> {
+    return (await listAdapters(ctx.db)).map(toAdapter);
+  }
+
+  @Authorized<Role>('admin')
+  @Mutation(() => [Adapter], {
+    description:
+      'Makes an adapter the one retrieval applies to question vectors, in one transaction (null: none, i.e. roll back to plain scores). Refused with DIMENSION_MISMATCH or CONFLICT unless it was trained for the active models.',
+  })
+  async activateAdapter(@Ctx() ctx: Context, @Arg('name', () => String, { nullable: true }) name?: string | null): Promise<Adapter[]> {
+    await activateAdapter(ctx.db, name ?? null);
+    ctx.models?.invalidate();
+    return (await listAdapters(ctx.db)).map(toAdapter);
+  }
+}
