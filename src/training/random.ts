@@ -5,17 +5,9 @@
  * agrees with the CLI.
  */
 
-/** mulberry32: small, fast, and the same sequence on every platform. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seeded as mulberry32 } from '../adapters/random';
+
+export { mulberry32 };
 
 /** FNV-1a over the key's text: a 32-bit seed per (run seed, pair). */
 export function pairRandom(seed: number, ...key: (string | number | null)[]): () => number {

@@ -1,11 +1,4 @@
-/** mulberry32: a small seeded PRNG, so generated corpora, weights and property loops are reproducible. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seeded } from '../../src/adapters/random';
+
+/** mulberry32 (src/adapters/random.ts): generated corpora, weights and property loops are reproducible. */
+export const prng = seeded;
