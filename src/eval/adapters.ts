@@ -39,6 +39,8 @@ export interface AdapterOptions {
   /** Mining and training seed (default 1). */
   seed?: number;
   log: (line: string) => void;
+  /** Sees each adapter's training pairs before it trains (tests check no test question is among them). */
+  onPairs?: (run: TrainedRun, pairs: readonly TrainingPair[]) => void;
 }
 
 export interface LevelRecord {
@@ -173,6 +175,7 @@ export async function evaluateAdapters(
   const adapters: Partial<Record<AdapterRun, QueryAdapter | undefined>> = { none: undefined };
   const training: AdapterEvaluation['training'] = {};
   for (const run of ['mined', 'labels', 'both'] as const) {
+    options.onPairs?.(run, sources[run].pairs);
     const { adapter, record } = await train(corpus, run, sources[run].pairs, sources[run].record, seed);
     if (run === 'mined' && minedRefusal && !record.notTrained) record.notTrained = minedRefusal;
     training[run] = record;
