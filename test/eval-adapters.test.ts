@@ -2,7 +2,7 @@ import type { TrainingPair } from '../src/adapters/pair';
 import { readFactbook } from '../src/ingest/factbook';
 import type { DocumentInput } from '../src/ingest/types';
 import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
-import { ADAPTER_MODES, ADAPTER_RUNS, evaluateAdapters, type AdapterEvaluation, type TrainedRun } from '../src/eval/adapters';
+import { ADAPTER_MODES, ADAPTER_RUNS, MINED_KINDS, evaluateAdapters, type AdapterEvaluation, type TrainedRun } from '../src/eval/adapters';
 import { adapterSection } from '../src/eval/adapters-report';
 import { labelPairs } from '../src/eval/label-pairs';
 import { loadCorpus, runQuestions, type Corpus, type RunParams } from '../src/eval/run';
@@ -10,6 +10,7 @@ import { scoreOutcomes, type Scores } from '../src/eval/scores';
 import { splitOf } from '../src/eval/split';
 import type { EvalDataset, EvalQuestion } from '../src/eval/types';
 import { MODES, type RetrievalMode } from '../src/retrieval/modes';
+import { sampleMinedPairs } from '../src/eval/mined-pairs';
 
 /**
  * The eval's adapter runs on four real Factbook profiles with USE-lite: mined and dev-label
@@ -37,7 +38,10 @@ function questionsOf(d: DocumentInput): EvalQuestion[] {
   return out;
 }
 
-const dataset: EvalDataset = { name: 'tiny', description: 'four Factbook profiles', documents, questions: documents.flatMap(questionsOf), stats: {}, notes: [] };
+// Every dev question (the labels adapter needs ≥ 20 pairs) and a few test questions (each is 16 retrievals).
+const all = documents.flatMap(questionsOf);
+const questions = [...all.filter((q) => splitOf(q.id) === 'dev'), ...all.filter((q) => splitOf(q.id) === 'test').slice(0, 10)];
+const dataset: EvalDataset = { name: 'tiny', description: 'four Factbook profiles', documents, questions, stats: {}, notes: [] };
 const test = dataset.questions.filter((q) => splitOf(q.id) === 'test');
 
 /** The modes' parameters as the evaluation would pass them (its defaults; k small for speed). */
@@ -56,6 +60,7 @@ describe('eval adapter runs', () => {
   const pairs: Partial<Record<TrainedRun, readonly TrainingPair[]>> = {};
 
   beforeAll(async () => {
+    if (process.env.DEBUG_EVAL) console.log(new Date().toISOString(), 'start');
     corpus = await loadCorpus(dataset, {
       encoders: { questionDocument: 'use-lite', document: 'use-lite', questionPassage: 'use-lite', passage: 'use-lite' },
       encoderThreads: 0,
@@ -65,7 +70,7 @@ describe('eval adapter runs', () => {
     });
     result = await evaluateAdapters(dataset, corpus, { target: 'answer', modeParams }, {
       minedPerKind: 60,
-      log: () => undefined,
+      log: (l) => process.env.DEBUG_EVAL && console.log(new Date().toISOString(), l),
       onPairs: (run, p) => {
         pairs[run] = p;
       },
@@ -123,10 +128,16 @@ describe('eval adapter runs', () => {
     expect(md).toContain('Training records:');
   });
 
-  it('builds the same label pairs under the same seed', async () => {
+  it('builds the same pairs under the same seed', async () => {
     const dev = dataset.questions.filter((q) => splitOf(q.id) === 'dev');
-    const again = await labelPairs(corpus, dev, 1);
-    expect(again.pairs).toEqual(pairs.labels);
+    expect((await labelPairs(corpus, dev, 1)).pairs).toEqual(pairs.labels);
+    const mined = await sampleMinedPairs(corpus.db, MINED_KINDS, { perKind: 60, scanPerKind: 1200, seed: 1 });
+    expect(mined.pairs).toEqual(pairs.mined);
+    expect(mined.scanned).toEqual(result.training.mined!.scanned);
+  });
+
+  it('prints the section (DEBUG_EVAL)', () => {
+    if (process.env.DEBUG_EVAL) console.log(adapterSection(result));
   });
 });
 

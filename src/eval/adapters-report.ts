@@ -34,15 +34,16 @@ export function goalSentences(a: AdapterEvaluation): string[] {
 function trainingLine(run: TrainedRun, t: AdapterTraining): string {
   const kinds = Object.entries(t.kinds).map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
   const head = `- **${run}**: ${t.pairs} pairs (${kinds}); pairs built in ${t.pairSeconds} s, trained in ${t.trainSeconds} s`;
+  const scanned = t.scanned ? `; sampled from ${Object.entries(t.scanned).map(([k, n]) => `${n} ${k}`).join(', ')} candidates` : '';
   const positives = t.positives
     ? `; positives: ${t.positives.answerString} by answer string, ${t.positives.denseTop} dense top of the gold documents${t.positives.dropped ? `, ${t.positives.dropped} questions without a gold document dropped` : ''}`
     : '';
-  if (t.notTrained) return `${head}${positives}. Not trained: ${t.notTrained}.`;
+  if (t.notTrained) return `${head}${scanned}${positives}. Not trained: ${t.notTrained}.`;
   const levels = Object.entries(t.levels).map(
     ([level, r]) =>
       `${level}: ${r.trainPairs} train / ${r.heldOutPairs} held-out${r.skipped ? ` (${r.skipped} skipped)` : ''}, ${r.epochsRun} epochs, kept epoch ${r.bestEpoch}${r.bestEpoch === 0 ? ' (the identity)' : ''}; held-out recall@1 ${r.identity.accuracy.toFixed(3)} → ${r.kept.accuracy.toFixed(3)}, loss ${r.identity.loss.toFixed(3)} → ${r.kept.loss.toFixed(3)}`,
   );
-  return `${head}${positives}.\n  - ${levels.join('\n  - ')}`;
+  return `${head}${scanned}${positives}.\n  - ${levels.join('\n  - ')}`;
 }
 
 export function adapterSection(a: AdapterEvaluation): string {
@@ -63,7 +64,7 @@ export function adapterSection(a: AdapterEvaluation): string {
   const trained = (['mined', 'labels', 'both'] as const).filter((r) => a.training[r]);
   return `## Query-side adapter (test split)
 
-Adapters trained with ${a.settings.training}: **mined** on pairs mined from the corpus (link and title-tree kinds, at most ${a.settings.minedPerKind} per kind, seed ${a.settings.seed}; no eval labels), **labels** on the ${a.devQuestions} dev questions (${a.settings.labels}), **both** on the union. Each is applied in memory to the question vectors and scored on the ${a.testQuestions} test questions at the mode's parameters above; **none** is the same run without adapter. ${a.target} Top-k, percentages; Δ20: Top-20 points over none. Adapter runs took ${a.seconds} s.
+Adapters trained with ${a.settings.training}: **mined** on pairs mined from the corpus (link and title-tree kinds, a seeded uniform sample of at most ${a.settings.minedPerKind} per kind from the first ${a.settings.minedScanPerKind} candidates of each, seed ${a.settings.seed}; no eval labels), **labels** on the ${a.devQuestions} dev questions (${a.settings.labels}), **both** on the union. Each is applied in memory to the question vectors and scored on the ${a.testQuestions} test questions at the mode's parameters above; **none** is the same run without adapter. ${a.target} Top-k, percentages; Δ20: Top-20 points over none. Adapter runs took ${a.seconds} s.
 
 | ${head.join(' | ')} |
 | ${head.map((_, i) => (i === 0 ? '---' : '---:')).join(' | ')} |

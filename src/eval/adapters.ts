@@ -8,10 +8,10 @@ import type { HeldOutMetrics } from '../adapters/train';
 import { DomainError } from '../errors';
 import { trainAdapterMaps } from '../pipeline/adapt';
 import { DEFAULT_MODE, type RetrievalMode } from '../retrieval/modes';
-import { minePairs } from '../training/mine';
 import type { PairKind, TrainingPair } from '../training/pair';
 import type { EvalOutcome } from './evaluate';
 import { labelPairs, type LabelPositives } from './label-pairs';
+import { sampleMinedPairs } from './mined-pairs';
 import { runQuestions, type Corpus } from './run';
 import { scoreOutcomes, type Scores, type Target } from './scores';
 import { splitOf } from './split';
@@ -25,7 +25,7 @@ export type TrainedRun = Exclude<AdapterRun, 'none'>;
 export const ADAPTER_MODES: readonly RetrievalMode[] = [...new Set<RetrievalMode>(['HIERARCHICAL', 'FLAT', 'HYBRID', DEFAULT_MODE])];
 
 /** Mined kinds: the link and title-tree kinds; feedback is not in an eval corpus. */
-const MINED_KINDS: readonly PairKind[] = ['dual-link', 'co-mention', 'section-path', 'document-title'];
+export const MINED_KINDS: readonly PairKind[] = ['dual-link', 'co-mention', 'section-path', 'document-title'];
 
 /** Goals of issue 16 §3: Top-20 points over no adapter on the default mode. */
 export const ADAPTER_GOALS: ReadonlyArray<{ run: TrainedRun; points: number }> = [
@@ -36,6 +36,8 @@ export const ADAPTER_GOALS: ReadonlyArray<{ run: TrainedRun; points: number }> =
 export interface AdapterOptions {
   /** Mined pairs per kind at most (default 1250: up to 5,000 over the four kinds). */
   minedPerKind?: number;
+  /** Candidates read per kind to sample from (default 20 × minedPerKind): bounds mining time on large corpora. */
+  minedScanPerKind?: number;
   /** Mining and training seed (default 1). */
   seed?: number;
   log: (line: string) => void;
@@ -60,6 +62,8 @@ export interface AdapterTraining {
   pairs: number;
   /** Pairs by kind; labelled dev questions count as "dev-label". */
   kinds: Record<string, number>;
+  /** Mined: candidates read per kind, of which at most minedPerKind were sampled. */
+  scanned?: Partial<Record<PairKind, number>>;
   /** Labels: how positives were chosen. */
   positives?: LabelPositives;
   levels: Partial<Record<AdapterLevel, LevelRecord>>;
@@ -73,7 +77,7 @@ export interface AdapterTraining {
 export interface AdapterEvaluation {
   target: Target;
   modes: RetrievalMode[];
-  settings: { minedPerKind: number; seed: number; training: string; labels: string };
+  settings: { minedPerKind: number; minedScanPerKind: number; seed: number; training: string; labels: string };
   /** Dev questions turned into pairs; test questions are never read for training. */
   devQuestions: number;
   testQuestions: number;
@@ -132,18 +136,13 @@ export async function evaluateAdapters(
   const { log } = options;
   const seed = options.seed ?? 1;
   const minedPerKind = options.minedPerKind ?? 1250;
+  const minedScan = options.minedScanPerKind ?? 20 * minedPerKind;
   const dev = dataset.questions.filter((q) => splitOf(q.id) === 'dev');
   const test = dataset.questions.filter((q) => splitOf(q.id) === 'test');
 
   let t = process.hrtime.bigint();
-  let mined: TrainingPair[] = [];
-  let minedRefusal: string | undefined;
-  try {
-    mined = await collect(minePairs(corpus.db, { kinds: MINED_KINDS, limit: minedPerKind, seed }));
-  } catch (error) {
-    if (!(error instanceof DomainError)) throw error;
-    minedRefusal = error.message;
-  }
+  const sample = await sampleMinedPairs(corpus.db, MINED_KINDS, { perKind: minedPerKind, scanPerKind: minedScan, seed });
+  const mined = sample.pairs;
   const minedSeconds = seconds(t);
   log(`adapters: mined ${mined.length} pairs in ${minedSeconds} s`);
   t = process.hrtime.bigint();
@@ -160,13 +159,14 @@ export async function evaluateAdapters(
     return kinds;
   };
   const sources: Record<TrainedRun, { pairs: TrainingPair[]; record: Omit<AdapterTraining, 'levels' | 'trainSeconds'> }> = {
-    mined: { pairs: mined, record: { pairs: mined.length, kinds: kindsOf(mined, false), pairSeconds: minedSeconds } },
+    mined: { pairs: mined, record: { pairs: mined.length, kinds: kindsOf(mined, false), scanned: sample.scanned, pairSeconds: minedSeconds } },
     labels: { pairs: labels.pairs, record: { pairs: labels.pairs.length, kinds: kindsOf(labels.pairs, true), positives: labels.positives, pairSeconds: labelSeconds } },
     both: {
       pairs: [...mined, ...labels.pairs],
       record: {
         pairs: mined.length + labels.pairs.length,
         kinds: { ...kindsOf(mined, false), ...kindsOf(labels.pairs, true) },
+        scanned: sample.scanned,
         positives: labels.positives,
         pairSeconds: Math.round((minedSeconds + labelSeconds) * 10) / 10,
       },
@@ -177,7 +177,6 @@ export async function evaluateAdapters(
   for (const run of ['mined', 'labels', 'both'] as const) {
     options.onPairs?.(run, sources[run].pairs);
     const { adapter, record } = await train(corpus, run, sources[run].pairs, sources[run].record, seed);
-    if (run === 'mined' && minedRefusal && !record.notTrained) record.notTrained = minedRefusal;
     training[run] = record;
     if (adapter) adapters[run] = adapter;
     log(`adapters: ${run} ${adapter ? `trained in ${record.trainSeconds} s` : `not trained: ${record.notTrained}`}`);
@@ -202,6 +201,7 @@ export async function evaluateAdapters(
     modes: [...ADAPTER_MODES],
     settings: {
       minedPerKind,
+      minedScanPerKind: minedScan,
       seed,
       training: "dhr adapt's defaults (rank 32, InfoNCE, early stopping on 10% held-out pairs, the identity kept if no epoch beats it), both levels",
       labels:
