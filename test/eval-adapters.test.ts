@@ -10,7 +10,13 @@ import { scoreOutcomes, type Scores } from '../src/eval/scores';
 import { splitOf } from '../src/eval/split';
 import type { EvalDataset, EvalQuestion } from '../src/eval/types';
 import { MODES, type RetrievalMode } from '../src/retrieval/modes';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { EvalOutcome } from '../src/eval/evaluate';
+import { reusableSweeps } from '../src/eval/index';
 import { sampleMinedPairs } from '../src/eval/mined-pairs';
+import { buildReport } from '../src/eval/report';
 
 /**
  * The eval's adapter runs on four real Factbook profiles with USE-lite: mined and dev-label
@@ -134,6 +140,22 @@ describe('eval adapter runs', () => {
     const mined = await sampleMinedPairs(corpus.db, MINED_KINDS, { perKind: 60, scanPerKind: 1200, seed: 1 });
     expect(mined.pairs).toEqual(pairs.mined);
     expect(mined.scanned).toEqual(result.training.mined!.scanned);
+  });
+
+  it('keeps sweeps reusable between runs with and without --adapters', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dhr-eval-adapters-'));
+    try {
+      const settings = { k1: 10, k2: 20, k1Sweep: [10] };
+      const outcome = { lambdaSweep: [], sweeps: [] } as unknown as EvalOutcome;
+      const plain = buildReport(dataset, corpus, outcome, settings, 1);
+      const withAdapters = { ...buildReport(dataset, corpus, outcome, settings, 2), adapters: result };
+      for (const [earlier, now] of [[plain, withAdapters], [withAdapters, plain]]) {
+        writeFileSync(join(dir, 'earlier.json'), JSON.stringify(earlier));
+        expect(reusableSweeps(join(dir, 'earlier.json'), now)).toEqual({ lambdaSweep: [], sweeps: [] });
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('prints the section (DEBUG_EVAL)', () => {

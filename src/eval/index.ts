@@ -52,8 +52,11 @@ export async function runEvaluation(options: EvalCommandOptions): Promise<string
 
 const EMPTY_OUTCOME = {} as EvalOutcome;
 
-/** The dev sweeps of an earlier report, if it ran on this very corpus (same data, model, settings). */
-function reusableSweeps(file: string, current: EvalReport): EvalSettings['reuse'] {
+/**
+ * The dev sweeps of an earlier report, if it ran on this very corpus (same data, model, settings).
+ * `adapters` is not compared: with or without `--adapters`, the sweeps are the same.
+ */
+export function reusableSweeps(file: string, current: EvalReport): EvalSettings['reuse'] {
   const earlier = JSON.parse(readFileSync(file, 'utf8')) as EvalReport;
   const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
   const { ingestSeconds: _a, embedSeconds: _b, ...corpusNow } = current.corpus;
