@@ -33,7 +33,11 @@ const ENCODE_BATCH = 64;
 export async function labelPairs(corpus: Corpus, questions: readonly EvalQuestion[], seed: number): Promise<{ pairs: TrainingPair[]; positives: LabelPositives }> {
   const idOfKey = new Map([...corpus.documentKeys].map(([id, key]) => [key, id]));
   const passagesOf = new Map<string, number[]>();
-  for (const [id, p] of corpus.passages) passagesOf.set(p.documentKey, [...(passagesOf.get(p.documentKey) ?? []), id]);
+  for (const [id, p] of corpus.passages) {
+    const list = passagesOf.get(p.documentKey);
+    if (list) list.push(id);
+    else passagesOf.set(p.documentKey, [id]);
+  }
   const encoder = corpus.targets.encoders.byRole.questionPassage;
   const dim = Number(corpus.targets.passage.dimension);
   const positives: LabelPositives = { answerString: 0, denseTop: 0, dropped: 0 };
