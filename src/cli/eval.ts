@@ -6,7 +6,7 @@ import { packageRoot } from '../paths';
 /** `dhr eval --dataset …`. */
 export async function evalCommand(
   config: Config,
-  options: { dataset: string; out?: string; cache?: string; k1Sweep: string; updateDocs?: boolean; reuseCorpus?: boolean; reuseSweeps?: string },
+  options: { dataset: string; out?: string; cache?: string; k1Sweep: string; updateDocs?: boolean; reuseCorpus?: boolean; reuseSweeps?: string; adapters?: boolean },
 ): Promise<number> {
   const root = packageRoot();
   const k1Sweep = options.k1Sweep.split(',').map((k) => Number(k.trim()));
@@ -30,7 +30,8 @@ export async function evalCommand(
     embedBatchSize: config.embedBatchSize,
     log: (line) => console.error(line),
     reuseSweepsFrom: options.reuseSweeps ? path.resolve(options.reuseSweeps) : undefined,
-    commandFlags: [options.updateDocs && '--update-docs', options.reuseCorpus && '--reuse-corpus', options.reuseSweeps && `--reuse-sweeps ${options.reuseSweeps}`]
+    adapters: Boolean(options.adapters),
+    commandFlags: [options.updateDocs && '--update-docs', options.reuseCorpus && '--reuse-corpus', options.reuseSweeps && `--reuse-sweeps ${options.reuseSweeps}`, options.adapters && '--adapters']
       .filter(Boolean)
       .join(' '),
   });

@@ -360,7 +360,8 @@ export function buildProgram(run: (action: Action) => Promise<void>): Command {
     .option('--cache <dir>', 'where downloaded data sets are kept (default .cache/datasets)')
     .option('--k1-sweep <list>', 'k1 values to sweep, comma-separated, each 1–1000', '10,50,100,300')
     .option('--reuse-sweeps <report.json>', "reuse the dev sweeps of an earlier report on the same corpus (only the test split runs again; refused if corpus, model or settings differ)")
-    .action((options: { dataset: string; out?: string; cache?: string; k1Sweep: string; updateDocs?: boolean; reuseCorpus?: boolean; reuseSweeps?: string }) =>
+    .option('--adapters', 'also train query-side adapters (mined pairs, dev-split labels, both) and score them on the test split (minutes more per set)')
+    .action((options: { dataset: string; out?: string; cache?: string; k1Sweep: string; updateDocs?: boolean; reuseCorpus?: boolean; reuseSweeps?: string; adapters?: boolean }) =>
       run(async (config) => evalCommand(config, options)),
     );
 

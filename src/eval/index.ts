@@ -1,5 +1,6 @@
 /** `dhr eval`: build a data set, load it into a fresh database, run the protocol, write the report. */
 import { readFileSync } from 'node:fs';
+import { evaluateAdapters } from './adapters';
 import { buildReport, writeReport, type EvalReport } from './report';
 import { evaluate, type EvalOutcome, type EvalSettings } from './evaluate';
 import { buildFactbook } from './factbook';
@@ -23,6 +24,8 @@ export interface EvalCommandOptions extends RunSetup {
   commandFlags?: string;
   /** An earlier report (JSON) on the same corpus whose dev sweeps are reused. */
   reuseSweepsFrom?: string;
+  /** Also train and score the query-side adapters (mined, dev labels, both) on the test split. */
+  adapters?: boolean;
 }
 
 export async function runEvaluation(options: EvalCommandOptions): Promise<string[]> {
@@ -36,8 +39,10 @@ export async function runEvaluation(options: EvalCommandOptions): Promise<string
     const settings = { k1: options.k1, k2: options.k2, k1Sweep: options.k1Sweep };
     const reuse = options.reuseSweepsFrom ? reusableSweeps(options.reuseSweepsFrom, buildReport(dataset, corpus, EMPTY_OUTCOME, settings, 0)) : undefined;
     const outcome = await evaluate(dataset, corpus, { ...settings, log: options.log, reuse });
+    const adapters = options.adapters ? await evaluateAdapters(dataset, corpus, outcome, { log: options.log }) : undefined;
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    const report = buildReport(dataset, corpus, outcome, settings, seconds);
+    // Not in report.settings: reusableSweeps compares those, and the adapters do not touch the sweeps.
+    const report = { ...buildReport(dataset, corpus, outcome, settings, seconds), ...(adapters ? { adapters } : {}) };
     if (options.commandFlags) report.command += ` -- ${options.commandFlags}`;
     return await writeReport(report, options.outDir);
   } finally {
@@ -47,8 +52,11 @@ export async function runEvaluation(options: EvalCommandOptions): Promise<string
 
 const EMPTY_OUTCOME = {} as EvalOutcome;
 
-/** The dev sweeps of an earlier report, if it ran on this very corpus (same data, model, settings). */
-function reusableSweeps(file: string, current: EvalReport): EvalSettings['reuse'] {
+/**
+ * The dev sweeps of an earlier report, if it ran on this very corpus (same data, model, settings).
+ * `adapters` is not compared: with or without `--adapters`, the sweeps are the same.
+ */
+export function reusableSweeps(file: string, current: EvalReport): EvalSettings['reuse'] {
   const earlier = JSON.parse(readFileSync(file, 'utf8')) as EvalReport;
   const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
   const { ingestSeconds: _a, embedSeconds: _b, ...corpusNow } = current.corpus;

@@ -6,6 +6,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { DEFAULT_MODE, MODES, type RetrievalMode } from '../retrieval/modes';
+import type { AdapterEvaluation } from './adapters';
+import { adapterSection } from './adapters-report';
 import { accuracyChart, curveChart, renderSvg } from './charts';
 import { judged, type EvalOutcome, type FailureExample, type Sweep } from './evaluate';
 import type { Corpus } from './run';
@@ -23,6 +25,8 @@ export interface EvalReport extends EvalOutcome {
   settings: { k1: number; k2: number; k1Sweep: number[]; search: string; database: string };
   machine: { cpus: number; cpuModel: string; node: string; platform: string };
   runtimeSeconds: number;
+  /** `dhr eval --adapters`: the query-side adapter runs on the test split. */
+  adapters?: AdapterEvaluation;
 }
 
 export function buildReport(
@@ -159,7 +163,7 @@ ${k1Rows.join('\n')}
 
 ![k1 sweep](${report.dataset}-k1.svg)
 
-${highlightSection(report)}## Where ${DEFAULT_MODE} loses (test split)
+${highlightSection(report)}${report.adapters ? adapterSection(report.adapters) : ''}## Where ${DEFAULT_MODE} loses (test split)
 
 ${report.losses.length ? report.losses.map(example).join('\n') : `No test question where ${DEFAULT_MODE} missed the top 20.`}
 

@@ -112,6 +112,62 @@ export async function adapt(db: Database, targets: EmbeddingTargets, files: read
     throw badUserInput(`${pairs.length} training pairs are too few to train a ${dim}×${dim} adapter; give at least ${minPairs}`, 'pairs');
   }
 
+  const { maps, reports } = await trainLevels(db, targets, levels, pairs, dim, k, options);
+
+  const training = { files: files.map((f) => basename(f)), pairs: pairs.length, kinds, negativesPerPair: k, levels: reports };
+  const adapter = await db.transaction(async (tx) => {
+    const row = await registerAdapter(tx, { name, dimension: dim, maps, models: bases, training });
+    if (options.activate) await activateAdapterIn(tx, name);
+    return row;
+  });
+  return { adapter: { ...adapter, active: Boolean(options.activate) }, levels: reports, activated: Boolean(options.activate) };
+}
+
+/** What `trainAdapterMaps` returns: a map and a training report per level, nothing stored. */
+export interface TrainedMaps {
+  dim: number;
+  maps: Partial<Record<AdapterLevel, LinearMap>>;
+  reports: Partial<Record<AdapterLevel, LevelReport>>;
+  pairs: number;
+  kinds: Partial<Record<PairKind, number>>;
+}
+
+/**
+ * The training half of `adapt` on pairs in memory: the same encoding, vectors and trainer, but
+ * nothing registered (the evaluation applies the maps to a copy of its targets). Dimensions come
+ * from the targets' models; too few pairs throws as `adapt` does.
+ */
+export async function trainAdapterMaps(
+  db: Database,
+  targets: EmbeddingTargets,
+  pairs: readonly TrainingPair[],
+  options: Omit<AdaptOptions, 'name' | 'activate'> = {},
+): Promise<TrainedMaps> {
+  const levels = ADAPTER_LEVELS.filter((l) => (options.levels ?? ADAPTER_LEVELS).includes(l));
+  const dims = new Set(levels.map((l) => Number(targets[l].dimension)));
+  if (levels.length === 0 || dims.size !== 1) throw badUserInput('levels must name document, passage or both, of one dimension', 'levels');
+  const dim = [...dims][0];
+  const k = options.negativesPerPair ?? ADAPT_DEFAULTS.negativesPerPair;
+  const kinds: Partial<Record<PairKind, number>> = {};
+  for (const pair of pairs) kinds[pair.kind] = (kinds[pair.kind] ?? 0) + 1;
+  const minPairs = options.minPairs ?? TRAIN_DEFAULTS.minPairs;
+  if (pairs.length < minPairs) {
+    throw badUserInput(`${pairs.length} training pairs are too few to train a ${dim}×${dim} adapter; give at least ${minPairs}`, 'pairs');
+  }
+  const { maps, reports } = await trainLevels(db, targets, levels, pairs.map((p) => compact(p, k)), dim, k, options);
+  return { dim, maps, reports, pairs: pairs.length, kinds };
+}
+
+/** Each level in turn: questions encoded (once per distinct encoder), stored vectors read, a map trained. */
+async function trainLevels(
+  db: Database,
+  targets: EmbeddingTargets,
+  levels: readonly AdapterLevel[],
+  pairs: readonly CompactPair[],
+  dim: number,
+  k: number,
+  options: Omit<AdaptOptions, 'name' | 'activate'>,
+) {
   const maps: Partial<Record<AdapterLevel, LinearMap>> = {};
   const reports: Partial<Record<AdapterLevel, LevelReport>> = {};
   const encodedBy = new Map<unknown, Float32Array>();
@@ -136,14 +192,7 @@ export async function adapt(db: Database, targets: EmbeddingTargets, files: read
     maps[level] = map;
     reports[level] = { ...report, skipped: data.skipped, seconds: (Date.now() - started) / 1000 };
   }
-
-  const training = { files: files.map((f) => basename(f)), pairs: pairs.length, kinds, negativesPerPair: k, levels: reports };
-  const adapter = await db.transaction(async (tx) => {
-    const row = await registerAdapter(tx, { name, dimension: dim, maps, models: bases, training });
-    if (options.activate) await activateAdapterIn(tx, name);
-    return row;
-  });
-  return { adapter: { ...adapter, active: Boolean(options.activate) }, levels: reports, activated: Boolean(options.activate) };
+  return { maps, reports };
 }
 
 const ENCODE_BATCH = 64;
