@@ -66,7 +66,6 @@ describe('eval adapter runs', () => {
   const pairs: Partial<Record<TrainedRun, readonly TrainingPair[]>> = {};
 
   beforeAll(async () => {
-    if (process.env.DEBUG_EVAL) console.log(new Date().toISOString(), 'start');
     corpus = await loadCorpus(dataset, {
       encoders: { questionDocument: 'use-lite', document: 'use-lite', questionPassage: 'use-lite', passage: 'use-lite' },
       encoderThreads: 0,
@@ -76,7 +75,7 @@ describe('eval adapter runs', () => {
     });
     result = await evaluateAdapters(dataset, corpus, { target: 'answer', modeParams }, {
       minedPerKind: 60,
-      log: (l) => process.env.DEBUG_EVAL && console.log(new Date().toISOString(), l),
+      log: () => undefined,
       onPairs: (run, p) => {
         pairs[run] = p;
       },
@@ -156,10 +155,6 @@ describe('eval adapter runs', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  });
-
-  it('prints the section (DEBUG_EVAL)', () => {
-    if (process.env.DEBUG_EVAL) console.log(adapterSection(result));
   });
 });
 
