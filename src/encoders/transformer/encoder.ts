@@ -19,6 +19,7 @@ import { checkFilesExist, folderName, modelFiles, sha256, type ModelFiles } from
 import { embeddingRows } from './graph';
 import { l2Normalize, sentenceVectors } from './pooling';
 import { createOnnxSession } from '../onnx';
+import { planRuns } from '../batches';
 import { buildFeeds, describeIO, type ModelIO } from './session';
 import { TextTokenizer } from './tokenizer';
 
@@ -112,11 +113,13 @@ export class TransformerEncoder implements Encoder {
     const limit = this.maxTokens(role);
     const tokenized = texts.map((t) => this.tokenizer.encode(prefix + t, limit));
 
-    // Batch texts of similar length together so little compute goes to padding; results go back in input order.
+    // Batch texts of similar length together, cut where padding would cost more than another run
+    // (batches.ts), so little compute goes to padding; results go back in input order.
     const order = tokenized.map((_, i) => i).sort((a, b) => tokenized[a]!.ids.length - tokenized[b]!.ids.length);
     const vectors = new Array<Float32Array>(texts.length);
-    for (let start = 0; start < order.length; start += batchSize) {
-      const chunk = order.slice(start, start + batchSize);
+    let start = 0;
+    for (const size of planRuns(order.map((i) => tokenized[i]!.ids.length), batchSize)) {
+      const chunk = order.slice(start, (start += size));
       const out = await runBatch(this.session, this.io, chunk.map((i) => tokenized[i]!.ids), this.tokenizer.padId, this.config, this.modelFile).catch(
         (e: unknown) => {
           throw e instanceof EncoderError ? e : new EncoderError(this.name, `${this.modelFile}: inference failed: ${(e as Error).message}`);

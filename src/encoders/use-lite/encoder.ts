@@ -7,6 +7,7 @@
  */
 import type { InferenceSession } from 'onnxruntime-node';
 import { Tensor } from 'onnxruntime-node';
+import { planRuns } from '../batches';
 import { createOnnxSession, type GraphOptimizationLevel } from '../onnx';
 import {
   DEFAULT_MAX_TOKENS,
@@ -88,9 +89,15 @@ export class UseLiteEncoder implements Encoder {
     const order = ids.map((_, i) => i);
     if (this.sortByLength) order.sort((a, b) => ids[a].length - ids[b].length);
 
+    // Sorted texts are cut where padding would cost more than another run (batches.ts); unsorted
+    // (benchmarks), in fixed chunks of batchSize.
+    const sizes = this.sortByLength
+      ? planRuns(order.map((i) => ids[i].length), batchSize)
+      : Array.from({ length: Math.ceil(order.length / batchSize) }, (_, k) => Math.min(batchSize, order.length - k * batchSize));
     const vectors: Float32Array[] = new Array(texts.length);
-    for (let start = 0; start < order.length; start += batchSize) {
-      const rows = order.slice(start, start + batchSize);
+    let start = 0;
+    for (const size of sizes) {
+      const rows = order.slice(start, (start += size));
       const out = await this.run(rows.map((r) => ids[r]));
       rows.forEach((r, j) => (vectors[r] = out.slice(j * USE_LITE_DIM, (j + 1) * USE_LITE_DIM)));
     }
