@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DomainError } from '../src/errors';
+import { compactPair } from '../src/pipeline/adapt';
 import { ingestDocuments } from '../src/pipeline/ingest';
 import type { Database } from '../src/store/db';
 import { indexLexical } from '../src/store/lexical';
@@ -86,6 +87,23 @@ describe('feedback', () => {
       expect(p.questionPassageId).toBeNull();
     }
     expect(pairs[0].negatives.bm25.length).toBeGreaterThan(0);
+  });
+
+  it('exports passages judged not relevant as the question\'s judged negatives, and adapt takes them first', async () => {
+    const q = 'where did tea drinking begin?';
+    const wrong = ids.slice(-2); // the coffee passages
+    for (const p of wrong) dataOf(await api.exec(RECORD, { q, p: String(p), r: false }));
+    const pairs = await collect(db);
+    expect(pairs.map((p) => p.positive.passageId)).toEqual([ids[2], ids[3]]);
+    for (const p of pairs) {
+      expect(p.negatives.judged?.map((x) => x.passageId)).toEqual([...wrong].sort((a, b) => a - b));
+      expect(p.negatives.judged?.[0].text.length).toBeGreaterThan(0);
+    }
+    // A judged negative leads the passage negatives training reads, before In-Sec/In-Doc/BM25.
+    const compacted = compactPair(pairs[0], 3);
+    expect(compacted.negatives.passage.slice(0, 2)).toEqual(pairs[0].negatives.judged!.map((x) => x.passageId));
+    expect(compacted.negatives.passage).toHaveLength(Math.min(3, new Set([...pairs[0].negatives.judged!, ...pairs[0].negatives.inSec, ...pairs[0].negatives.inDoc, ...pairs[0].negatives.bm25].map((x) => x.passageId)).size));
+    expect(new Set(compacted.negatives.passage).size).toBe(compacted.negatives.passage.length);
   });
 
   it('imports a JSONL file in one transaction: a bad line names its number and stores nothing', async () => {

@@ -35,7 +35,11 @@ export interface TrainingPair {
   questionPassageId: number | null;
   positive: PairPassage;
   positiveDocument: PairDocument;
-  negatives: { bm25: PairPassage[]; inDoc: PairPassage[]; inSec: PairPassage[]; documents: PairDocument[] };
+  /**
+   * judged: passages people judged not relevant to this question (feedback pairs only; empty for
+   * mined kinds, and absent in files written before it existed).
+   */
+  negatives: { bm25: PairPassage[]; inDoc: PairPassage[]; inSec: PairPassage[]; documents: PairDocument[]; judged?: PairPassage[] };
 }
 
 export const isPairKind = (value: string): value is PairKind => (PAIR_KINDS as readonly string[]).includes(value);

@@ -64,7 +64,8 @@ export function pairProblem(v: unknown): string | undefined {
       ? (listProblem(n.bm25, 'negatives.bm25', passageProblem) ??
         listProblem(n.inDoc, 'negatives.inDoc', passageProblem) ??
         listProblem(n.inSec, 'negatives.inSec', passageProblem) ??
-        listProblem(n.documents, 'negatives.documents', documentProblem))
+        listProblem(n.documents, 'negatives.documents', documentProblem) ??
+        (n.judged === undefined ? undefined : listProblem(n.judged, 'negatives.judged', passageProblem)))
       : 'negatives must be an object')
   );
 }

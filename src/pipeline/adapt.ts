@@ -39,23 +39,27 @@ export interface AdaptResult {
 }
 
 /** A pair reduced to what training reads: the question text and ids per level. */
-interface CompactPair {
+export interface CompactPair {
   question: string;
   positive: Record<AdapterLevel, number>;
   negatives: Record<AdapterLevel, number[]>;
 }
 
-function compact(pair: TrainingPair, k: number): CompactPair {
-  // Interleave the three kinds so a cap keeps some of each (DHR §3.4 uses all three).
+/** Exported for tests: what training reads of a pair, with at most k negatives per level. */
+export function compactPair(pair: TrainingPair, k: number): CompactPair {
+  // Passages a person judged wrong come first (the strongest signal); then interleave DHR's three
+  // kinds so a cap keeps some of each (DHR §3.4 uses all three).
+  const judged = pair.negatives.judged ?? [];
   const kinds = [pair.negatives.inSec, pair.negatives.inDoc, pair.negatives.bm25];
-  const passages: number[] = [];
-  for (let i = 0; passages.length < k && kinds.some((list) => i < list.length); i++) {
-    for (const list of kinds) if (i < list.length && passages.length < k) passages.push(list[i].passageId);
+  // A judged passage can also be a BM25 negative: each counts once.
+  const passages = new Set<number>(judged.slice(0, k).map((p) => p.passageId));
+  for (let i = 0; passages.size < k && kinds.some((list) => i < list.length); i++) {
+    for (const list of kinds) if (i < list.length && passages.size < k) passages.add(list[i].passageId);
   }
   return {
     question: pair.question,
     positive: { passage: pair.positive.passageId, document: pair.positiveDocument.documentId },
-    negatives: { passage: passages, document: pair.negatives.documents.slice(0, k).map((d) => d.documentId) },
+    negatives: { passage: [...passages], document: pair.negatives.documents.slice(0, k).map((d) => d.documentId) },
   };
 }
 
@@ -102,7 +106,7 @@ export async function adapt(db: Database, targets: EmbeddingTargets, files: read
   const kinds: Partial<Record<PairKind, number>> = {};
   for (const file of files) {
     for await (const pair of readPairs(file)) {
-      pairs.push(compact(pair, k));
+      pairs.push(compactPair(pair, k));
       kinds[pair.kind] = (kinds[pair.kind] ?? 0) + 1;
     }
   }
@@ -154,7 +158,7 @@ export async function trainAdapterMaps(
   if (pairs.length < minPairs) {
     throw badUserInput(`${pairs.length} training pairs are too few to train a ${dim}×${dim} adapter; give at least ${minPairs}`, 'pairs');
   }
-  const { maps, reports } = await trainLevels(db, targets, levels, pairs.map((p) => compact(p, k)), dim, k, options);
+  const { maps, reports } = await trainLevels(db, targets, levels, pairs.map((p) => compactPair(p, k)), dim, k, options);
   return { dim, maps, reports, pairs: pairs.length, kinds };
 }
 

@@ -54,6 +54,8 @@ export interface RelevantFeedbackRow {
   question: string;
   passageId: number;
   positives: number[];
+  /** Passages whose latest judgement for the same question says not relevant: hard negatives. */
+  judgedNegatives: number[];
 }
 
 /**
@@ -66,7 +68,10 @@ const LATEST_RELEVANT = `f.relevant AND NOT EXISTS (
 export async function relevantFeedbackPage(db: Queryable, after: number, limit: number): Promise<RelevantFeedbackRow[]> {
   return db.query<RelevantFeedbackRow>(
     `SELECT f.id, f.question, f.passage_id AS "passageId",
-            array(SELECT DISTINCT f2.passage_id FROM feedback f2 WHERE f2.question = f.question AND f2.relevant ORDER BY 1) AS positives
+            array(SELECT DISTINCT f2.passage_id FROM feedback f2 WHERE f2.question = f.question AND f2.relevant ORDER BY 1) AS positives,
+            array(SELECT f3.passage_id FROM feedback f3 WHERE f3.question = f.question AND NOT f3.relevant
+                    AND NOT EXISTS (SELECT 1 FROM feedback f4 WHERE f4.question = f3.question AND f4.passage_id = f3.passage_id AND f4.id > f3.id)
+                  ORDER BY 1) AS "judgedNegatives"
      FROM feedback f WHERE f.id > $1 AND ${LATEST_RELEVANT} ORDER BY f.id LIMIT $2`,
     [after, limit],
   );

@@ -22,6 +22,8 @@ export interface PairCandidate {
    * negatives, or training would push away a right answer.
    */
   answers(p: PassageKey): boolean;
+  /** Feedback: passages judged not relevant to the question, the hardest negatives there are. */
+  judgedNegativeIds?: number[];
 }
 
 /** BM25 reads at most this many passages per question while looking past excluded ones. */
@@ -51,7 +53,8 @@ const toPassage = (r: PairPassageRow): PairPassage => ({
  * DHR's negatives for one pair (Section 3.4 there): the top BM25 passages for the question that
  * do not answer it; In-Sec, other passages of the positive's section, and In-Doc, other passages of
  * its document (outside the In-Sec draw), both sampled with `random`; and the top BM25F documents
- * other than the positive's (and the question's) for the document encoder. Null when the positive
+ * other than the positive's (and the question's) for the document encoder; for feedback, the
+ * passages judged not relevant to the same question (`judged`). Null when the positive
  * is gone (deleted since it was listed).
  */
 export async function withNegatives(
@@ -85,7 +88,8 @@ export async function withNegatives(
     const drawn = new Set(inSecIds);
     inDocIds = sample(open.filter((k) => !drawn.has(k.passageId)), counts.inDoc, random).map((k) => k.passageId);
   }
-  const texts = new Map((await pairPassages(db, [...inSecIds, ...inDocIds])).map((r) => [r.passageId, toPassage(r)]));
+  const judgedIds = (c.judgedNegativeIds ?? []).filter((id) => id !== positive.passageId);
+  const texts = new Map((await pairPassages(db, [...inSecIds, ...inDocIds, ...judgedIds])).map((r) => [r.passageId, toPassage(r)]));
   const pick = (ids: number[]) => ids.flatMap((id) => texts.get(id) ?? []);
 
   let documents: PairDocument[] = [];
@@ -101,6 +105,6 @@ export async function withNegatives(
     questionPassageId: c.questionPassageId,
     positive,
     positiveDocument,
-    negatives: { bm25: bm25Negatives, inDoc: pick(inDocIds), inSec: pick(inSecIds), documents },
+    negatives: { bm25: bm25Negatives, inDoc: pick(inDocIds), inSec: pick(inSecIds), documents, judged: pick(judgedIds) },
   };
 }

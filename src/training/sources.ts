@@ -101,6 +101,7 @@ async function* feedbackCandidates(db: Database, o: SourceOptions): AsyncGenerat
         questionDocumentId: null,
         positiveId: row.passageId,
         answers: (p: PassageKey) => positives.has(p.passageId),
+        judgedNegativeIds: row.judgedNegatives,
       };
     }
     after = rows[rows.length - 1].id;

@@ -49,6 +49,9 @@ export class TrainingNegatives {
 
   @Field(() => [TrainingDocument], { description: "The top documents by BM25F other than the positive's." })
   documents!: TrainingDocument[];
+
+  @Field(() => [TrainingPassage], { description: 'FEEDBACK pairs: passages judged not relevant to the question (latest judgement); empty for mined kinds.' })
+  judged!: TrainingPassage[];
 }
 
 @ObjectType({ description: 'A (pseudo) question, its positive passage and document, and negatives: one line of `dhr pairs`.' })
