@@ -82,5 +82,13 @@ describe('dhr adapt / adapters', () => {
     expect(unknown.stderr).toMatch(/no adapter named "nope"/);
     const again = await dhr(['adapters', 'activate', 'cli-adapter'], env);
     expect(JSON.parse(again.stdout)[0].active).toBe(true);
+    const refused = await dhr(['adapters', 'drop', 'cli-adapter'], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/adapter "cli-adapter" is active; activate another adapter, or none/);
+    expect((await dhr(['adapters', 'activate', 'none'], env)).code).toBe(0);
+    const dropped = await dhr(['adapters', 'drop', 'cli-adapter'], env);
+    expect(dropped).toMatchObject({ code: 0 });
+    expect(dropped.stderr).toContain('adapter cli-adapter dropped');
+    expect(JSON.parse(dropped.stdout)).toEqual([]);
   }, 300_000);
 });

@@ -7,7 +7,7 @@ import { prng } from './helpers/prng';
 import { syntheticModel } from './helpers/synthetic-model';
 import { tableModel } from './helpers/table-model';
 
-/** The adapters query and activateAdapter mutation: admin only, typed refusals, retrieve { adapter }. */
+/** The adapters query, activateAdapter and dropAdapter mutations: admin only, typed refusals, retrieve { adapter }. */
 
 const DIM = 16;
 const READER = { keyId: 1, role: 'reader' as const, name: 'reader' };
@@ -19,6 +19,7 @@ function randomMap(d: number, seed: number): LinearMap {
 
 const LIST = `{ adapters { name active dimension pairs createdAt levels { level questionModel targetModel trainPairs heldOutPairs baselineRecallAt1 recallAt1 bestEpoch epochs { epoch trainLoss heldOutLoss heldOutRecallAt1 } } } }`;
 const ACTIVATE = `mutation($name: String) { activateAdapter(name: $name) { name active } }`;
+const DROP = `mutation($name: String!) { dropAdapter(name: $name) { name active } }`;
 const ASK = `{ retrieve(question: "the river", mode: FLAT, k2: 3) { adapter warnings passages { passageScore } } }`;
 
 describe('GraphQL: adapters', () => {
@@ -55,6 +56,8 @@ describe('GraphQL: adapters', () => {
     expect(list.errors?.[0].extensions?.code).toBe('FORBIDDEN');
     const activate = await api.execAs(READER, ACTIVATE, { name: 'learned' });
     expect(activate.errors?.[0].extensions?.code).toBe('FORBIDDEN');
+    const drop = await api.execAs(READER, DROP, { name: 'learned' });
+    expect(drop.errors?.[0].extensions?.code).toBe('FORBIDDEN');
   });
 
   it('lists adapters with their training figures, never their weights', async () => {
@@ -106,5 +109,32 @@ describe('GraphQL: adapters', () => {
     const off = await api.exec(ACTIVATE, { name: null });
     expect(off.data.activateAdapter.every((a: { active: boolean }) => !a.active)).toBe(true);
     expect((await api.exec(ASK)).data.retrieve).toEqual(before.data.retrieve);
+  });
+
+  it('drops an adapter that is not active; refuses the active one and an unknown name, changing nothing', async () => {
+    expect((await api.exec(ACTIVATE, { name: 'learned' })).errors).toBeUndefined();
+    const names = async () => (await api.exec(LIST)).data.adapters.map((a: { name: string }) => a.name);
+
+    const active = await api.exec(DROP, { name: 'learned' });
+    expect(active.errors?.[0]).toMatchObject({ extensions: { code: 'CONFLICT', argument: 'name' } });
+    expect(active.errors?.[0].message).toMatch(/adapter "learned" is active/);
+    const unknown = await api.exec(DROP, { name: 'nope' });
+    expect(unknown.errors?.[0]).toMatchObject({ extensions: { code: 'NOT_FOUND', argument: 'name' } });
+    expect(await names()).toEqual(['learned', 'identity', 'eight']);
+    expect((await api.exec(ASK)).data.retrieve.adapter).toBe('learned');
+
+    const dropped = await api.exec(DROP, { name: 'eight' });
+    expect(dropped.errors).toBeUndefined();
+    expect(dropped.data.dropAdapter).toEqual([
+      { name: 'learned', active: true },
+      { name: 'identity', active: false },
+    ]);
+    expect(await names()).toEqual(['learned', 'identity']);
+    expect((await api.exec(ACTIVATE, { name: 'eight' })).errors?.[0].extensions?.code).toBe('NOT_FOUND');
+
+    // After rolling back, the formerly active adapter can go too.
+    expect((await api.exec(ACTIVATE, { name: null })).errors).toBeUndefined();
+    expect((await api.exec(DROP, { name: 'learned' })).errors).toBeUndefined();
+    expect(await names()).toEqual(['identity']);
   });
 });

@@ -3,7 +3,7 @@ import type { EpochRecord } from '../adapters/train';
 import type { Config } from '../config';
 import { DomainError } from '../errors';
 import { adapt, type AdaptOptions, type LevelReport } from '../pipeline/adapt';
-import { activateAdapter, listAdapters, type AdapterRow } from '../store/adapters';
+import { activateAdapter, dropAdapter, listAdapters, type AdapterRow } from '../store/adapters';
 import type { Database } from '../store/db';
 import { openMigratedDatabase } from '../store/open';
 import { loadEmbedding } from './embed';
@@ -99,9 +99,13 @@ async function withDb(config: Config, fn: (db: Database) => Promise<number>): Pr
 }
 
 /** `dhr adapters [list]` and `dhr adapters activate <name|none>`; prints the adapters after. */
-export function adaptersCommand(config: Config, request: { activate?: string }): Promise<number> {
+export function adaptersCommand(config: Config, request: { activate?: string; drop?: string }): Promise<number> {
   return withDb(config, (db) =>
     answering('adapters', async () => {
+      if (request.drop !== undefined) {
+        await dropAdapter(db, request.drop);
+        console.error(`adapter ${request.drop} dropped`);
+      }
       if (request.activate !== undefined) {
         const name = request.activate === 'none' ? null : request.activate;
         await activateAdapter(db, name);

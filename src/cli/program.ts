@@ -245,7 +245,7 @@ export function buildProgram(run: (action: Action) => Promise<void>): Command {
         ),
     );
 
-  const adapters = program.command('adapters').description('query-side adapters: list, activate (or none)');
+  const adapters = program.command('adapters').description('query-side adapters: list, activate (or none), drop');
   adapters
     .command('list', { isDefault: true })
     .description('registered adapters, their base models and training records, as JSON')
@@ -255,6 +255,11 @@ export function buildProgram(run: (action: Action) => Promise<void>): Command {
     .description('apply an adapter to question vectors from now on (refused unless it fits the active models); none: stop')
     .argument('<name>', "adapter name, or 'none'")
     .action((name: string) => run(async (config) => adaptersCommand(config, { activate: name })));
+  adapters
+    .command('drop')
+    .description('delete a registered adapter (refused for the active one: activate another or none first)')
+    .argument('<name>', 'adapter name')
+    .action((name: string) => run(async (config) => adaptersCommand(config, { drop: name })));
 
   program
     .command('reembed')

@@ -196,6 +196,22 @@ export async function activateAdapterIn(tx: Queryable, name: string | null): Pro
   return { ...adapter, active: true };
 }
 
+/**
+ * Deletes a registered adapter (its weights and training record), in one transaction. The active
+ * one is refused with CONFLICT (activate another, or none, first): dropping it would change
+ * retrieval's scores as a side effect; an unknown name is NOT_FOUND. Nothing else refers to it.
+ */
+export function dropAdapter(db: Database, name: string): Promise<void> {
+  return db.transaction(async (tx) => {
+    // The lock activation takes: no activation of this adapter can land between check and delete.
+    await tx.query('LOCK TABLE active_adapter IN EXCLUSIVE MODE');
+    const adapter = await adapterByName(tx, name);
+    if (!adapter) throw notFound(`no adapter named "${name}" is registered`, 'name');
+    if (adapter.active) throw conflict(`adapter "${name}" is active; activate another adapter, or none, before dropping it`, 'name');
+    await tx.query('DELETE FROM query_adapters WHERE id = $1', [adapter.id]);
+  });
+}
+
 export async function activeAdapterId(db: Queryable): Promise<number | undefined> {
   const [row] = await db.query<{ id: number }>('SELECT adapter_id AS id FROM active_adapter');
   return row ? Number(row.id) : undefined;

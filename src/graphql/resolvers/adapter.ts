@@ -1,7 +1,7 @@
 import { Arg, Authorized, Ctx, Mutation, Query, Resolver } from 'type-graphql';
 import type { AdapterLevel } from '../../adapters/linear';
 import type { LevelReport } from '../../pipeline/adapt';
-import { activateAdapter, listAdapters, type AdapterRow } from '../../store/adapters';
+import { activateAdapter, dropAdapter, listAdapters, type AdapterRow } from '../../store/adapters';
 import type { Role } from '../auth';
 import type { Context } from '../context';
 import { Adapter, type AdapterLevelTraining } from '../types/adapter';
@@ -45,6 +45,16 @@ export class AdapterResolver {
   async activateAdapter(@Ctx() ctx: Context, @Arg('name', () => String, { nullable: true }) name?: string | null): Promise<Adapter[]> {
     await activateAdapter(ctx.db, name ?? null);
     ctx.models?.invalidate();
+    return (await listAdapters(ctx.db)).map(toAdapter);
+  }
+
+  @Authorized<Role>('admin')
+  @Mutation(() => [Adapter], {
+    description:
+      'Deletes a registered adapter and its training record; returns the adapters left. The active adapter is refused with CONFLICT (activate another, or null, first); an unknown name is NOT_FOUND.',
+  })
+  async dropAdapter(@Ctx() ctx: Context, @Arg('name', () => String) name: string): Promise<Adapter[]> {
+    await dropAdapter(ctx.db, name);
     return (await listAdapters(ctx.db)).map(toAdapter);
   }
 }
