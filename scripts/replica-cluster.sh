@@ -2,6 +2,7 @@
 # A throw-away streaming-replication pair for the replica tests (npm run test:replica):
 #   scripts/replica-cluster.sh start   # primary on 9710, standby (pg_basebackup -R) on 9711
 #   scripts/replica-cluster.sh stop    # stops both and deletes their data
+#   scripts/replica-cluster.sh stop-standby|start-standby   # the replica tests' outage
 # Prints the two URLs (REPLICA_PRIMARY_URL=…, REPLICA_STANDBY_URL=…) on start. Uses the machine's
 # PostgreSQL 15 binaries (PG_BIN_DIR) with pgvector; never touches the server on 5432. initdb refuses
 # to run as root, so as root everything runs as the postgres user.
@@ -76,8 +77,10 @@ stop() {
 case "${1:-}" in
   start) start ;;
   stop) stop ;;
+  stop-standby) ctl "$ROOT/standby" -m fast stop >/dev/null ;;
+  start-standby) ctl "$ROOT/standby" start >/dev/null ;;
   *)
-    echo "usage: $0 start|stop" >&2
+    echo "usage: $0 start|stop|stop-standby|start-standby" >&2
     exit 2
     ;;
 esac
