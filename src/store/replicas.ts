@@ -89,7 +89,8 @@ export class ReplicaSet {
     urls: string[],
     private readonly options: ReplicaSetOptions,
   ) {
-    this.staleMs = 2 * options.checkMs + 1000;
+    // Two missed checks and some slack for a busy host; a probe that hangs gives up by then.
+    this.staleMs = 2 * options.checkMs + 2000;
     // A replica that still lacks a write once maxLagMs passed is skipped as lagging anyway, so a
     // write's floor need not be remembered much longer than that.
     this.writes = new LRUCache({ max: 10_000, ttl: 2 * (options.maxLagMs + options.checkMs) + 1000 });
