@@ -80,6 +80,7 @@ export class ReplicaSet {
   private timer?: NodeJS.Timeout;
   private primaryProbing = false;
   private turn = 0;
+  private closed = false;
   private readonly listeners = new Set<(t: ReplicaTransition) => void>();
   /** A check older than this no longer vouches for a replica (a probe that hangs). */
   private readonly staleMs: number;
@@ -119,10 +120,15 @@ export class ReplicaSet {
     });
   }
 
-  /** Opens the replicas and checks them once before returning, so the first reads can use them. */
+  /**
+   * Opens the replicas and checks them once before returning, so the first reads can use them.
+   * The floor starts at the primary's position now: the model assignment this process loaded
+   * before it had replicas is covered, as later ones are by raiseFloor.
+   */
   static async open(primary: Database, urls: string[], options: ReplicaSetOptions): Promise<ReplicaSet> {
     const set = new ReplicaSet(primary, urls, options);
     await set.check();
+    set.floor = set.history.latest() ?? 0n;
     set.timer = setInterval(() => void set.check(), options.checkMs);
     set.timer.unref();
     return set;
@@ -239,6 +245,7 @@ export class ReplicaSet {
   }
 
   private setStatus(e: Entry, status: ReplicaStatus, problem?: string): void {
+    if (this.closed) return;
     const from = e.status;
     e.status = status;
     e.problem = problem;
@@ -248,6 +255,7 @@ export class ReplicaSet {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     clearInterval(this.timer);
     await Promise.all(this.entries.map(async (e) => Promise.all([e.probe.end().catch(() => undefined), e.db.close().catch(() => undefined)])));
   }

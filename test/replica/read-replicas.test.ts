@@ -98,7 +98,7 @@ const ingest = (url: string, title: string) =>
 async function seen(url: string, title: string, key?: string): Promise<{ listed: boolean; retrieved: boolean }> {
   const reply = await post(
     url,
-    `{ documents(titleContains: "${title}") { edges { node { title } } } retrieve(question: "${title} report", mode: LEXICAL, k2: 5) { passages { passage { document { title } } } } }`,
+    `{ documents(titleContains: "${title}") { edges { node { title sections { title } } } } retrieve(question: "${title} report", mode: LEXICAL, k2: 5) { passages { passage { document { title } } } coverage { passages { total } } } stats { documents pending { unindexedPassages } } }`,
     key,
   );
   expect(reply.status).toBe(200);
