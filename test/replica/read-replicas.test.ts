@@ -19,6 +19,7 @@ import { PostgresDatabase } from '../../src/store/postgres';
 import type { ReplicaSet } from '../../src/store/replicas';
 import { withDatabase } from '../helpers/database';
 import { captureLog } from '../helpers/log-capture';
+import { startServe } from '../helpers/serve';
 import { syntheticModel } from '../helpers/synthetic-model';
 
 const run = promisify(execFile);
@@ -236,6 +237,30 @@ describe('DATABASE_READ_URL with a streaming standby', () => {
     expect(await metric(s.url, /^dhr_read_routes_total\{target="replica",reason="replica"\}/)).toBe(before + 1);
   });
 
+  test('dhr serve opens the replicas from DATABASE_READ_URL, reports them, reads from them, and closes them on SIGTERM', async () => {
+    const serveProcess = await startServe({ DATABASE_URL: primaryUrl, DATABASE_READ_URL: standbyUrl, REPLICA_CHECK_MS: '50', EMBED_ON_INGEST: 'false' });
+    try {
+      const replica = new URL(standbyUrl);
+      expect(serveProcess.stderr()).toContain(`read replica: 127.0.0.1:${replica.port}/${name} (ok)`);
+      const ready = await (await fetch(new URL('/readyz', serveProcess.url))).json();
+      expect(ready.replicas).toEqual([expect.objectContaining({ name: `127.0.0.1:${replica.port}/${name}`, status: 'ok' })]);
+      await until('a read routed to the standby', async () => {
+        expect((await post(serveProcess.url, '{ documents(first: 1) { edges { node { title } } } }')).body.errors).toBeUndefined();
+        return (await metric(serveProcess.url, /^dhr_read_routes_total\{target="replica",reason="replica"\}/)) > 0;
+      });
+    } finally {
+      serveProcess.child.kill('SIGTERM');
+    }
+    expect(await serveProcess.exited).toEqual({ code: 0, signal: null });
+  });
+
+  test('dhr serve refuses DATABASE_READ_URL without DATABASE_URL: exit 1, naming both settings', async () => {
+    await expect(startServe({ DATABASE_READ_URL: standbyUrl, DATA_DIR: '/nonexistent/never-created' })).rejects.toThrow(
+      /exited with 1: DATABASE_READ_URL needs DATABASE_URL/,
+    );
+  });
+
+  // Last: it leaves synthetic models (no files) active, which `dhr serve` could not load.
   test('a model activation: the server reads it from the primary, and no query reads a standby that has not replayed it', async () => {
     // Both models loaded, one per level, so switching the document roles needs nothing from disk.
     const a = syntheticModel('replica-model-a', 8);
