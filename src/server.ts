@@ -229,10 +229,10 @@ async function handle(
       context: async () => {
         try {
           const key = bearerKey(headers.get('authorization'));
-          const principal =
-            key === undefined ? undefined : await authenticateKey(db, key).catch((e: unknown) => Promise.reject(contextFault(e, config.statementTimeoutMs)));
-          if (key !== undefined && !principal) throw unauthenticated('the API key is unknown or revoked');
-          return attachClientAddress({ ...createContext(db, config, models, principal ?? undefined), metrics, reads }, address);
+          if (key === undefined) return attachClientAddress({ ...createContext(db, config, models), metrics, reads }, address);
+          const principal = await authenticateKey(db, key).catch((e: unknown) => Promise.reject(contextFault(e, config.statementTimeoutMs)));
+          if (!principal) throw unauthenticated('the API key is unknown or revoked');
+          return attachClientAddress({ ...createContext(db, config, models, principal), metrics, reads }, address);
         } catch (error) {
           // Outside the request pipeline: Apollo takes the status from the error itself.
           throw toGraphQLError(error);
