@@ -128,6 +128,12 @@ export class ReplicaSet {
   static async open(primary: Database, urls: string[], options: ReplicaSetOptions): Promise<ReplicaSet> {
     const set = new ReplicaSet(primary, urls, options);
     await set.check();
+    // A replica a few milliseconds behind the primary's first sample has an unknown lag until it
+    // replays that sample: give it a few checks, so start-up reports a settled status.
+    for (let i = 0; i < 5 && set.entries.some((e) => e.status === 'lagging' || e.status === 'starting'); i++) {
+      await new Promise((resolve) => setTimeout(resolve, options.checkMs));
+      await set.check();
+    }
     set.floor = set.history.latest() ?? 0n;
     set.timer = setInterval(() => void set.check(), options.checkMs);
     set.timer.unref();
