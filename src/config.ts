@@ -9,6 +9,12 @@ import { DEFAULT_BM25, DEFAULT_EF_FACTOR, DEFAULT_MAX_SCAN_TUPLES, ITERATIVE_SCA
 export interface Config {
   /** PostgreSQL server URL; absent → embedded PGlite in dataDir. */
   databaseUrl?: string;
+  /** Streaming replicas of databaseUrl that serve read-only queries (docs/scale-out.md#read-replicas); empty: none. */
+  readUrls: string[];
+  /** A replica whose replay is further behind the primary than this is skipped, ms. */
+  replicaMaxLagMs: number;
+  /** How often each replica's replay position (and the primary's WAL position) is checked, ms. */
+  replicaCheckMs: number;
   dataDir: string;
   port: number;
   host: string;
@@ -92,6 +98,9 @@ export class ConfigError extends Error {}
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     databaseUrl: env.DATABASE_URL || undefined,
+    readUrls: readUrls(env),
+    replicaMaxLagMs: intSetting(env, 'REPLICA_MAX_LAG_MS', 5000, 100, 3_600_000),
+    replicaCheckMs: intSetting(env, 'REPLICA_CHECK_MS', 200, 10, 60_000),
     dataDir: resolve(env.DATA_DIR || './data'),
     port: intSetting(env, 'PORT', 4000, 0, 65535),
     host: env.HOST || '127.0.0.1',
@@ -168,6 +177,35 @@ function numberSetting(
     throw new ConfigError(`${name} must be ${kind} from ${min} to ${max}, got "${raw}"`);
   }
   return value;
+}
+
+/**
+ * DATABASE_READ_URL: comma-separated PostgreSQL URLs of streaming replicas of DATABASE_URL. Only a
+ * PostgreSQL primary has replicas: with the embedded store the setting is refused, not ignored, so
+ * a deployment that believes it reads from replicas learns at start that it does not.
+ */
+function readUrls(env: NodeJS.ProcessEnv): string[] {
+  const raw = env.DATABASE_READ_URL;
+  if (raw === undefined || raw.trim() === '') return [];
+  if (!env.DATABASE_URL) {
+    throw new ConfigError('DATABASE_READ_URL needs DATABASE_URL: read replicas are replicas of a PostgreSQL primary, and the embedded store (DATA_DIR) has none');
+  }
+  const urls = raw.split(',').map((u) => u.trim());
+  urls.forEach((url, i) => {
+    let protocol: string | undefined;
+    try {
+      protocol = new URL(url).protocol;
+    } catch {
+      protocol = undefined;
+    }
+    if (protocol !== 'postgresql:' && protocol !== 'postgres:') {
+      // The entry itself is not repeated: it may hold a password.
+      throw new ConfigError(`DATABASE_READ_URL entry ${i + 1} of ${urls.length} is not a postgresql:// URL`);
+    }
+  });
+  if (new Set(urls).size !== urls.length) throw new ConfigError('DATABASE_READ_URL names the same replica twice');
+  if (urls.includes(env.DATABASE_URL)) throw new ConfigError('DATABASE_READ_URL names DATABASE_URL itself: list the replicas only');
+  return urls;
 }
 
 /** ENCODER names the model for every role; ENCODER_<ROLE> overrides one role. */

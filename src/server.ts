@@ -5,7 +5,7 @@ import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/dis
 import type { Config } from './config';
 import { DomainError, ErrorCode, unauthenticated } from './errors';
 import { bearerKey } from './graphql/auth';
-import { createContext, type Context } from './graphql/context';
+import { createContext, type Context, type ReadsState } from './graphql/context';
 import { errorStatus, formatError, httpStatusOf, newRequestId, toGraphQLError } from './graphql/errors';
 import { requestGuard } from './graphql/guard';
 import { buildGraphQLSchema } from './graphql/schema';
@@ -18,6 +18,8 @@ import type { ModelRegistry } from './pipeline/jobs/registry';
 import { JobWorker } from './pipeline/jobs/worker';
 import type { Database } from './store/db';
 import { authenticateKey } from './store/keys';
+import type { ReplicaSet } from './store/replicas';
+import { readRouting } from './graphql/read-routing';
 import type { DestinationStream } from 'pino';
 import { readinessCheck } from './http/readiness';
 import { operationalRoutes } from './http/routes';
@@ -61,17 +63,19 @@ export async function startServer(
   db: Database,
   config: Config,
   models?: ModelRegistry,
-  options: { logDestination?: DestinationStream } = {},
+  options: { logDestination?: DestinationStream; replicas?: ReplicaSet } = {},
 ): Promise<{ url: string; stop: () => Promise<void>; log: Logger }> {
   const server = await createApolloServer(config);
   server.addPlugin(rateLimitPlugin(config));
   // Observability (docs/operations.md#observability): JSON log, /metrics, /healthz, /readyz.
   const log = createLogger({ level: config.logLevel, destination: options.logDestination });
-  const metrics = new ServerMetrics(db);
+  const { replicas } = options;
+  const metrics = new ServerMetrics(db, replicas);
   server.addPlugin(metricsPlugin(metrics));
+  const unwatch = replicas ? watchReplicas(replicas, server, models, log) : undefined;
   const routes = operationalRoutes({
     metrics,
-    ready: readinessCheck(db, { modelsLoaded: models !== undefined }),
+    ready: readinessCheck(db, { modelsLoaded: models !== undefined, replicas }),
     authorizeMetrics: (req) => authorizeMetrics(db, config, req),
     sendError: (res, error) => sendError(res, error),
   });
@@ -83,7 +87,7 @@ export async function startServer(
     logRequestWhenDone(req, res, scope);
     // The console's pages and assets (src/http/console.ts); then /healthz, /readyz, /metrics; the rest is GraphQL.
     if (serveConsole(req, res)) return;
-    const serve = async () => (await routes(req, res)) || (await handle(server, req, res, db, config, models, metrics));
+    const serve = async () => (await routes(req, res)) || (await handle(server, req, res, db, config, models, metrics, replicas));
     runInRequest(scope, serve).catch((error: unknown) => {
       log.error({ requestId, err: error }, 'request failed');
       if (!res.headersSent) {
@@ -105,6 +109,7 @@ export async function startServer(
     // Draining requests and finishing the workers' current batches happen together.
     stop: async () => {
       await Promise.all([workers?.stop(), server.stop()]);
+      unwatch?.();
     },
   };
 }
@@ -120,6 +125,25 @@ async function authorizeMetrics(db: Database, config: Config, req: IncomingMessa
     if (error instanceof DomainError) return error;
     throw error;
   }
+}
+
+/**
+ * Read replicas (docs/scale-out.md#read-replicas): queries go to them (readRouting), a model
+ * switch first raises the position they must have replayed, and every status change is logged:
+ * a warning when one stops serving, info when it serves again.
+ */
+function watchReplicas(replicas: ReplicaSet, server: ApolloServer<Context>, models: ModelRegistry | undefined, log: Logger): () => void {
+  server.addPlugin(readRouting(replicas));
+  const unswitch = models?.beforeSwitch(() => replicas.raiseFloor());
+  const unlisten = replicas.onTransition(({ replica, from, to, report }) => {
+    const fields = { replica, from, to, lagMs: report.lagMs, problem: report.problem };
+    if (to === 'ok') log.info(fields, `read replica ${replica} serves reads again`);
+    else log.warn(fields, `read replica ${replica} is skipped (${to}): ${report.problem ?? to}; its reads go to the primary or another replica`);
+  });
+  return () => {
+    unswitch?.();
+    unlisten();
+  };
 }
 
 /** The server works re-embedding jobs itself (JOB_WORKERS of them); a job queued here wakes them at once. */
@@ -148,6 +172,7 @@ async function handle(
   config: Config,
   models: ModelRegistry | undefined,
   metrics?: ServerMetrics,
+  replicas?: ReplicaSet,
 ): Promise<void> {
   res.setHeader('access-control-allow-origin', '*');
   if (req.method === 'OPTIONS') {
@@ -198,20 +223,29 @@ async function handle(
     body,
   };
   const address = req.socket.remoteAddress ?? 'unknown';
-  const execution = server.executeHTTPGraphQLRequest({
-    httpGraphQLRequest: request,
-    context: async () => {
-      try {
-        const key = bearerKey(headers.get('authorization'));
-        if (key === undefined) return attachClientAddress({ ...createContext(db, config, models), metrics }, address);
-        const principal = await authenticateKey(db, key).catch((e: unknown) => Promise.reject(contextFault(e, config.statementTimeoutMs)));
-        if (!principal) throw unauthenticated('the API key is unknown or revoked');
-        return attachClientAddress({ ...createContext(db, config, models, principal), metrics }, address);
-      } catch (error) {
-        // Outside the request pipeline: Apollo takes the status from the error itself.
-        throw toGraphQLError(error);
-      }
-    },
+  const execute = (reads: ReadsState | undefined) =>
+    server.executeHTTPGraphQLRequest({
+      httpGraphQLRequest: request,
+      context: async () => {
+        try {
+          const key = bearerKey(headers.get('authorization'));
+          if (key === undefined) return attachClientAddress({ ...createContext(db, config, models), metrics, reads }, address);
+          const principal = await authenticateKey(db, key).catch((e: unknown) => Promise.reject(contextFault(e, config.statementTimeoutMs)));
+          if (!principal) throw unauthenticated('the API key is unknown or revoked');
+          return attachClientAddress({ ...createContext(db, config, models, principal), metrics, reads }, address);
+        } catch (error) {
+          // Outside the request pipeline: Apollo takes the status from the error itself.
+          throw toGraphQLError(error);
+        }
+      },
+    });
+  // A query whose replica dropped its connection is run again on the primary (queries do not
+  // write), and the replica is skipped until its checks find it well again.
+  const reads: ReadsState | undefined = replicas ? { primaryOnly: false } : undefined;
+  const execution = execute(reads).then((first) => {
+    if (!replicas || !reads?.replica || !reads.replicaFailed) return first;
+    replicas.markDown(reads.replica);
+    return execute({ primaryOnly: true });
   });
   const response = await withDeadline(execution, config.requestTimeoutMs);
   if (response === TIMED_OUT) {

@@ -29,6 +29,7 @@ export type Action = (config: Config) => Promise<number>;
 const ENVIRONMENT = `
 Environment:
   DATABASE_URL (PostgreSQL server; unset = embedded PGlite in DATA_DIR, default ./data),
+  DATABASE_READ_URL (dhr serve: comma-separated streaming replicas of DATABASE_URL for queries), REPLICA_MAX_LAG_MS (5000), REPLICA_CHECK_MS (200),
   PORT (4000), HOST (127.0.0.1), MAX_WORDS (100), MAX_DOCUMENT_BYTES, MAX_INGEST_BATCH, MAX_PAGE_SIZE,
   ENCODER (use-lite | custom model folder), ENCODER_QUESTION_DOCUMENT, ENCODER_DOCUMENT, ENCODER_QUESTION_PASSAGE,
   ENCODER_PASSAGE, MODEL_CACHE_DIR (.cache/models), ENCODER_THREADS (0 = all cores), EMBED_BATCH_SIZE (64), EMBED_ON_INGEST (true),

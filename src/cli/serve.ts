@@ -2,7 +2,7 @@ import type { Config } from '../config';
 import { messageOf } from '../errors';
 import { startServer } from '../server';
 import { finishPending } from '../pipeline/pending';
-import { openMigratedDatabase } from '../store/open';
+import { openMigratedDatabase, openReplicas } from '../store/open';
 import { loadDemoCorpus } from './demo';
 import { describeEmbed, finishWithProgress, loadEmbedding } from './embed';
 import { announceKeys } from './keys';
@@ -21,8 +21,11 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
   // index before the server answers; their vectors come in the background below.
   const { indexed } = await finishPending(db);
   if (indexed > 0) console.error(`full-text index: ${indexed} passages`);
+  // Read replicas (DATABASE_READ_URL) serve queries; writes, jobs and migrations stay here.
+  const replicas = await openReplicas(db, config);
+  for (const r of replicas?.report() ?? []) console.error(`read replica: ${r.name} (${r.status}${r.problem ? `: ${r.problem}` : ''})`);
   // The server also works re-embedding jobs (JOB_WORKERS).
-  const { url, stop } = await startServer(db, config, models);
+  const { url, stop } = await startServer(db, config, models, { replicas });
   console.log(`DHR-GraphQL ready at ${url}`);
   await announceKeys(db, options.demo, url);
   // Whatever is pending (the demo corpus on first start, what an interrupted ingest left) is
@@ -51,6 +54,7 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
       await stop();
       await embedded;
       await models.close();
+      await replicas?.close();
       await db.close();
     } catch (error) {
       console.error(`shutdown: ${messageOf(error)}`);

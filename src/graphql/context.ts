@@ -3,6 +3,7 @@ import type { ModelRegistry } from '../pipeline/jobs/registry';
 import type { ServerMetrics } from '../observability/metrics';
 import type { Database } from '../store/db';
 import type { Principal } from '../store/keys';
+import type { Replica } from '../store/replicas';
 import { createLoaders, type Loaders } from './loaders';
 
 export interface Context {
@@ -15,6 +16,21 @@ export interface Context {
   principal?: Principal;
   /** The HTTP server's metrics (retrieve stage timings); absent outside it. */
   metrics?: ServerMetrics;
+  /** Read replicas: where this request's reads went (read-routing.ts); absent without replicas. */
+  reads?: ReadsState;
+}
+
+/**
+ * Shared by reference: Apollo runs each operation on a shallow copy of the context, so what the
+ * routing plugin records must live in an object of its own for the server to see it.
+ */
+export interface ReadsState {
+  /** This run must read from the primary (the retry after a replica failed). */
+  primaryOnly: boolean;
+  /** The replica this query reads from (then the context's `db` and `loaders` are its). */
+  replica?: Replica;
+  /** A read on the replica lost its connection: the server runs the query again on the primary. */
+  replicaFailed?: boolean;
 }
 
 export function createContext(db: Database, config: Config, models?: ModelRegistry, principal?: Principal): Context {

@@ -1,6 +1,7 @@
 import type { Database } from '../store/db';
 import { loadMigrations } from '../store/migrate';
 import { pendingWork } from '../store/pending';
+import type { ReplicaReport, ReplicaSet } from '../store/replicas';
 import { TIMED_OUT, withDeadline } from './deadline';
 
 /**
@@ -21,6 +22,8 @@ export interface ReadyReport {
   models: 'loaded' | 'absent';
   /** Work still owed (indexing, embedding): reported, but the server serves meanwhile. */
   pending: Pending | 'unknown';
+  /** Read replicas (DATABASE_READ_URL), as last checked: reported; reads fall back to the primary, so they never make the server unready. */
+  replicas?: ReplicaReport[];
 }
 
 /**
@@ -28,7 +31,10 @@ export interface ReadyReport {
  * Models absent (a server without encoders serves LEXICAL) and pending work do not make the
  * server unready; they are reported.
  */
-export function readinessCheck(db: Database, options: { modelsLoaded: boolean }): () => Promise<{ ready: boolean; report: ReadyReport }> {
+export function readinessCheck(
+  db: Database,
+  options: { modelsLoaded: boolean; replicas?: ReplicaSet },
+): () => Promise<{ ready: boolean; report: ReadyReport }> {
   const expected = loadMigrations().map((m) => m.version);
   let lastPending: { at: number; value: Pending } | undefined;
   return async () => {
@@ -38,6 +44,7 @@ export function readinessCheck(db: Database, options: { modelsLoaded: boolean })
       migrations: 'unknown',
       models: options.modelsLoaded ? 'loaded' : 'absent',
       pending: 'unknown',
+      ...(options.replicas ? { replicas: options.replicas.report() } : {}),
     };
     const applied = await withDeadline(
       db.query<{ version: string }>('SELECT version FROM schema_migrations').then(

@@ -1,6 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Database } from '../store/db';
 import { jobStats } from '../store/job-stats';
+import type { ReplicaSet } from '../store/replicas';
 
 /** Seconds: from a cached lookup (ms) to a cold 1M-passage retrieval or a large ingest. */
 const LATENCY_BUCKETS = [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -16,8 +17,10 @@ export class ServerMetrics {
   readonly requestDuration: Histogram<'operation' | 'type' | 'outcome'>;
   readonly retrieveDuration: Histogram<'mode' | 'stage'>;
   readonly rateLimited: Counter<'kind'>;
+  /** Read-only operations by where they ran (replica or primary) and why (docs/scale-out.md#read-replicas). */
+  readonly readRoutes: Counter<'target' | 'reason'>;
 
-  constructor(db: Database) {
+  constructor(db: Database, replicas?: ReplicaSet) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
     this.requests = new Counter({
@@ -46,6 +49,34 @@ export class ServerMetrics {
       labelNames: ['kind'],
       registers,
     });
+    this.readRoutes = new Counter({
+      name: 'dhr_read_routes_total',
+      help: 'read-only operations (with DATABASE_READ_URL) by target (replica, primary) and reason (replica, read-your-writes, no healthy replica)',
+      labelNames: ['target', 'reason'],
+      registers,
+    });
+    if (replicas) {
+      new Gauge({
+        name: 'dhr_replica_up',
+        help: 'per read replica: 1 while it serves reads (up, a standby, within REPLICA_MAX_LAG_MS), else 0',
+        labelNames: ['replica', 'status'],
+        registers,
+        collect() {
+          this.reset();
+          for (const r of replicas.report()) this.set({ replica: r.name, status: r.status }, r.status === 'ok' ? 1 : 0);
+        },
+      });
+      new Gauge({
+        name: 'dhr_replica_lag_seconds',
+        help: 'per read replica: how long ago the primary had WAL it has not replayed (to within REPLICA_CHECK_MS)',
+        labelNames: ['replica'],
+        registers,
+        collect() {
+          this.reset();
+          for (const r of replicas.report()) if (r.lagMs !== null) this.set({ replica: r.name }, r.lagMs / 1000);
+        },
+      });
+    }
     new Gauge({
       name: 'dhr_db_pool_connections',
       help: 'PostgreSQL pool connections: total (open), idle, waiting (callers queued), max (PGlite: none)',

@@ -2,6 +2,7 @@ import type { Database } from './db';
 import { migrate } from './migrate';
 import { PgliteDatabase } from './pglite';
 import { PostgresDatabase } from './postgres';
+import { ReplicaSet } from './replicas';
 
 export interface StoreLocation {
   /** A PostgreSQL server URL; absent: embedded PGlite persisted in dataDir. */
@@ -33,4 +34,23 @@ export async function openMigratedDatabase(config: StoreLocation): Promise<Datab
     throw error;
   }
   return db;
+}
+
+export interface ReplicaLocation {
+  readUrls: string[];
+  replicaMaxLagMs: number;
+  replicaCheckMs: number;
+  statementTimeoutMs?: number;
+  dbConnectTimeoutMs?: number;
+}
+
+/** The read replicas of a PostgreSQL primary (DATABASE_READ_URL); undefined when none are configured. */
+export async function openReplicas(primary: Database, config: ReplicaLocation): Promise<ReplicaSet | undefined> {
+  if (config.readUrls.length === 0) return undefined;
+  return ReplicaSet.open(primary, config.readUrls, {
+    maxLagMs: config.replicaMaxLagMs,
+    checkMs: config.replicaCheckMs,
+    statementTimeoutMs: config.statementTimeoutMs ?? 0,
+    connectTimeoutMs: config.dbConnectTimeoutMs ?? 5000,
+  });
 }

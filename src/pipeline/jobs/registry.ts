@@ -108,6 +108,8 @@ export class ModelRegistry {
     if (this.snapshot?.key !== key) {
       const targets = await this.targetsFor(assignment);
       if (targets && adapterId !== undefined) await this.withAdapter(targets, assignment, adapterId);
+      // Before any query can use the new assignment (read replicas: they must have replayed it).
+      for (const listener of this.switchListeners) await listener();
       this.snapshot = { key, targets, at: now };
     } else {
       this.snapshot.at = now;
@@ -116,6 +118,16 @@ export class ModelRegistry {
   }
 
   private readonly jobListeners = new Set<() => void>();
+  private readonly switchListeners = new Set<() => Promise<void>>();
+
+  /**
+   * Called, and awaited, whenever this process sees a new active assignment or adapter (its first
+   * one included), before the snapshot is handed out.
+   */
+  beforeSwitch(listener: () => Promise<void>): () => void {
+    this.switchListeners.add(listener);
+    return () => this.switchListeners.delete(listener);
+  }
 
   /** Workers in this process listen, so a job queued here starts without waiting for a poll. */
   onJobQueued(listener: () => void): () => void {
