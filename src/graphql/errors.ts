@@ -23,6 +23,7 @@ const HTTP_STATUS: Partial<Record<ErrorCode, number>> = {
   [ErrorCode.QUERY_TOO_COSTLY]: 400,
   [ErrorCode.PAYLOAD_TOO_LARGE]: 413,
   [ErrorCode.BAD_REQUEST]: 400,
+  [ErrorCode.OVERLOADED]: 503,
 };
 
 export function httpStatusOf(code: ErrorCode): number | undefined {
