@@ -10,6 +10,8 @@ export interface StoreLocation {
   /** PostgreSQL only: statement_timeout and connect timeout for every pooled connection. */
   statementTimeoutMs?: number;
   dbConnectTimeoutMs?: number;
+  /** PostgreSQL only: connections in the pool (DB_POOL_MAX). */
+  dbPoolMax?: number;
 }
 
 export async function openDatabase(config: StoreLocation): Promise<Database> {
@@ -18,6 +20,7 @@ export async function openDatabase(config: StoreLocation): Promise<Database> {
       url: config.databaseUrl,
       statementTimeoutMs: config.statementTimeoutMs,
       connectTimeoutMs: config.dbConnectTimeoutMs,
+      maxConnections: config.dbPoolMax,
       log: (m) => console.error(m),
     });
   }
