@@ -109,6 +109,8 @@ export const errorStatus: ApolloServerPlugin = {
           const status = original instanceof DomainError ? httpStatusOf(original.code) : undefined;
           if (status) {
             response.http.status = status;
+            // A full question queue drains in milliseconds: the client may retry at once.
+            if (original instanceof DomainError && original.code === ErrorCode.OVERLOADED) response.http.headers.set('retry-after', '1');
             return;
           }
         }

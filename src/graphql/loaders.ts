@@ -104,3 +104,19 @@ export async function loadReferenced<K, V>(loader: DataLoader<K, V | null>, key:
   if (row === null) throw notFound(`${what} ${String(key)} no longer exists (deleted while this request ran)`);
   return row;
 }
+
+/**
+ * A passage row that carries its document's row (read by the same statement), so
+ * `passage { document }` needs no further read. Kept beside the row, not on it: rows are the
+ * store's shape.
+ */
+const preloadedDocuments = new WeakMap<PassageRow, DocumentRow>();
+
+export function withPreloadedDocument(passage: PassageRow, document: DocumentRow | undefined): PassageRow {
+  if (document) preloadedDocuments.set(passage, document);
+  return passage;
+}
+
+export function preloadedDocument(passage: object): DocumentRow | undefined {
+  return preloadedDocuments.get(passage as PassageRow);
+}
