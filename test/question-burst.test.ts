@@ -1,9 +1,11 @@
 /**
  * A burst of 1,000 concurrent questions through the real schema and resolvers with a real (tiny)
- * model and a small question queue: every question gets an answer or the typed OVERLOADED
- * refusal, the queue stays within its bound, and the server keeps answering. Over HTTP (200
- * connections at once: a 1,000-connection burst on a shared 2-core test machine overflows the
- * kernel's accept queue, which is the operating system's bound, not ours) refusals are 503.
+ * model and a small question queue: every question gets an answer or a typed refusal (OVERLOADED;
+ * on PostgreSQL also SERVICE_UNAVAILABLE for a pooled connection waited for too long), the queue
+ * stays within its bound, and the server keeps answering. Over HTTP with 200 connections at once:
+ * 1,000 at once had a quarter of them reset by the kernel after about 10 s on the loaded 2-core
+ * test machine (not diagnosed: a bare Node server did not reproduce it), so HTTP checks the
+ * statuses, not the full burst.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
@@ -60,7 +62,7 @@ describe('a burst of concurrent questions', () => {
     await rm(root, { recursive: true, force: true });
   });
 
-  it('answers 1,000 concurrent questions or refuses them with OVERLOADED, within the queue bound', async () => {
+  it('answers 1,000 concurrent questions or refuses them with a typed error, within the queue bound', async () => {
     const apollo = await createApolloServer(config);
     await apollo.start();
     const questionEncoder = questionEncoderFor(encoders.byRole.questionPassage, 'questionDocument', config.questionQueue);
@@ -84,7 +86,11 @@ describe('a burst of concurrent questions', () => {
     expect(answered.length + refused.length).toBe(BURST);
     expect(answered.length).toBeGreaterThan(0);
     expect(refused.length).toBeGreaterThan(0);
-    for (const r of refused) expect(r.errors!.map((e) => e.extensions.code)).toEqual(['OVERLOADED']);
+    // OVERLOADED: the question queue was full. On PostgreSQL a question may also wait for a pooled
+    // connection past DB_CONNECT_TIMEOUT_MS: SERVICE_UNAVAILABLE, typed (503) as well.
+    const codes = refused.map((r) => r.errors!.map((e) => e.extensions.code));
+    for (const c of codes) expect([['OVERLOADED'], ['SERVICE_UNAVAILABLE']]).toContainEqual(c);
+    expect(codes.some((c) => c[0] === 'OVERLOADED')).toBe(true);
     expect(mostQueued).toBeLessThanOrEqual(config.questionQueue.maxWaiting);
     expect(questionEncoder.queued).toBe(0);
   }, 300_000);
@@ -120,7 +126,7 @@ describe('a burst of concurrent questions', () => {
     expect(answered.length).toBeGreaterThan(0);
     for (const r of refused) {
       expect([429, 503]).toContain(r.status);
-      expect(r.body.errors[0].extensions.code).toBe(r.status === 503 ? 'OVERLOADED' : 'RATE_LIMITED');
+      expect(r.status === 503 ? ['OVERLOADED', 'SERVICE_UNAVAILABLE'] : ['RATE_LIMITED']).toContain(r.body.errors[0].extensions.code);
     }
     for (const r of answered) expect(r.body.data.retrieve.passages.length).toBeGreaterThan(0);
     // Whether this burst overflows the queue depends on timing; the status a refusal gets does not.
