@@ -1,4 +1,7 @@
 import { join, resolve } from 'node:path';
+import { availableParallelism } from 'node:os';
+import { DEFAULT_QUERY_THREADS } from './encoders/types';
+import { DEFAULT_QUESTION_QUEUE, type QuestionQueueOptions } from './encoders/questions';
 import { DEFAULT_MODEL, type EncoderSpec } from './encoders/spec';
 import { DEFAULT_MAX_METADATA_DEPTH, DEFAULT_MAX_SECTION_DEPTH } from './ingest/depth';
 import { DEFAULT_INGEST_OPTIONS, type IngestOptions } from './ingest/types';
@@ -29,8 +32,14 @@ export interface Config {
   encoders: EncoderSpec;
   /** Where converted models are cached (never in git). */
   modelCacheDir?: string;
-  /** onnxruntime intra-op threads; 0 = all cores. */
+  /** onnxruntime intra-op threads for corpus embedding (ingest, jobs); 0 = all cores. */
   encoderThreads: number;
+  /** onnxruntime intra-op threads for questions (0 = all cores). */
+  encoderQueryThreads: number;
+  /** Question encoding: most per model run, most waiting (then OVERLOADED), vectors cached per model. */
+  questionQueue: QuestionQueueOptions;
+  /** PostgreSQL connections in the API's pool (default from the machine: defaultPoolSize). */
+  dbPoolMax: number;
   /** Rows read, encoded and written per step when embedding the corpus (the encoder picks its own forward batch). */
   embedBatchSize: number;
   /** Embed new and changed documents as part of ingest. */
@@ -118,6 +127,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     encoders: encoderSpec(env),
     modelCacheDir: env.MODEL_CACHE_DIR || undefined,
     encoderThreads: intSetting(env, 'ENCODER_THREADS', 0, 0, 256),
+    encoderQueryThreads: intSetting(env, 'ENCODER_QUERY_THREADS', DEFAULT_QUERY_THREADS, 0, 256),
+    questionQueue: {
+      maxBatch: intSetting(env, 'QUESTION_BATCH', DEFAULT_QUESTION_QUEUE.maxBatch, 1, 1024),
+      maxWaiting: intSetting(env, 'QUESTION_QUEUE', DEFAULT_QUESTION_QUEUE.maxWaiting, 1, 1_000_000),
+      cacheEntries: intSetting(env, 'QUESTION_CACHE', DEFAULT_QUESTION_QUEUE.cacheEntries, 0, 10_000_000),
+    },
+    dbPoolMax: intSetting(env, 'DB_POOL_MAX', defaultPoolSize(availableParallelism()), 1, 10_000),
     embedBatchSize: intSetting(env, 'EMBED_BATCH_SIZE', 64, 1, 4096),
     embedOnIngest: boolSetting(env, 'EMBED_ON_INGEST', true),
     efSearch: intSetting(env, 'HNSW_EF_SEARCH', 100, 1, 1000),
@@ -155,6 +171,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsAccess: choiceSetting(env, 'METRICS_ACCESS', ['public', 'key'] as const, choiceSetting(env, 'READ_ACCESS', ['public', 'key'] as const, 'public')),
     shutdownGraceMs: intSetting(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
   };
+}
+
+/**
+ * Connections for the API's pool: 2 per core of this machine, at least 4, at most 32. A search is
+ * CPU-bound in PostgreSQL, so more connections than the database's cores only queue there; 2 per
+ * core keeps every core busy while some connections wait on the network or the client (PostgreSQL
+ * wiki: cores × 2 + spindles). The database's cores are assumed to be about this machine's; set
+ * DB_POOL_MAX when they are not (docs/operations.md).
+ */
+export function defaultPoolSize(cores: number): number {
+  return Math.min(32, Math.max(4, 2 * cores));
 }
 
 function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {

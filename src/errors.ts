@@ -17,6 +17,8 @@ export enum ErrorCode {
   TIMEOUT = 'TIMEOUT',
   /** Over the rate limit (HTTP 429, Retry-After). */
   RATE_LIMITED = 'RATE_LIMITED',
+  /** The server's own bounded queues are full (question encoding): retry later (HTTP 503). */
+  OVERLOADED = 'OVERLOADED',
   UNAUTHENTICATED = 'UNAUTHENTICATED',
   FORBIDDEN = 'FORBIDDEN',
   JOB_CONFLICT = 'JOB_CONFLICT',

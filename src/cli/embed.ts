@@ -8,7 +8,13 @@ import { ProgressBar } from './progress';
 
 /** The active models (the configured encoders on a store that has none yet), loaded. */
 export async function loadEmbedding(db: Database, config: Config): Promise<{ models: ModelRegistry; targets: EmbeddingTargets }> {
-  const models = await ModelRegistry.open(db, { encoders: config.encoders, cacheDir: config.modelCacheDir, threads: config.encoderThreads });
+  const models = await ModelRegistry.open(db, {
+    encoders: config.encoders,
+    cacheDir: config.modelCacheDir,
+    threads: config.encoderThreads,
+    queryThreads: config.encoderQueryThreads,
+    questions: config.questionQueue,
+  });
   try {
     const targets = await models.current();
     if (!targets) throw new Error('no embedding model is active for every role');

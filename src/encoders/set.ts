@@ -1,18 +1,24 @@
 import { TransformerEncoder } from './transformer/encoder';
 import { DEFAULT_MODEL, defaultEncoderSpec, type EncoderSpec } from './spec';
+import { DEFAULT_QUESTION_QUEUE, questionEncoderFor, type QuestionQueueOptions } from './questions';
 import { ENCODER_ROLES, EncoderError, type EncodeStats, type Encoder, type EncoderRole } from './types';
 import { UseLiteEncoder } from './use-lite/encoder';
 
 export interface EncoderSetOptions {
   cacheDir?: string;
+  /** Intra-op threads for corpus embedding (0: all cores). */
   threads?: number;
+  /** Intra-op threads for questions (default DEFAULT_QUERY_THREADS). */
+  queryThreads?: number;
+  /** Micro-batching and cache of question encodes (DEFAULT_QUESTION_QUEUE). */
+  questions?: QuestionQueueOptions;
 }
 
 /** Loads one model: 'use-lite' (the default) or a custom model folder. */
 export function loadEncoder(source: string, options: EncoderSetOptions = {}): Promise<Encoder> {
   return source === DEFAULT_MODEL
-    ? UseLiteEncoder.load({ cacheDir: options.cacheDir, threads: options.threads })
-    : TransformerEncoder.load(source, { threads: options.threads });
+    ? UseLiteEncoder.load({ cacheDir: options.cacheDir, threads: options.threads, queryThreads: options.queryThreads })
+    : TransformerEncoder.load(source, { threads: options.threads, queryThreads: options.queryThreads });
 }
 
 /**
@@ -20,7 +26,10 @@ export function loadEncoder(source: string, options: EncoderSetOptions = {}): Pr
  * encoded once per distinct question model.
  */
 export class EncoderSet {
-  private constructor(readonly byRole: Readonly<Record<EncoderRole, Encoder>>) {}
+  private constructor(
+    readonly byRole: Readonly<Record<EncoderRole, Encoder>>,
+    private readonly questions: QuestionQueueOptions,
+  ) {}
 
   static async load(spec: EncoderSpec = defaultEncoderSpec(), options: EncoderSetOptions = {}): Promise<EncoderSet> {
     const loaded = new Map<string, Promise<Encoder>>();
@@ -32,11 +41,11 @@ export class EncoderSet {
       return encoder;
     };
     const entries = await Promise.all(ENCODER_ROLES.map(async (role) => [role, await load(spec[role])] as const));
-    return EncoderSet.of(Object.fromEntries(entries) as Record<EncoderRole, Encoder>);
+    return EncoderSet.of(Object.fromEntries(entries) as Record<EncoderRole, Encoder>, options.questions);
   }
 
   /** A set from encoders already loaded (tests, custom wiring); checks that paired roles agree. */
-  static of(byRole: Record<EncoderRole, Encoder>): EncoderSet {
+  static of(byRole: Record<EncoderRole, Encoder>, questions: QuestionQueueOptions = DEFAULT_QUESTION_QUEUE): EncoderSet {
     for (const [question, target] of [
       ['questionDocument', 'document'],
       ['questionPassage', 'passage'],
@@ -51,24 +60,24 @@ export class EncoderSet {
         );
       }
     }
-    return new EncoderSet(byRole);
+    return new EncoderSet(byRole, questions);
   }
 
   distinct(): Encoder[] {
     return [...new Set(Object.values(this.byRole))];
   }
 
-  /** E_Q^φ(q) and E_Q^ψ(q): one forward pass when both roles share a model. */
+  /**
+   * E_Q^φ(q) and E_Q^ψ(q): one forward pass when both roles share a model, batched with concurrent
+   * questions and cached (questions.ts). The vectors are shared: read them, never write them.
+   */
   async encodeQuestion(question: string): Promise<{ document: Float32Array; passage: Float32Array; stats: EncodeStats[] }> {
     const qd = this.byRole.questionDocument;
     const qp = this.byRole.questionPassage;
-    const forDocument = await qd.encode([question], 'questionDocument');
-    const forPassage = qp === qd ? forDocument : await qp.encode([question], 'questionPassage');
-    return {
-      document: forDocument.vectors[0],
-      passage: forPassage.vectors[0],
-      stats: qp === qd ? [forDocument.stats] : [forDocument.stats, forPassage.stats],
-    };
+    const forDocument = questionEncoderFor(qd, 'questionDocument', this.questions).encode(question);
+    const forPassage = qp === qd ? forDocument : questionEncoderFor(qp, 'questionPassage', this.questions).encode(question);
+    const [d, p] = await Promise.all([forDocument, forPassage]);
+    return { document: d.vector, passage: p.vector, stats: qp === qd ? [d.stats] : [d.stats, p.stats] };
   }
 
   async close(): Promise<void> {

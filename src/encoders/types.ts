@@ -70,7 +70,17 @@ export class EncoderError extends Error {
   }
 }
 
+/**
+ * Question path: one thread. bench:encoder (docs/benchmarks.md): a single question is too small to
+ * split across threads, and the API's other requests and PostgreSQL want the other cores.
+ */
+export const DEFAULT_QUERY_THREADS = 1;
+
 export interface OnnxSessionOptions {
-  /** onnxruntime intra-op threads; 0 = onnxruntime's default (all cores). */
+  /** onnxruntime intra-op threads of the bulk (corpus embedding) session; 0 = all cores. */
   intraOpThreads?: number;
+  /** Intra-op threads of the question session (default DEFAULT_QUERY_THREADS in onnx.ts). */
+  queryThreads?: number;
+  /** Let idle onnxruntime threads spin (default false: spinning burns a core between requests). */
+  allowSpinning?: boolean;
 }

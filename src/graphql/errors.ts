@@ -23,6 +23,7 @@ const HTTP_STATUS: Partial<Record<ErrorCode, number>> = {
   [ErrorCode.QUERY_TOO_COSTLY]: 400,
   [ErrorCode.PAYLOAD_TOO_LARGE]: 413,
   [ErrorCode.BAD_REQUEST]: 400,
+  [ErrorCode.OVERLOADED]: 503,
 };
 
 export function httpStatusOf(code: ErrorCode): number | undefined {
@@ -108,6 +109,8 @@ export const errorStatus: ApolloServerPlugin = {
           const status = original instanceof DomainError ? httpStatusOf(original.code) : undefined;
           if (status) {
             response.http.status = status;
+            // A full question queue drains in milliseconds: the client may retry at once.
+            if (original instanceof DomainError && original.code === ErrorCode.OVERLOADED) response.http.headers.set('retry-after', '1');
             return;
           }
         }

@@ -104,3 +104,20 @@ export async function loadReferenced<K, V>(loader: DataLoader<K, V | null>, key:
   if (row === null) throw notFound(`${what} ${String(key)} no longer exists (deleted while this request ran)`);
   return row;
 }
+
+/**
+ * A passage row that carries its document's row (read by the same statement), so
+ * `passage { document }` needs no further read. A symbol-keyed property: invisible to JSON, and
+ * enumerable, so it survives type-graphql copying a @Root() into its class (Object.assign) where
+ * the build emits decorator metadata (tsc, ts-jest; tsx does not).
+ */
+const PRELOADED_DOCUMENT = Symbol.for('dhr.preloadedDocument');
+
+export function withPreloadedDocument(passage: PassageRow, document: DocumentRow | undefined): PassageRow {
+  if (document) (passage as { [PRELOADED_DOCUMENT]?: DocumentRow })[PRELOADED_DOCUMENT] = document;
+  return passage;
+}
+
+export function preloadedDocument(passage: object): DocumentRow | undefined {
+  return (passage as { [PRELOADED_DOCUMENT]?: DocumentRow })[PRELOADED_DOCUMENT];
+}

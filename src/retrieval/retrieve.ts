@@ -3,6 +3,7 @@ import type { Database } from '../store/db';
 import type { EmbeddingTargets } from '../store/embeddings';
 import { DEFAULT_MODE, MODES, TEXT_ONLY_MODE, type ModeSpec, type RetrievalMode } from './modes';
 import { search } from './search';
+import type { RowFetch } from './statements/rows';
 import type { Bm25Settings, IterativeScan, SearchResult } from './types';
 import { RetrievalInputError, validateRetrieveArgs, type RetrieveArgs } from './validate';
 
@@ -17,6 +18,8 @@ export interface RetrieveOptions {
   summaryShare?: number;
   /** alpha when a question gives none (overrides the mode's default; HYBRID_ALPHA). */
   defaultAlpha?: number;
+  /** Columns of the ranked rows to return in the same statement (the API: what its selection reads). */
+  rows?: RowFetch;
 }
 
 export interface Retrieval extends SearchResult {
@@ -97,6 +100,7 @@ export async function retrieve(
     efFactor: options.efFactor,
     iterativeScan: options.iterativeScan,
     maxScanTuples: options.maxScanTuples,
+    rows: options.rows,
   });
   if (spec.needs.text && result.questionTerms === 0) {
     warnings.push(

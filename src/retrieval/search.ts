@@ -1,5 +1,6 @@
 import type { Database } from '../store/db';
 import { searchStatement, type VectorSearch } from './sql';
+import type { DocumentRow, PassageRow } from '../store/rows';
 import type { ScoredDocumentRow, ScoredPassageRow, SearchResult } from './types';
 
 /**
@@ -9,10 +10,23 @@ import type { ScoredDocumentRow, ScoredPassageRow, SearchResult } from './types'
  */
 export async function search(db: Database, s: VectorSearch): Promise<SearchResult> {
   const statement = searchStatement(s, db.vectorParam?.bind(db));
-  const [row] = await db.queryWithSettings<{ passages: ScoredPassageRow[]; documents: ScoredDocumentRow[]; question_terms?: number }>(
-    statement.settings,
-    statement.sql,
-    statement.params,
-  );
-  return { passages: row.passages, documents: row.documents, questionTerms: row.question_terms ?? null };
+  const [row] = await db.queryWithSettings<{
+    passages: ScoredPassageRow[];
+    documents: ScoredDocumentRow[];
+    question_terms?: number;
+    passage_rows?: Partial<PassageRow>[];
+    document_rows?: (Partial<Omit<DocumentRow, 'createdAt' | 'updatedAt'>> & { createdAt?: string; updatedAt?: string })[];
+  }>(statement.settings, statement.sql, statement.params);
+  return {
+    passages: row.passages,
+    documents: row.documents,
+    questionTerms: row.question_terms ?? null,
+    passageRows: row.passage_rows,
+    // JSON carries timestamps as text; the API's rows carry Dates, as Prisma's do.
+    documentRows: row.document_rows?.map(({ createdAt, updatedAt, ...d }) => ({
+      ...d,
+      ...(createdAt !== undefined ? { createdAt: new Date(createdAt) } : {}),
+      ...(updatedAt !== undefined ? { updatedAt: new Date(updatedAt) } : {}),
+    })),
+  };
 }

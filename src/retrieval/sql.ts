@@ -1,6 +1,7 @@
 import { vectorLiteral } from '../store/embeddings';
 import { MODES, type RetrievalMode } from './modes';
 import { Params, type VectorParam } from './statements/params';
+import { withRows, type RowFetch } from './statements/rows';
 import { DEFAULT_EF_FACTOR, DEFAULT_EF_SEARCH, DEFAULT_MAX_SCAN_TUPLES, type SearchInput } from './types';
 
 export type { VectorParam } from './statements/params';
@@ -20,6 +21,8 @@ export interface SearchStatement {
 
 export interface VectorSearch extends SearchInput {
   mode: RetrievalMode;
+  /** Columns of the ranked rows to return with the ranking (same statement, same snapshot). */
+  rows?: RowFetch;
 }
 
 export function searchStatement(s: VectorSearch, vectorParam: VectorParam = vectorLiteral): SearchStatement {
@@ -36,5 +39,5 @@ export function searchStatement(s: VectorSearch, vectorParam: VectorParam = vect
     const factor = s.efFactor ?? DEFAULT_EF_FACTOR;
     settings['hnsw.ef_search'] = String(Math.min(1000, Math.max(s.efSearch ?? DEFAULT_EF_SEARCH, Math.ceil(factor * annRows))));
   }
-  return { sql, params: p.values, settings };
+  return { sql: withRows(sql, s.rows), params: p.values, settings };
 }

@@ -1,3 +1,5 @@
+import type { DocumentRow, PassageRow } from '../store/rows';
+
 export interface RetrievalFilter {
   documentIds?: number[];
   sources?: string[];
@@ -106,6 +108,10 @@ export interface SearchResult {
   documents: ScoredDocumentRow[];
   /** How many distinct lexemes the question has for BM25 (null for modes that read none). */
   questionTerms: number | null;
+  /** The ranked passages' requested columns (VectorSearch.rows), in no particular order. */
+  passageRows?: Partial<PassageRow>[];
+  /** The ranked documents' (and, if asked, the ranked passages' documents') requested columns. */
+  documentRows?: Partial<DocumentRow>[];
 }
 
 export const DEFAULT_EF_SEARCH = 100;

@@ -11,6 +11,8 @@ export interface StoreLocation {
   /** PostgreSQL only: statement_timeout and connect timeout for every pooled connection. */
   statementTimeoutMs?: number;
   dbConnectTimeoutMs?: number;
+  /** PostgreSQL only: connections in the pool (DB_POOL_MAX). */
+  dbPoolMax?: number;
 }
 
 export async function openDatabase(config: StoreLocation): Promise<Database> {
@@ -19,6 +21,7 @@ export async function openDatabase(config: StoreLocation): Promise<Database> {
       url: config.databaseUrl,
       statementTimeoutMs: config.statementTimeoutMs,
       connectTimeoutMs: config.dbConnectTimeoutMs,
+      maxConnections: config.dbPoolMax,
       log: (m) => console.error(m),
     });
   }
@@ -42,6 +45,8 @@ export interface ReplicaLocation {
   replicaCheckMs: number;
   statementTimeoutMs?: number;
   dbConnectTimeoutMs?: number;
+  /** Connections per replica pool: the primary's DB_POOL_MAX (the same machine-sized default). */
+  dbPoolMax?: number;
 }
 
 /** The read replicas of a PostgreSQL primary (DATABASE_READ_URL); undefined when none are configured. */
@@ -52,5 +57,6 @@ export async function openReplicas(primary: Database, config: ReplicaLocation): 
     checkMs: config.replicaCheckMs,
     statementTimeoutMs: config.statementTimeoutMs ?? 0,
     connectTimeoutMs: config.dbConnectTimeoutMs ?? 5000,
+    maxConnections: config.dbPoolMax,
   });
 }

@@ -18,14 +18,18 @@ import { parseModelConfig, type TransformerModelConfig } from './config';
 import { checkFilesExist, folderName, modelFiles, sha256, type ModelFiles } from './files';
 import { embeddingRows } from './graph';
 import { l2Normalize, sentenceVectors } from './pooling';
-import { createOnnxSession } from '../onnx';
+import { OnnxSessions } from '../onnx';
 import { planRuns } from '../batches';
 import { buildFeeds, describeIO, type ModelIO } from './session';
 import { TextTokenizer } from './tokenizer';
 
 export interface TransformerLoadOptions {
-  /** onnxruntime intra-op threads; unset or 0 = onnxruntime's default. */
+  /** onnxruntime intra-op threads for corpus embedding; unset or 0 = onnxruntime's default. */
   threads?: number;
+  /** Intra-op threads for questions (default DEFAULT_QUERY_THREADS). */
+  queryThreads?: number;
+  /** Let idle onnxruntime threads spin (default false). */
+  allowSpinning?: boolean;
   /** Token budget per kind of text; replaces dhr-model.json's maxTokens (still capped by the model). */
   maxTokens?: MaxTokens;
   /** Fail to load unless the model's embedding size is this (e.g. the dimension an index was built with). */
@@ -45,7 +49,7 @@ export class TransformerEncoder implements Encoder {
   private constructor(
     private readonly config: TransformerModelConfig,
     private readonly modelFile: string,
-    private readonly session: ort.InferenceSession,
+    private readonly sessions: OnnxSessions,
     private readonly io: ModelIO,
     private readonly tokenizer: TextTokenizer,
     private readonly limits: MaxTokens,
@@ -62,7 +66,12 @@ export class TransformerEncoder implements Encoder {
     const [modelBytes, tokenizerBytes, configBytes] = await Promise.all([readFile(files.model), readFile(files.tokenizer), readFile(files.config)]);
     const config = parseModelConfig(configBytes.toString('utf8'), files.config, folderName(files));
     const tokenizer = TextTokenizer.parse(tokenizerBytes.toString('utf8'), files.tokenizer, config.name);
-    const session = await createOnnxSession(config.name, files.model, { intraOpThreads: options.threads });
+    const sessions = await OnnxSessions.open(config.name, files.model, {
+      intraOpThreads: options.threads,
+      queryThreads: options.queryThreads,
+      allowSpinning: options.allowSpinning,
+    });
+    const session = sessions.query;
     try {
       const io = describeIO(session, files.model, config.name);
       // The model's own input limit caps the configured budget: longer inputs would fail or be silently wrong.
@@ -88,11 +97,11 @@ export class TransformerEncoder implements Encoder {
         throw new EncoderError(config.name, `${files.model}: embedding dimension is ${dimension}, expected ${options.expectDimension}`);
       }
       const checksum = sha256([modelBytes, tokenizerBytes, configBytes]);
-      const encoder = new TransformerEncoder(config, files.model, session, io, tokenizer, limits, checksum, dimension);
+      const encoder = new TransformerEncoder(config, files.model, sessions, io, tokenizer, limits, checksum, dimension);
       encoder.source = resolve(dir);
       return encoder;
     } catch (e) {
-      await session.release().catch(() => undefined);
+      await sessions.release().catch(() => undefined);
       throw e;
     }
   }
@@ -116,11 +125,12 @@ export class TransformerEncoder implements Encoder {
     // Batch texts of similar length together, cut where padding would cost more than another run
     // (batches.ts), so little compute goes to padding; results go back in input order.
     const order = tokenized.map((_, i) => i).sort((a, b) => tokenized[a]!.ids.length - tokenized[b]!.ids.length);
+    const session = await this.sessions.forRole(role);
     const vectors = new Array<Float32Array>(texts.length);
     let start = 0;
     for (const size of planRuns(order.map((i) => tokenized[i]!.ids.length), batchSize)) {
       const chunk = order.slice(start, (start += size));
-      const out = await runBatch(this.session, this.io, chunk.map((i) => tokenized[i]!.ids), this.tokenizer.padId, this.config, this.modelFile).catch(
+      const out = await runBatch(session, this.io, chunk.map((i) => tokenized[i]!.ids), this.tokenizer.padId, this.config, this.modelFile).catch(
         (e: unknown) => {
           throw e instanceof EncoderError ? e : new EncoderError(this.name, `${this.modelFile}: inference failed: ${(e as Error).message}`);
         },
@@ -140,7 +150,7 @@ export class TransformerEncoder implements Encoder {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.session.release();
+    await this.sessions.release();
   }
 
   private prefixFor(role: EncoderRole): string {

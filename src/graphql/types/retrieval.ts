@@ -1,3 +1,4 @@
+import type { DocumentRow, PassageRow } from '../../store/rows';
 import type { Encoder } from '../../encoders/types';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, Float, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
@@ -50,6 +51,8 @@ export class ScoredPassage {
   documentLexicalScore!: number | null;
 
   passageId!: number;
+  /** The passage's columns the selection reads, from the search statement (absent: read by the loader). */
+  row?: PassageRow;
   /** The question, for the answer field (not in the schema). */
   question!: string;
   /** Its E_Q^ψ vector when the retrieval computed one, and the encoder that did, for the answer field (not in the schema). */
@@ -96,6 +99,8 @@ export class ScoredDocument {
   lexicalScore!: number | null;
 
   documentId!: number;
+  /** The document's columns the selection reads, from the search statement. */
+  row?: DocumentRow;
 }
 
 @ObjectType()

@@ -1,4 +1,5 @@
 import { EncoderSet, loadEncoder } from '../../encoders/set';
+import type { QuestionQueueOptions } from '../../encoders/questions';
 import type { EncoderSpec } from '../../encoders/spec';
 import { ENCODER_ROLES, EncoderError, type Encoder, type EncoderRole } from '../../encoders/types';
 import { activateModel, activeAssignment, type ActiveAssignment } from '../../store/active';
@@ -9,7 +10,11 @@ import { prepareEmbedding, type EmbeddingTargets } from '../embed';
 
 export interface RegistryOptions {
   cacheDir?: string;
+  /** Intra-op threads for corpus embedding and for questions (EncoderSetOptions). */
   threads?: number;
+  queryThreads?: number;
+  /** Question micro-batching and cache (DEFAULT_QUESTION_QUEUE). */
+  questions?: QuestionQueueOptions;
   /** How long a process trusts its view of the active models before reading it again. */
   ttlMs?: number;
 }
@@ -44,7 +49,7 @@ export class ModelRegistry {
     const registry = new ModelRegistry(db, options);
     const active = await activeAssignment(db);
     if (ENCODER_ROLES.some((r) => !active[r])) {
-      const encoders = await EncoderSet.load(options.encoders, { cacheDir: options.cacheDir, threads: options.threads });
+      const encoders = await EncoderSet.load(options.encoders, options);
       try {
         await registry.adopt(encoders);
       } catch (error) {
@@ -162,7 +167,7 @@ export class ModelRegistry {
     if (ENCODER_ROLES.some((r) => !assignment[r])) return undefined;
     const entries = await Promise.all(ENCODER_ROLES.map(async (r) => [r, await this.encoderFor(assignment[r]!)] as const));
     return {
-      encoders: EncoderSet.of(Object.fromEntries(entries) as Record<EncoderRole, Encoder>),
+      encoders: EncoderSet.of(Object.fromEntries(entries) as Record<EncoderRole, Encoder>, this.options.questions),
       document: assignment.document!,
       passage: assignment.passage!,
     };

@@ -1,0 +1,66 @@
+/**
+ * The ranked rows' own columns, fetched by the search statement itself: the API asks for the
+ * columns its GraphQL selection reads, and they come back in the same round trip, from the same
+ * snapshot as the ranking (a concurrent delete cannot remove a ranked row between the two).
+ */
+
+/** Passage columns by the name the API reads them under (PassageRow). */
+export const PASSAGE_FIELDS = {
+  id: 'p.id',
+  documentId: 'p.document_id',
+  sectionId: 'p.section_id',
+  ordinal: 'p.ordinal',
+  text: 'p.text',
+  titlePath: 'p.title_path',
+  wordCount: 'p.word_count',
+} as const;
+
+/** Document columns by the name the API reads them under (DocumentRow). */
+export const DOCUMENT_FIELDS = {
+  id: 'd.id',
+  key: 'd.key',
+  title: 'd.title',
+  abstract: 'd.abstract',
+  summary: 'd.summary',
+  source: 'd.source',
+  metadata: 'd.metadata',
+  contentHash: 'd.content_hash',
+  createdAt: 'd.created_at',
+  updatedAt: 'd.updated_at',
+} as const;
+
+export type PassageField = keyof typeof PASSAGE_FIELDS;
+export type DocumentField = keyof typeof DOCUMENT_FIELDS;
+
+/** What the caller reads of the ranked rows; absent parts are not fetched. */
+export interface RowFetch {
+  /** Columns of the ranked passages. */
+  passages?: readonly PassageField[];
+  /** Columns of the ranked documents, and of the ranked passages' documents when `ofPassages`. */
+  documents?: readonly DocumentField[];
+  ofPassages?: boolean;
+}
+
+const object = (fields: readonly string[], columns: Record<string, string>) =>
+  `json_build_object(${[...new Set(['id', ...fields])].map((f) => `'${f}', ${columns[f]}`).join(', ')})`;
+
+/**
+ * The mode's statement (one row: passages, documents[, question_terms]) with the requested rows
+ * added as JSON columns `passage_rows` and `document_rows`. The statement becomes a CTE read once
+ * more per level; its plan is unchanged.
+ */
+export function withRows(sql: string, fetch: RowFetch | undefined): string {
+  if (!fetch?.passages && !fetch?.documents) return sql;
+  const ids = (column: string, key: string) => `SELECT (e->>'${key}')::int FROM ranked, json_array_elements(ranked.${column}) e`;
+  const parts = ['ranked.*'];
+  if (fetch.passages) {
+    parts.push(`(SELECT coalesce(json_agg(${object(fetch.passages, PASSAGE_FIELDS)}), '[]'::json)
+      FROM passages p WHERE p.id IN (${ids('passages', 'passageId')})) AS passage_rows`);
+  }
+  if (fetch.documents) {
+    const wanted = fetch.ofPassages ? `${ids('documents', 'documentId')} UNION ${ids('passages', 'documentId')}` : ids('documents', 'documentId');
+    parts.push(`(SELECT coalesce(json_agg(${object(fetch.documents, DOCUMENT_FIELDS)}), '[]'::json)
+      FROM documents d WHERE d.id IN (${wanted})) AS document_rows`);
+  }
+  return `WITH ranked AS (${sql})\nSELECT ${parts.join(', ')} FROM ranked`;
+}
