@@ -9,6 +9,8 @@ import { DEFAULT_BM25, DEFAULT_EF_FACTOR, DEFAULT_MAX_SCAN_TUPLES, ITERATIVE_SCA
 export interface Config {
   /** PostgreSQL server URL; absent → embedded PGlite in dataDir. */
   databaseUrl?: string;
+  /** DHR_DISTRIBUTED=citus: DATABASE_URL is a Citus coordinator (docs/scale-out.md). */
+  distributed?: 'citus';
   dataDir: string;
   port: number;
   host: string;
@@ -92,6 +94,7 @@ export class ConfigError extends Error {}
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     databaseUrl: env.DATABASE_URL || undefined,
+    distributed: env.DHR_DISTRIBUTED ? choiceSetting(env, 'DHR_DISTRIBUTED', ['citus'] as const, 'citus') : undefined,
     dataDir: resolve(env.DATA_DIR || './data'),
     port: intSetting(env, 'PORT', 4000, 0, 65535),
     host: env.HOST || '127.0.0.1',

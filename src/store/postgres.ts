@@ -1,6 +1,6 @@
 import { Pool, types, type PoolClient } from 'pg';
 import { guardPool } from './faults';
-import { settingsStatement, type Database, type PoolUsage, type Queryable } from './db';
+import { settingsStatement, type Database, type Distribution, type PoolUsage, type Queryable } from './db';
 import { StatementCounter } from './statements';
 import { createPrismaClient, type PrismaClient } from './prisma';
 import { vectorBinary } from './vector';
@@ -22,6 +22,7 @@ export class PostgresDatabase implements Database {
   readonly kind = 'postgres' as const;
   readonly statements = new StatementCounter();
   readonly location: string;
+  distributed?: Distribution;
   readonly prisma: PrismaClient;
   private readonly pool: Pool;
   /** Session settings each pooled connection last received (a new connection starts unknown). */
