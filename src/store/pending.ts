@@ -16,7 +16,8 @@ export async function pendingWork(db: Database): Promise<{ unindexedPassages: nu
        (SELECT count(*) FROM pending_documents q JOIN passages p ON p.document_id = q.document_id
          WHERE p.search IS NULL)::int AS "unindexedPassages",
        (SELECT count(*) FROM pending_documents q JOIN passages p ON p.document_id = q.document_id, active
-         WHERE NOT EXISTS (SELECT 1 FROM passage_embeddings e WHERE e.model_id = active.pm AND e.passage_id = p.id))::int AS "unembeddedPassages",
+         WHERE NOT EXISTS (SELECT 1 FROM passage_embeddings e
+                           WHERE e.model_id = active.pm AND e.document_id = p.document_id AND e.passage_id = p.id))::int AS "unembeddedPassages",
        (SELECT count(*) FROM pending_documents q JOIN documents d ON d.id = q.document_id, active
          WHERE NOT EXISTS (SELECT 1 FROM document_embeddings e
                            WHERE e.model_id = active.dm AND e.document_id = d.id AND e.content_hash = d.content_hash))::int AS "unembeddedDocuments"`,
@@ -71,7 +72,8 @@ export async function clearFinished(db: Queryable, finished: readonly PendingDoc
          AND EXISTS (SELECT 1 FROM document_embeddings e JOIN documents d ON d.id = e.document_id
                      WHERE e.model_id = active.dm AND e.document_id = q.document_id AND e.content_hash = d.content_hash)
          AND NOT EXISTS (SELECT 1 FROM passages p WHERE p.document_id = q.document_id AND NOT EXISTS (
-                           SELECT 1 FROM passage_embeddings e WHERE e.model_id = active.pm AND e.passage_id = p.id))
+                           SELECT 1 FROM passage_embeddings e
+                           WHERE e.model_id = active.pm AND e.document_id = p.document_id AND e.passage_id = p.id))
        RETURNING 1)
      SELECT count(*)::int AS n FROM cleared`,
     [finished.map((f) => f.documentId), finished.map((f) => f.generation)],
