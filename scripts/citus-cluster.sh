@@ -7,6 +7,7 @@
 #   scripts/citus-cluster.sh stop              # stop every cluster (data folders stay)
 #   scripts/citus-cluster.sh destroy           # stop and delete the data folders
 #   scripts/citus-cluster.sh status
+#   scripts/citus-cluster.sh stop-node N | start-node N   # one worker (fault tests)
 #
 # Env: CITUS_DIR (default /var/tmp/dhr-citus), CITUS_PORT (coordinator, default 9700; workers
 # follow: 9701, 9702, ...). Databases: create them on the coordinator with
@@ -103,12 +104,20 @@ stop() {
   echo "citus: stopped"
 }
 
+node() { # stop|start N: one node (0 = coordinator), for fault tests
+  local d="$DIR/n$2"
+  if [ "$1" = stop ]; then as_pg "$BIN/pg_ctl" -D "$d" -m immediate -w stop >/dev/null
+  else as_pg "$BIN/pg_ctl" -D "$d" -l "$d/log" -w -t 60 start >/dev/null; fi
+}
+
 case "${1:-}" in
   start) start "${2:-}" ;;
   stop) stop ;;
   destroy) stop; rm -rf "$DIR" ;;
   createdb) createdb "$2" ;;
   dropdb) dropdb "$2" ;;
+  stop-node) node stop "$2" ;;
+  start-node) node start "$2" ;;
   status) for d in $(node_dirs); do as_pg "$BIN/pg_ctl" -D "$d" status | head -1 || true; done ;;
-  *) echo "usage: $0 start [workers] | stop | destroy | createdb NAME | dropdb NAME | status" >&2; exit 2 ;;
+  *) echo "usage: $0 start [workers] | stop | destroy | createdb NAME | dropdb NAME | status | stop-node N | start-node N" >&2; exit 2 ;;
 esac

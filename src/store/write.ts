@@ -152,6 +152,11 @@ async function resolveLinksTo(tx: Queryable, documentId: number, key: string, ti
 
 /** Deletes a document; its sections, passages and links go with it. False when there was none. */
 export async function deleteDocument(db: Database, documentId: number): Promise<boolean> {
-  const { count } = await db.prisma.document.deleteMany({ where: { id: documentId } });
-  return count > 0;
+  return db.transaction(async (tx) => {
+    // What the foreign key's ON DELETE SET NULL does on one server; on Citus a link's target is on
+    // another shard and has no constraint, so the delete says it (a later document can resolve them).
+    await tx.query('UPDATE links SET target_document_id = NULL WHERE target_document_id = $1', [documentId]);
+    const deleted = await tx.query('DELETE FROM documents WHERE id = $1 RETURNING id', [documentId]);
+    return deleted.length > 0;
+  });
 }
