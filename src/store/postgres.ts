@@ -82,7 +82,10 @@ export class PostgresDatabase implements Database {
     const client = await this.pool.connect();
     const tx = clientQueryable(client, this.statements);
     try {
-      await tx.query('BEGIN');
+      // Citus: a transaction that writes shards and then a reference table (a job's batch, then its
+      // progress) must not have used parallel shard connections; sequential mode keeps it on one
+      // connection per worker. Same round trip.
+      await tx.query(this.distributed === 'citus' ? "BEGIN; SET LOCAL citus.multi_shard_modify_mode TO 'sequential'" : 'BEGIN');
       const result = await fn(tx);
       await tx.query('COMMIT');
       return result;
