@@ -102,7 +102,7 @@ export async function modelByName(db: Queryable, name: string): Promise<Embeddin
 const DOCUMENT_PENDING = `FROM documents d LEFT JOIN document_embeddings e ON e.model_id = $1 AND e.document_id = d.id
   WHERE (e.document_id IS NULL OR e.content_hash <> d.content_hash)`;
 const PASSAGE_PENDING = `FROM passages p
-  WHERE NOT EXISTS (SELECT 1 FROM passage_embeddings e WHERE e.model_id = $1 AND e.passage_id = p.id)`;
+  WHERE NOT EXISTS (SELECT 1 FROM passage_embeddings e WHERE e.model_id = $1 AND e.document_id = p.document_id AND e.passage_id = p.id)`;
 
 /** How many documents and passages lack a current vector (optionally among some documents). */
 export async function pendingCounts(
