@@ -6,6 +6,7 @@ import { ingest } from '../../src/pipeline/ingest';
 import { activateStoredModel, registerModelFromPath } from '../../src/pipeline/jobs/models';
 import { ModelRegistry } from '../../src/pipeline/jobs/registry';
 import { JobWorker } from '../../src/pipeline/jobs/worker';
+import { finishPendingStep } from '../../src/pipeline/pending';
 import { activeAssignment } from '../../src/store/active';
 import { createJob, getJob } from '../../src/store/jobs';
 import { createCitusDatabase, type CitusTestDatabase } from '../helpers/citus';
@@ -51,5 +52,19 @@ describe('Citus: re-embedding job and model activation', () => {
     await activateStoredModel(db, model.name, undefined, registry);
     const active = await activeAssignment(db);
     expect(Object.values(active).every((m) => m?.name === model.name)).toBe(true);
+
+    // Documents written without embedding stay recorded; the worker's background finisher takes
+    // them (advisory locks on Citus, not FOR UPDATE over shards) and embeds them.
+    await ingest(db, [{ key: 'late-1', title: 'late one', sections: [{ title: 'a', text: 'the river of germany.' }] },
+                      { key: 'late-2', title: 'late two', sections: [{ title: 'b', text: 'north and south border.' }] }], DEFAULT_INGEST_OPTIONS);
+    const count = async () => (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM pending_documents'))[0].n;
+    // (the first ten were ingested without embedding too: the job embedded them, records stay until finished)
+    const before = await count();
+    expect(before).toBe(12);
+    const targets = await registry.current({ fresh: true });
+    expect(targets).toBeDefined();
+    expect(await finishPendingStep(db, targets!, { limit: 50, olderThanSeconds: 0 })).toBe(before);
+    expect(await count()).toBe(0);
+    await registry.close();
   });
 });
