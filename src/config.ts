@@ -18,6 +18,8 @@ export interface Config {
   replicaMaxLagMs: number;
   /** How often each replica's replay position (and the primary's WAL position) is checked, ms. */
   replicaCheckMs: number;
+  /** DHR_DISTRIBUTED=citus: DATABASE_URL is a Citus coordinator (docs/scale-out.md). */
+  distributed?: 'citus';
   dataDir: string;
   port: number;
   host: string;
@@ -110,6 +112,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     readUrls: readUrls(env),
     replicaMaxLagMs: intSetting(env, 'REPLICA_MAX_LAG_MS', 5000, 100, 3_600_000),
     replicaCheckMs: intSetting(env, 'REPLICA_CHECK_MS', 200, 10, 60_000),
+    distributed: env.DHR_DISTRIBUTED ? choiceSetting(env, 'DHR_DISTRIBUTED', ['citus'] as const, 'citus') : undefined,
     dataDir: resolve(env.DATA_DIR || './data'),
     port: intSetting(env, 'PORT', 4000, 0, 65535),
     host: env.HOST || '127.0.0.1',

@@ -13,6 +13,8 @@ export enum ErrorCode {
   CONFLICT = 'CONFLICT',
   /** The server lacks something the request needs (e.g. encoders). */
   SERVICE_UNAVAILABLE = 'SERVICE_UNAVAILABLE',
+  /** A Citus worker holding part of the corpus cannot be reached; `details.worker` names it. */
+  SHARD_UNAVAILABLE = 'SHARD_UNAVAILABLE',
   /** A statement or the whole request ran past its limit (STATEMENT_TIMEOUT_MS, REQUEST_TIMEOUT_MS). */
   TIMEOUT = 'TIMEOUT',
   /** Over the rate limit (HTTP 429, Retry-After). */

@@ -9,7 +9,7 @@ import { storeStats } from '../store/reads';
 export async function migrateCommand(config: Config): Promise<number> {
   const db = await openDatabase(config);
   try {
-    const applied = await migrate(db);
+    const applied = await migrate(db, undefined, { distributed: config.distributed });
     console.log(applied.length ? `applied: ${applied.join(', ')}` : 'up to date');
   } finally {
     await db.close();

@@ -61,7 +61,8 @@ export async function finishPendingStep(
   options: { limit: number; olderThanSeconds: number; embedBatchSize?: number },
 ): Promise<number> {
   return db.transaction(async (tx) => {
-    const documents = await pendingDocuments(tx, { limit: options.limit, olderThanSeconds: options.olderThanSeconds, lock: true });
+    const lock = db.distributed === 'citus' ? 'advisory' : true;
+    const documents = await pendingDocuments(tx, { limit: options.limit, olderThanSeconds: options.olderThanSeconds, lock });
     const { cleared } = await finishDocuments(tx, documents, { embedWith: async () => targets, embedBatchSize: options.embedBatchSize });
     return cleared;
   });

@@ -61,6 +61,11 @@ export interface SearchInput {
   summaryShare?: number;
   bm25?: Partial<Bm25Settings>;
   filter?: RetrievalFilter;
+  /**
+   * The store is a Citus coordinator (set by search from the database, never by callers): statements
+   * take the forms Citus pushes down to every shard (docs/scale-out.md).
+   */
+  distributed?: boolean;
   /** No ANN index: exact inner products by sequential scan (the DPR paper's setting for FLAT). */
   exact?: boolean;
   /** HNSW candidate list size: at least this, and at least efFactor × the rows a stage returns. */

@@ -81,7 +81,7 @@ export async function activateModel(
     for (const role of roles) {
       await tx.query(
         `INSERT INTO active_encoders (role, model_id) VALUES ($1, $2)
-         ON CONFLICT (role) DO UPDATE SET model_id = EXCLUDED.model_id, activated_at = now()`,
+         ON CONFLICT (role) DO UPDATE SET model_id = EXCLUDED.model_id, activated_at = EXCLUDED.activated_at`,
         [role, model.id],
       );
     }

@@ -190,7 +190,7 @@ export async function activateAdapterIn(tx: Queryable, name: string | null): Pro
   if (problem) throw new DomainError(problem.code, problem.message, { argument: 'adapter' });
   await tx.query(
     `INSERT INTO active_adapter (slot, adapter_id) VALUES (true, $1)
-     ON CONFLICT (slot) DO UPDATE SET adapter_id = EXCLUDED.adapter_id, activated_at = now()`,
+     ON CONFLICT (slot) DO UPDATE SET adapter_id = EXCLUDED.adapter_id, activated_at = EXCLUDED.activated_at`,
     [adapter.id],
   );
   return { ...adapter, active: true };

@@ -14,6 +14,9 @@ import type { StatementCounter } from './statements';
 
 export type DatabaseKind = 'pglite' | 'postgres';
 
+/** DHR_DISTRIBUTED: how the store is spread over servers (absent: one server). */
+export type Distribution = 'citus';
+
 export interface PoolUsage {
   /** Open connections, idle ones included. */
   total: number;
@@ -27,6 +30,8 @@ export interface Database extends Queryable {
   readonly kind: DatabaseKind;
   /** Where the data lives: a directory for PGlite, the server URL (without password) for PostgreSQL. */
   readonly location: string;
+  /** Set when the store is a Citus coordinator whose title tree is distributed (store/citus.ts). */
+  distributed?: Distribution;
   /** Typed queries over the same connection (vector and bulk statements stay raw SQL). */
   readonly prisma: PrismaClient;
   /**

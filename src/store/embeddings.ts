@@ -102,7 +102,7 @@ export async function modelByName(db: Queryable, name: string): Promise<Embeddin
 const DOCUMENT_PENDING = `FROM documents d LEFT JOIN document_embeddings e ON e.model_id = $1 AND e.document_id = d.id
   WHERE (e.document_id IS NULL OR e.content_hash <> d.content_hash)`;
 const PASSAGE_PENDING = `FROM passages p
-  WHERE NOT EXISTS (SELECT 1 FROM passage_embeddings e WHERE e.model_id = $1 AND e.passage_id = p.id)`;
+  WHERE NOT EXISTS (SELECT 1 FROM passage_embeddings e WHERE e.model_id = $1 AND e.document_id = p.document_id AND e.passage_id = p.id)`;
 
 /** How many documents and passages lack a current vector (optionally among some documents). */
 export async function pendingCounts(
@@ -174,7 +174,7 @@ export async function writeDocumentEmbeddings(
        FROM unnest($2::int[], $3::text[], $4::text[]) AS u(document_id, content_hash, embedding)
        JOIN documents d ON d.id = u.document_id AND d.content_hash = u.content_hash
        ON CONFLICT (model_id, document_id) DO UPDATE
-         SET content_hash = EXCLUDED.content_hash, embedding = EXCLUDED.embedding, embedded_at = now()
+         SET content_hash = EXCLUDED.content_hash, embedding = EXCLUDED.embedding, embedded_at = EXCLUDED.embedded_at
        RETURNING 1)
      SELECT count(*)::int AS n FROM w`,
     [model.id, rows.map((r) => r.documentId), rows.map((r) => r.contentHash), rows.map((r) => vectorLiteral(r.vector))],
@@ -183,6 +183,9 @@ export async function writeDocumentEmbeddings(
 }
 
 /**
+ * (Both writers: EXCLUDED.embedded_at is the proposed row's now(); Citus refuses now() itself in
+ * DO UPDATE. The passage key is named, not listed: on Citus it also holds document_id.)
+ *
  * Writes passage vectors; passages deleted since they were read are skipped. `replace` overwrites
  * an existing vector (a re-embedding job of scope ALL); otherwise the first one stays.
  */
@@ -200,7 +203,8 @@ export async function writePassageEmbeddings(
        SELECT $1, u.passage_id, p.document_id, u.embedding::vector
        FROM unnest($2::int[], $3::text[]) AS u(passage_id, embedding)
        JOIN passages p ON p.id = u.passage_id
-       ON CONFLICT (model_id, passage_id) ${options.replace ? 'DO UPDATE SET embedding = EXCLUDED.embedding, embedded_at = now()' : 'DO NOTHING'}
+       ON CONFLICT ON CONSTRAINT passage_embeddings_pkey
+         ${options.replace ? 'DO UPDATE SET embedding = EXCLUDED.embedding, embedded_at = EXCLUDED.embedded_at' : 'DO NOTHING'}
        RETURNING 1)
      SELECT count(*)::int AS n FROM w`,
     [model.id, rows.map((r) => r.passageId), rows.map((r) => vectorLiteral(r.vector))],

@@ -43,7 +43,9 @@ const PARAMS = 'k AS (SELECT $1::int AS model_id, $2::int[] AS ids)';
 const STALE: Record<JobLevel, string> = {
   documents: `NOT EXISTS (SELECT 1 FROM document_embeddings e
                 WHERE e.model_id = k.model_id AND e.document_id = d.id AND e.content_hash = d.content_hash)`,
-  passages: `NOT EXISTS (SELECT 1 FROM passage_embeddings e WHERE e.model_id = k.model_id AND e.passage_id = p.id)`,
+  // document_id too: on Citus the subquery must join on the distribution column.
+  passages: `NOT EXISTS (SELECT 1 FROM passage_embeddings e
+               WHERE e.model_id = k.model_id AND e.document_id = p.document_id AND e.passage_id = p.id)`,
 };
 const LISTED: Record<JobLevel, string> = { documents: 'd.id = ANY(k.ids)', passages: 'p.document_id = ANY(k.ids)' };
 const FROM: Record<JobLevel, string> = { documents: 'documents d', passages: 'passages p' };
@@ -148,7 +150,9 @@ export async function cancelJob(db: Queryable, id: number): Promise<JobRow> {
 /** Marks queued jobs running: a worker is about to claim their batches. */
 export async function startQueuedJobs(db: Queryable): Promise<void> {
   await db.query(
-    `UPDATE embedding_jobs SET status = 'running', started_at = coalesce(started_at, now()), updated_at = now()
+    // least(), not coalesce(): the same (NULL is skipped), and Citus refuses now() inside coalesce
+    // in a write to a reference table.
+    `UPDATE embedding_jobs SET status = 'running', started_at = least(started_at, now()), updated_at = now()
      WHERE status = 'queued'`,
   );
 }

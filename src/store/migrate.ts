@@ -1,30 +1,12 @@
-import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { packageRoot } from '../paths';
-import type { Database } from './db';
+import { assertCitusCoordinator, assertDistribution, assertEmptyStore, loadCitusMigrations } from './citus';
+import type { Database, Distribution, Queryable } from './db';
+import { loadMigrations, MigrationError, splitStatements, type Migration } from './migration-files';
 
-export interface Migration {
-  version: string;
-  sql: string;
-  checksum: string;
-}
+export { loadMigrations, MigrationError, migrationsDir, type Migration } from './migration-files';
 
-export class MigrationError extends Error {}
-
-export function migrationsDir(): string {
-  return join(packageRoot(), 'migrations');
-}
-
-/** Ordered SQL files `NNNN_name.sql`; the file name without extension is the version. */
-export function loadMigrations(dir = migrationsDir()): Migration[] {
-  return readdirSync(dir)
-    .filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f))
-    .sort()
-    .map((file) => {
-      const sql = readFileSync(join(dir, file), 'utf8');
-      return { version: file.replace(/\.sql$/, ''), sql, checksum: createHash('sha256').update(sql).digest('hex') };
-    });
+export interface MigrateOptions {
+  /** DHR_DISTRIBUTED: with 'citus', the Citus step (migrations/citus) follows the numbered files. */
+  distributed?: Distribution;
 }
 
 /**
@@ -32,13 +14,28 @@ export function loadMigrations(dir = migrationsDir()): Migration[] {
  * An advisory lock keeps two servers starting at once from applying the same file twice.
  * Returns the versions applied now.
  */
-export async function migrate(db: Database, migrations = loadMigrations()): Promise<string[]> {
+export async function migrate(db: Database, migrations = loadMigrations(), options: MigrateOptions = {}): Promise<string[]> {
   await assertPgvectorAvailable(db);
+  if (options.distributed === 'citus') await assertCitusCoordinator(db);
   await db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
     version text PRIMARY KEY,
     checksum text NOT NULL,
     applied_at timestamptz NOT NULL DEFAULT now()
   )`);
+  const citus = options.distributed === 'citus';
+  const applied = await applyAll(db, migrations, citus);
+  if (citus) applied.push(...(await applyAll(db, loadCitusMigrations(), true, assertEmptyStore)));
+  await assertDistribution(db, options.distributed);
+  return applied;
+}
+
+async function applyAll(
+  db: Database,
+  migrations: Migration[],
+  /** Send the script a statement at a time (Citus: see splitStatements). */
+  split: boolean,
+  before?: (tx: Queryable, version: string) => Promise<void>,
+): Promise<string[]> {
   const applied: string[] = [];
   for (const migration of migrations) {
     const done = await db.transaction(async (tx) => {
@@ -56,7 +53,9 @@ export async function migrate(db: Database, migrations = loadMigrations()): Prom
         }
         return false;
       }
-      await tx.exec(migration.sql);
+      await before?.(tx, migration.version);
+      if (split) for (const statement of splitStatements(migration.sql)) await tx.exec(statement);
+      else await tx.exec(migration.sql);
       await tx.query('INSERT INTO schema_migrations (version, checksum) VALUES ($1, $2)', [
         migration.version,
         migration.checksum,

@@ -1,5 +1,5 @@
-import type { Database } from './db';
-import { migrate } from './migrate';
+import type { Database, Distribution } from './db';
+import { migrate, MigrationError } from './migrate';
 import { PgliteDatabase } from './pglite';
 import { PostgresDatabase } from './postgres';
 import { ReplicaSet } from './replicas';
@@ -13,17 +13,24 @@ export interface StoreLocation {
   dbConnectTimeoutMs?: number;
   /** PostgreSQL only: connections in the pool (DB_POOL_MAX). */
   dbPoolMax?: number;
+  /** DHR_DISTRIBUTED: 'citus' when databaseUrl is a Citus coordinator (docs/scale-out.md). */
+  distributed?: Distribution;
 }
 
 export async function openDatabase(config: StoreLocation): Promise<Database> {
   if (config.databaseUrl) {
-    return new PostgresDatabase({
+    const db = new PostgresDatabase({
       url: config.databaseUrl,
       statementTimeoutMs: config.statementTimeoutMs,
       connectTimeoutMs: config.dbConnectTimeoutMs,
       maxConnections: config.dbPoolMax,
       log: (m) => console.error(m),
     });
+    db.distributed = config.distributed;
+    return db;
+  }
+  if (config.distributed) {
+    throw new MigrationError(`DHR_DISTRIBUTED=${config.distributed} needs DATABASE_URL: the URL of the Citus coordinator`);
   }
   return PgliteDatabase.open({ dataDir: config.dataDir });
 }
@@ -31,7 +38,7 @@ export async function openDatabase(config: StoreLocation): Promise<Database> {
 export async function openMigratedDatabase(config: StoreLocation): Promise<Database> {
   const db = await openDatabase(config);
   try {
-    await migrate(db);
+    await migrate(db, undefined, { distributed: config.distributed });
   } catch (error) {
     await db.close().catch(() => undefined);
     throw error;

@@ -16,7 +16,8 @@ export async function pendingWork(db: Database): Promise<{ unindexedPassages: nu
        (SELECT count(*) FROM pending_documents q JOIN passages p ON p.document_id = q.document_id
          WHERE p.search IS NULL)::int AS "unindexedPassages",
        (SELECT count(*) FROM pending_documents q JOIN passages p ON p.document_id = q.document_id, active
-         WHERE NOT EXISTS (SELECT 1 FROM passage_embeddings e WHERE e.model_id = active.pm AND e.passage_id = p.id))::int AS "unembeddedPassages",
+         WHERE NOT EXISTS (SELECT 1 FROM passage_embeddings e
+                           WHERE e.model_id = active.pm AND e.document_id = p.document_id AND e.passage_id = p.id))::int AS "unembeddedPassages",
        (SELECT count(*) FROM pending_documents q JOIN documents d ON d.id = q.document_id, active
          WHERE NOT EXISTS (SELECT 1 FROM document_embeddings e
                            WHERE e.model_id = active.dm AND e.document_id = d.id AND e.content_hash = d.content_hash))::int AS "unembeddedDocuments"`,
@@ -36,12 +37,30 @@ export interface PendingQuery {
   /** Only records at least this old (a worker leaves fresh ones to the ingest that wrote them). */
   olderThanSeconds?: number;
   limit?: number;
-  /** Row-lock what is returned, skipping records another finisher holds (inside a transaction). */
-  lock?: boolean;
+  /**
+   * Row-lock what is returned, skipping records another finisher holds (inside a transaction).
+   * 'advisory': the same with a transaction-level advisory lock per document, taken on the server
+   * the client talks to (Citus refuses FOR UPDATE over a distributed table's shards).
+   */
+  lock?: boolean | 'advisory';
 }
 
+/** Advisory lock class of pending records (the second key is the document id). */
+const PENDING_LOCK = 7240314;
+
 /** Recorded documents, oldest id first. */
-export function pendingDocuments(db: Queryable, query: PendingQuery = {}): Promise<PendingDocument[]> {
+export async function pendingDocuments(db: Queryable, query: PendingQuery = {}): Promise<PendingDocument[]> {
+  if (query.lock === 'advisory') {
+    const candidates = await pendingDocuments(db, { ...query, lock: false, limit: query.limit === undefined ? undefined : 4 * query.limit });
+    if (candidates.length === 0) return [];
+    // No distributed table in this statement: it runs, and locks, on the coordinator.
+    const locked = await db.query<{ id: number }>(
+      'SELECT id FROM unnest($1::int[]) WITH ORDINALITY AS u(id, n) WHERE pg_try_advisory_xact_lock($2, id) LIMIT $3',
+      [candidates.map((c) => c.documentId), PENDING_LOCK, query.limit ?? null],
+    );
+    const ids = new Set(locked.map((r) => r.id));
+    return candidates.filter((c) => ids.has(c.documentId));
+  }
   return db.query<PendingDocument>(
     `SELECT document_id AS "documentId", generation::text AS generation FROM pending_documents
      WHERE ($1::int[] IS NULL OR document_id = ANY($1::int[]))
@@ -71,7 +90,8 @@ export async function clearFinished(db: Queryable, finished: readonly PendingDoc
          AND EXISTS (SELECT 1 FROM document_embeddings e JOIN documents d ON d.id = e.document_id
                      WHERE e.model_id = active.dm AND e.document_id = q.document_id AND e.content_hash = d.content_hash)
          AND NOT EXISTS (SELECT 1 FROM passages p WHERE p.document_id = q.document_id AND NOT EXISTS (
-                           SELECT 1 FROM passage_embeddings e WHERE e.model_id = active.pm AND e.passage_id = p.id))
+                           SELECT 1 FROM passage_embeddings e
+                           WHERE e.model_id = active.pm AND e.document_id = p.document_id AND e.passage_id = p.id))
        RETURNING 1)
      SELECT count(*)::int AS n FROM cleared`,
     [finished.map((f) => f.documentId), finished.map((f) => f.generation)],

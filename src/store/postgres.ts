@@ -1,6 +1,6 @@
 import { Pool, types, type PoolClient } from 'pg';
 import { guardPool } from './faults';
-import { settingsStatement, type Database, type PoolUsage, type Queryable } from './db';
+import { settingsStatement, type Database, type Distribution, type PoolUsage, type Queryable } from './db';
 import { StatementCounter } from './statements';
 import { createPrismaClient, type PrismaClient } from './prisma';
 import { vectorBinary } from './vector';
@@ -22,6 +22,7 @@ export class PostgresDatabase implements Database {
   readonly kind = 'postgres' as const;
   readonly statements = new StatementCounter();
   readonly location: string;
+  distributed?: Distribution;
   readonly prisma: PrismaClient;
   private readonly pool: Pool;
   /** Session settings each pooled connection last received (a new connection starts unknown). */
@@ -81,7 +82,10 @@ export class PostgresDatabase implements Database {
     const client = await this.pool.connect();
     const tx = clientQueryable(client, this.statements);
     try {
-      await tx.query('BEGIN');
+      // Citus: a transaction that writes shards and then a reference table (a job's batch, then its
+      // progress) must not have used parallel shard connections; sequential mode keeps it on one
+      // connection per worker. Same round trip.
+      await tx.query(this.distributed === 'citus' ? "BEGIN; SET LOCAL citus.multi_shard_modify_mode TO 'sequential'" : 'BEGIN');
       const result = await fn(tx);
       await tx.query('COMMIT');
       return result;

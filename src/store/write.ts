@@ -1,7 +1,10 @@
 import type { PreparedDocument } from '../ingest/types';
+import { DomainError, ErrorCode } from '../errors';
 import type { Database, Queryable } from './db';
 
 const LINK_RESOLUTION_LOCK = 7240312;
+/** Advisory lock class of document keys (the second key is the key's hash). */
+const DOCUMENT_KEY_LOCK = 7240313;
 
 export type WriteStatus = 'created' | 'updated' | 'unchanged';
 
@@ -21,8 +24,12 @@ export async function writeDocument(db: Database, doc: PreparedDocument): Promis
 }
 
 export async function writeDocumentIn(tx: Queryable, doc: PreparedDocument): Promise<WriteResult> {
+  // Writers of one key queue here, so a key names one document. An advisory lock rather than
+  // FOR UPDATE or a unique constraint: on Citus, documents are distributed by id, so a key can be
+  // neither (docs/scale-out.md); a hash collision only makes two keys' writers wait for each other.
+  await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [DOCUMENT_KEY_LOCK, doc.key]);
   const existing = await tx.query<{ id: number; contentHash: string }>(
-    'SELECT id, content_hash AS "contentHash" FROM documents WHERE key = $1 FOR UPDATE',
+    'SELECT id, content_hash AS "contentHash" FROM documents WHERE key = $1',
     [doc.key],
   );
   const fields = [doc.key, doc.title, doc.abstract, doc.summary, doc.source, JSON.stringify(doc.metadata), doc.contentHash];
@@ -45,10 +52,13 @@ export async function writeDocumentIn(tx: Queryable, doc: PreparedDocument): Pro
     writeDoc = `INSERT INTO documents (key, title, abstract, summary, source, metadata, content_hash)
                 VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7) RETURNING id`;
   }
-  const [{ id: documentId, passageIds }] = await tx.query<{ id: number; passageIds: number[] }>(
+  const [written] = await tx.query<{ id: number; passageIds: number[] }>(
     `${WRITE_TREE_PREFIX} doc AS (${writeDoc}) ${WRITE_TREE_BODY}`,
     [...fields, ...treeParams(doc)],
   );
+  // Deleted by id (deleteDocument) between the read and the update.
+  if (!written) throw new DomainError(ErrorCode.CONFLICT, `document "${doc.key}" was deleted while it was being re-written; ingest it again`);
+  const { id: documentId, passageIds } = written;
   // A model activation (EXCLUSIVE on active_encoders) checks that the model covers every document,
   // then switches. Holding ROW SHARE to commit keeps this document from landing between the two:
   // it commits before the activation starts (whose check then sees it) or after it ends (and is
@@ -116,14 +126,15 @@ async function insertLinks(tx: Queryable, documentId: number, doc: PreparedDocum
   );
   if (rows.length > 0) {
     // A target resolves to the document with that key, else to one with that title (any case).
+    // A join, not a subquery per link: Citus cannot run a correlated subquery over a distributed table.
     await tx.query(
-      `INSERT INTO links (passage_id, document_id, target, target_document_id, anchor_text)
-       SELECT r.passage_id, $1, r.target,
-              (SELECT d.id FROM documents d
-                WHERE d.key = r.target OR lower(d.title) = lower(r.target)
-                ORDER BY (d.key = r.target) DESC, d.id LIMIT 1),
-              r.anchor_text
-       FROM jsonb_to_recordset($2::jsonb) AS r(passage_id int, target text, anchor_text text)`,
+      `WITH r AS (SELECT * FROM jsonb_to_recordset($2::jsonb) AS r(passage_id int, target text, anchor_text text)),
+       resolved AS (
+         SELECT DISTINCT ON (t.target) t.target, d.id
+         FROM (SELECT DISTINCT target FROM r) t JOIN documents d ON d.key = t.target OR lower(d.title) = lower(t.target)
+         ORDER BY t.target, (d.key = t.target) DESC, d.id)
+       INSERT INTO links (passage_id, document_id, target, target_document_id, anchor_text)
+       SELECT r.passage_id, $1, r.target, resolved.id, r.anchor_text FROM r LEFT JOIN resolved ON resolved.target = r.target`,
       [documentId, JSON.stringify(rows)],
     );
   }
@@ -141,6 +152,11 @@ async function resolveLinksTo(tx: Queryable, documentId: number, key: string, ti
 
 /** Deletes a document; its sections, passages and links go with it. False when there was none. */
 export async function deleteDocument(db: Database, documentId: number): Promise<boolean> {
-  const { count } = await db.prisma.document.deleteMany({ where: { id: documentId } });
-  return count > 0;
+  return db.transaction(async (tx) => {
+    // What the foreign key's ON DELETE SET NULL does on one server; on Citus a link's target is on
+    // another shard and has no constraint, so the delete says it (a later document can resolve them).
+    await tx.query('UPDATE links SET target_document_id = NULL WHERE target_document_id = $1', [documentId]);
+    const deleted = await tx.query('DELETE FROM documents WHERE id = $1 RETURNING id', [documentId]);
+    return deleted.length > 0;
+  });
 }

@@ -21,21 +21,31 @@ export function termCtes(s: SearchInput, p: Params, levels: { passages?: boolean
   const ctes = [`qterms AS MATERIALIZED (SELECT DISTINCT t.lexeme FROM unnest(to_tsvector('english'::regconfig, ${q}::text)) t)`];
   if (levels.passages) {
     ctes.push(`pterms AS MATERIALIZED (
-      SELECT q.lexeme, ln(1 + (st.items - bt.df + 0.5) / (bt.df + 0.5)) AS idf, st.total_length / greatest(st.items, 1) AS avgdl
-      FROM qterms q JOIN bm25_terms bt ON bt.level = 'p' AND bt.lexeme = q.lexeme AND bt.df > 0
-      CROSS JOIN bm25_stats st WHERE st.level = 'p')`);
+      SELECT bt.lexeme, ln(1 + (st.items - bt.df + 0.5) / (bt.df + 0.5)) AS idf, st.total_length / greatest(st.items, 1) AS avgdl
+      FROM ${summedTerms('p', q)} bt CROSS JOIN ${summedStats('p')} st WHERE bt.df > 0)`);
   }
   if (levels.documents) {
     const w = p.add(b.summaryWeight);
     ctes.push(`dterms AS MATERIALIZED (
-      SELECT q.lexeme, ln(1 + (st.items - bt.df + 0.5) / (bt.df + 0.5)) AS idf,
+      SELECT bt.lexeme, ln(1 + (st.items - bt.df + 0.5) / (bt.df + 0.5)) AS idf,
              greatest((st.total_length + ${w}::float8 * st.total_summary) / greatest(st.items, 1), 1e-9) AS avgdl,
              ${w}::float8 AS w
-      FROM qterms q JOIN bm25_terms bt ON bt.level = 'd' AND bt.lexeme = q.lexeme AND bt.df > 0
-      CROSS JOIN bm25_stats st WHERE st.level = 'd')`);
+      FROM ${summedTerms('d', q)} bt CROSS JOIN ${summedStats('d')} st WHERE bt.df > 0)`);
   }
   return ctes.join(',\n');
 }
+
+/**
+ * Document frequencies of the question's lexemes, summed over the rows that hold them: one row
+ * per lexeme on one server, one per shard group on Citus (statistics are kept where the documents
+ * are), so idf is corpus-wide either way. Same types as one row's (bigint, numeric arithmetic).
+ */
+const summedTerms = (level: 'p' | 'd', q: string) => `(SELECT lexeme, sum(df)::bigint AS df FROM bm25_terms
+        WHERE level = '${level}' AND lexeme = ANY(tsvector_to_array(to_tsvector('english'::regconfig, ${q}::text))) GROUP BY lexeme)`;
+
+/** The level's item count and total lengths, summed like summedTerms. */
+const summedStats = (level: 'p' | 'd') => `(SELECT sum(items)::bigint AS items, sum(total_length) AS total_length,
+        sum(total_summary) AS total_summary FROM bm25_stats WHERE level = '${level}')`;
 
 /** One term's BM25 contribution for posting `pp` of a passage (terms `t`). */
 function passageTerm(s: SearchInput, p: Params): string {
@@ -62,6 +72,7 @@ function documentTerm(s: SearchInput, p: Params): string {
  * exactly over every question term.
  */
 export function passageTop(s: SearchInput, p: Params, limit: number, exact: boolean): string {
+  if (s.distributed) return passageTopDistributed(s, p, limit);
   // Exact reads whole posting lists: no order needed. Bounded reads each list best impact first.
   const cap = exact ? '' : ` ORDER BY pp.impact DESC LIMIT ${p.add(bm25Of(s).termCap)}`;
   const score = passageTerm(s, p);
@@ -83,8 +94,31 @@ export function passageTop(s: SearchInput, p: Params, limit: number, exact: bool
     ORDER BY lexical DESC, c.passage_id LIMIT ${p.add(limit)}`;
 }
 
+/**
+ * Citus: every shard scores its whole posting lists of the question's terms (a join Citus pushes
+ * down, grouped by a key that holds the distribution column) and returns its best `limit`; the
+ * coordinator merges them. Exact on every shard, so the capped candidate scan (a LATERAL ... LIMIT
+ * per term, which Citus cannot push down) is not needed: results equal exact on one server.
+ */
+function passageTopDistributed(s: SearchInput, p: Params, limit: number): string {
+  return `SELECT pp.passage_id, pp.document_id, sum(${passageTerm(s, p)}) AS lexical
+      FROM pterms t JOIN passage_postings pp ON pp.lexeme = t.lexeme${filterJoin(s, 'pp.document_id')}
+      WHERE true${filterSql(p, s.filter)}
+      GROUP BY pp.passage_id, pp.document_id
+      ORDER BY lexical DESC, pp.passage_id LIMIT ${p.add(limit)}`;
+}
+
+function documentTopDistributed(s: SearchInput, p: Params, limit: number): string {
+  return `SELECT dp.document_id, sum(${documentTerm(s, p)}) AS lexical
+      FROM dterms t JOIN document_postings dp ON dp.lexeme = t.lexeme${filterJoin(s, 'dp.document_id')}
+      WHERE true${filterSql(p, s.filter)}
+      GROUP BY dp.document_id
+      ORDER BY lexical DESC, dp.document_id LIMIT ${p.add(limit)}`;
+}
+
 /** The top `limit` documents by BM25F (columns document_id, lexical), bounded like passageTop. */
 export function documentTop(s: SearchInput, p: Params, limit: number, exact: boolean): string {
+  if (s.distributed) return documentTopDistributed(s, p, limit);
   const cap = exact ? '' : ` ORDER BY dp.impact DESC LIMIT ${p.add(bm25Of(s).termCap)}`;
   const score = documentTerm(s, p);
   const rescore = exact ? limit : Math.max(2 * limit, 100);
