@@ -1,5 +1,4 @@
 import { EncoderSet } from '../src/encoders/set';
-import type { EncodeResult, Encoder, EncoderRole } from '../src/encoders/types';
 import { UseLiteEncoder } from '../src/encoders/use-lite/encoder';
 import { passageEncodingText } from '../src/ingest/summary';
 import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
@@ -7,32 +6,7 @@ import { embedPending, prepareEmbedding } from '../src/pipeline/embed';
 import { EmbeddingModelError, registerModel, writeDocumentEmbeddings } from '../src/store/embeddings';
 import { ingest, ingestDocuments } from '../src/pipeline/ingest';
 import { useTestDatabase } from './helpers/database';
-
-/** The real default model, counting what it is asked to encode (to prove what is not re-embedded). */
-class Counting implements Encoder {
-  readonly runtime = 'onnxruntime-node' as const;
-  encoded: string[] = [];
-  constructor(
-    private readonly inner: Encoder,
-    readonly name = inner.name,
-    readonly checksum = inner.checksum,
-    readonly dimension = inner.dimension,
-  ) {}
-  get normalized() {
-    return this.inner.normalized;
-  }
-  maxTokens(role: EncoderRole) {
-    return this.inner.maxTokens(role);
-  }
-  countTokens(text: string, role: EncoderRole) {
-    return this.inner.countTokens(text, role);
-  }
-  encode(texts: readonly string[], role: EncoderRole, options?: { batchSize?: number }): Promise<EncodeResult> {
-    this.encoded.push(...texts);
-    return this.inner.encode(texts, role, options);
-  }
-  async close() {}
-}
+import { RecordingEncoder } from './helpers/recording-encoder';
 
 const docs = [
   {
@@ -61,7 +35,7 @@ const dot = (a: ArrayLike<number>, b: ArrayLike<number>) => {
 describe('embedding pipeline with the default model', () => {
   const t = useTestDatabase({ each: true });
   let useLite: UseLiteEncoder;
-  let counting: Counting;
+  let counting: RecordingEncoder;
   let set: EncoderSet;
 
   beforeAll(async () => {
@@ -70,7 +44,7 @@ describe('embedding pipeline with the default model', () => {
   afterAll(() => useLite.close());
 
   beforeEach(async () => {
-    counting = new Counting(useLite);
+    counting = new RecordingEncoder(useLite);
     set = EncoderSet.of({ questionDocument: counting, document: counting, questionPassage: counting, passage: counting });
     await ingestDocuments(t.db, docs, DEFAULT_INGEST_OPTIONS);
   });
@@ -179,7 +153,7 @@ describe('embedding pipeline with the default model', () => {
   });
 
   it('keeps several models side by side and deletes embeddings with their document', async () => {
-    const other = new Counting(useLite, 'use-lite-second', 'f'.repeat(64));
+    const other = new RecordingEncoder(useLite, 'use-lite-second', 'f'.repeat(64));
     const targetsA = await prepareEmbedding(t.db, set);
     const targetsB = await prepareEmbedding(t.db, EncoderSet.of({ questionDocument: other, document: other, questionPassage: other, passage: other }));
     expect(targetsB.document.id).not.toBe(targetsA.document.id);
@@ -207,16 +181,16 @@ describe('embedding pipeline with the default model', () => {
   it('refuses a model whose stored dimension or weights differ, changing nothing', async () => {
     await prepareEmbedding(t.db, set);
     const before = await t.db.query('SELECT * FROM embedding_models');
-    await expect(registerModel(t.db, new Counting(useLite, 'use-lite', useLite.checksum, 384))).rejects.toThrow(EmbeddingModelError);
-    await expect(registerModel(t.db, new Counting(useLite, 'use-lite', useLite.checksum, 384))).rejects.toThrow(
+    await expect(registerModel(t.db, new RecordingEncoder(useLite, 'use-lite', useLite.checksum, 384))).rejects.toThrow(EmbeddingModelError);
+    await expect(registerModel(t.db, new RecordingEncoder(useLite, 'use-lite', useLite.checksum, 384))).rejects.toThrow(
       /stored with dimension 512, but the configured encoder gives 384/,
     );
-    await expect(registerModel(t.db, new Counting(useLite, 'use-lite', '0'.repeat(64)))).rejects.toThrow(/the weights changed/);
+    await expect(registerModel(t.db, new RecordingEncoder(useLite, 'use-lite', '0'.repeat(64)))).rejects.toThrow(/the weights changed/);
     expect(await t.db.query('SELECT * FROM embedding_models')).toEqual(before);
   });
 
   it('refuses a question model whose space differs from its target model', () => {
-    const small = new Counting(useLite, 'small', 'a'.repeat(64), 256);
+    const small = new RecordingEncoder(useLite, 'small', 'a'.repeat(64), 256);
     expect(() => EncoderSet.of({ questionDocument: small, document: counting, questionPassage: counting, passage: counting })).toThrow(
       /serves questionDocument with dimension 256, but the document model "use-lite" has dimension 512/,
     );
@@ -225,7 +199,7 @@ describe('embedding pipeline with the default model', () => {
   it('encodes a question once per distinct question model', async () => {
     await set.encodeQuestion('What is the capital of Norway?');
     expect(counting.encoded).toEqual(['What is the capital of Norway?']);
-    const second = new Counting(useLite, 'use-lite-q', 'b'.repeat(64));
+    const second = new RecordingEncoder(useLite, 'use-lite-q', 'b'.repeat(64));
     const split = EncoderSet.of({ questionDocument: counting, document: counting, questionPassage: second, passage: counting });
     counting.encoded = [];
     const q = await split.encodeQuestion('Where is Oslo?');

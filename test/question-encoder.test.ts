@@ -8,42 +8,10 @@ import { join } from 'node:path';
 import { DomainError, ErrorCode } from '../src/errors';
 import { QuestionEncoder } from '../src/encoders/questions';
 import { TransformerEncoder } from '../src/encoders/transformer/encoder';
-import type { EncodeResult, Encoder, EncoderRole } from '../src/encoders/types';
 import { UseLiteEncoder } from '../src/encoders/use-lite/encoder';
+import { RecordingEncoder } from './helpers/recording-encoder';
 import { writeTinyModel } from './helpers/tiny-model';
 import { WORDS } from './helpers/tiny-tokenizer';
-
-/** The real encoder, with a record of each model call's texts. */
-class Recording implements Encoder {
-  calls: string[][] = [];
-  constructor(private readonly inner: Encoder) {}
-  get name() {
-    return this.inner.name;
-  }
-  readonly runtime = 'onnxruntime-node' as const;
-  get dimension() {
-    return this.inner.dimension;
-  }
-  get checksum() {
-    return this.inner.checksum;
-  }
-  get normalized() {
-    return this.inner.normalized;
-  }
-  maxTokens(role: EncoderRole) {
-    return this.inner.maxTokens(role);
-  }
-  countTokens(text: string, role: EncoderRole) {
-    return this.inner.countTokens(text, role);
-  }
-  encode(texts: readonly string[], role: EncoderRole, options?: { batchSize?: number }): Promise<EncodeResult> {
-    this.calls.push([...texts]);
-    return this.inner.encode(texts, role, options);
-  }
-  close() {
-    return this.inner.close();
-  }
-}
 
 const TEXT = WORDS.filter((w) => /^[a-z]+$/.test(w));
 const question = (i: number) => `${TEXT[i % TEXT.length]} ${TEXT[(i * 7 + 3) % TEXT.length]} ${TEXT[(i * 13 + 5) % TEXT.length]} ${i}`;
@@ -66,7 +34,7 @@ afterAll(async () => {
 
 describe('question micro-batching', () => {
   it('encodes concurrent questions in shared runs of at most maxBatch, with the vectors of one-by-one encodes', async () => {
-    const model = new Recording(tiny);
+    const model = new RecordingEncoder(tiny);
     const q = new QuestionEncoder(model, 'questionPassage', { maxBatch: 4, maxWaiting: 100, cacheEntries: 0 });
     const texts = Array.from({ length: 10 }, (_, i) => question(i));
     const batched = await Promise.all(texts.map((t) => q.encode(t)));
@@ -93,7 +61,7 @@ describe('question micro-batching', () => {
   });
 
   it('lets identical questions in flight share one slot', async () => {
-    const model = new Recording(tiny);
+    const model = new RecordingEncoder(tiny);
     const q = new QuestionEncoder(model, 'questionPassage', { maxBatch: 8, maxWaiting: 1, cacheEntries: 0 });
     const [a, b, c] = await Promise.all([q.encode('same question'), q.encode('same question'), q.encode('same question')]);
     expect(model.calls).toEqual([['same question']]);
@@ -102,7 +70,7 @@ describe('question micro-batching', () => {
   });
 
   it('refuses questions beyond maxWaiting with OVERLOADED and answers the rest', async () => {
-    const model = new Recording(tiny);
+    const model = new RecordingEncoder(tiny);
     const q = new QuestionEncoder(model, 'questionPassage', { maxBatch: 2, maxWaiting: 4, cacheEntries: 0 });
     let most = 0;
     const texts = Array.from({ length: 40 }, (_, i) => question(100 + i));
@@ -128,7 +96,7 @@ describe('question micro-batching', () => {
   });
 
   it('rejects every question of a failed run, and the next questions still work', async () => {
-    const failing = new Recording(tiny);
+    const failing = new RecordingEncoder(tiny);
     let fail = true;
     const encode = failing.encode.bind(failing);
     failing.encode = (texts, role, options) => (fail ? Promise.reject(new Error('model run failed')) : encode(texts, role, options));
@@ -142,7 +110,7 @@ describe('question micro-batching', () => {
 
 describe('question-vector cache', () => {
   it('answers a repeated question with the model’s vector without running the model', async () => {
-    const model = new Recording(tiny);
+    const model = new RecordingEncoder(tiny);
     const q = new QuestionEncoder(model, 'questionPassage', { maxBatch: 4, maxWaiting: 10, cacheEntries: 10 });
     const first = await q.encode('where is the river');
     const again = await q.encode('where is the river');
@@ -152,7 +120,7 @@ describe('question-vector cache', () => {
   });
 
   it('is bounded: the least recently asked question is evicted and encoded again', async () => {
-    const model = new Recording(tiny);
+    const model = new RecordingEncoder(tiny);
     const q = new QuestionEncoder(model, 'questionPassage', { maxBatch: 4, maxWaiting: 10, cacheEntries: 3 });
     for (let i = 0; i < 5; i++) await q.encode(question(200 + i));
     expect(model.calls).toHaveLength(5);
@@ -163,7 +131,7 @@ describe('question-vector cache', () => {
   });
 
   it('keeps nothing with cacheEntries 0', async () => {
-    const model = new Recording(tiny);
+    const model = new RecordingEncoder(tiny);
     const q = new QuestionEncoder(model, 'questionPassage', { maxBatch: 4, maxWaiting: 10, cacheEntries: 0 });
     await q.encode('again and again');
     await q.encode('again and again');
