@@ -218,8 +218,16 @@ describe('training pairs', () => {
       expect(p.negatives.inDoc).toHaveLength(Math.min(4, sameDoc.length - p.negatives.inSec.length));
       inSec += p.negatives.inSec.length;
       // BM25: the LEXICAL mode's ranking, minus what answers the question, first four
-      const ranked = (await search(db, lexical(p.question, 'LEXICAL'))).passages.map((h) => s.passages.get(h.passageId)!);
-      expect(p.negatives.bm25.map((x) => x.passageId)).toEqual(ranked.filter((x) => !answers(x)).slice(0, 4).map((x) => x.passageId));
+      const hits = (await search(db, lexical(p.question, 'LEXICAL'))).passages;
+      const ranked = hits.map((h) => s.passages.get(h.passageId)!);
+      const expected = ranked.filter((x) => !answers(x)).slice(0, 4).map((x) => x.passageId);
+      // Position by position the same BM25 score; passages tied to the last bits may swap, as the
+      // bounded statement the miner runs sums a tie's terms in another order than the exact one.
+      const score = new Map(hits.map((h) => [h.passageId, h.score]));
+      const got = p.negatives.bm25.map((x) => x.passageId);
+      expect(got).toHaveLength(expected.length);
+      got.forEach((id, i) => expect(Math.abs(score.get(id)! - score.get(expected[i])!)).toBeLessThan(1e-9));
+      expect(new Set(got).size).toBe(got.length);
       const documents = (await search(db, lexical(p.question, 'LEXICAL_DOCUMENTS'))).documents.map((d) => d.documentId);
       const questionDocument = p.questionPassageId ? s.passages.get(p.questionPassageId)!.documentId : null;
       expect(p.negatives.documents).toEqual(
