@@ -37,18 +37,6 @@ async function facts(db: Queryable): Promise<CitusFacts> {
   return { citus, vector: version('vector'), distributed };
 }
 
-/** Whether this store's title tree is distributed with Citus (whatever DHR_DISTRIBUTED says). */
-export async function isDistributed(db: Queryable): Promise<boolean> {
-  const [row] = await db.query<{ n: number }>(
-    "SELECT count(*)::int AS n FROM pg_extension WHERE extname = 'citus'",
-  );
-  if (row.n === 0) return false;
-  const [d] = await db.query<{ n: number }>(
-    "SELECT count(*)::int AS n FROM pg_dist_partition WHERE logicalrelid = 'documents'::regclass",
-  ).catch(() => [{ n: 0 }]);
-  return d.n > 0;
-}
-
 /**
  * Before the Citus step: refuses, saying what to run, unless this is a Citus coordinator with
  * active workers that all run the coordinator's Citus and pgvector versions.
