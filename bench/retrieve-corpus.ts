@@ -33,7 +33,10 @@ export interface CorpusSpec {
 export const TIERS: Record<string, { documents: number; passagesPerDocument: number }> = {
   '10k': { documents: 1_000, passagesPerDocument: 10 },
   '100k': { documents: 10_000, passagesPerDocument: 10 },
+  // 250k and 2.5m: one shard's part of 1M and of 10M on 4 shards (bench:citus's projection).
+  '250k': { documents: 25_000, passagesPerDocument: 10 },
   '1m': { documents: 100_000, passagesPerDocument: 10 },
+  '2.5m': { documents: 250_000, passagesPerDocument: 10 },
 };
 
 export function tierSpec(tier: string, seed = 20240611, questions = 200): CorpusSpec {

@@ -20,7 +20,6 @@
  */
 import 'reflect-metadata';
 import { Client } from 'pg';
-import type { Encoder } from '../src/encoders/types';
 import { prng } from '../test/helpers/prng';
 import { search } from '../src/retrieval/search';
 import { searchStatement } from '../src/retrieval/sql';
@@ -28,11 +27,12 @@ import type { RetrievalMode } from '../src/retrieval/modes';
 import type { VectorSearch } from '../src/retrieval/sql';
 import { DEFAULT_EF_FACTOR, DEFAULT_EF_SEARCH, type SearchResult } from '../src/retrieval/types';
 import { settingsStatement, type Database } from '../src/store/db';
-import { registerModel, type EmbeddingModelRow } from '../src/store/embeddings';
+import { registerModel } from '../src/store/embeddings';
 import { migrate } from '../src/store/migrate';
 import { PostgresDatabase } from '../src/store/postgres';
 import { databaseUrl as benchDatabaseUrl, openBenchDatabase } from './database';
-import { binaryVectorArray, Corpus, questionTargets, questionVectors, tierSpec, type CorpusSpec } from './retrieve-corpus';
+import { tierSpec } from './retrieve-corpus';
+import { benchQuestions, buildHnsw, fmt, HNSW_BUILD, load, overlap, percentile, previousLoad, seconds, syntheticEncoder, type LoadOptions } from './retrieve-load';
 
 const tier = (process.env.BENCH_TIER ?? '100k').toLowerCase();
 const fresh = process.env.BENCH_FRESH === '1';
@@ -44,153 +44,25 @@ const efFactors = (process.env.BENCH_EF_FACTORS ?? '1,2,3,4').split(',').filter(
 const K1 = 100;
 const K2 = 20;
 const LAMBDA = 1;
-const MODEL_NAME = `bench-synthetic-${spec.dimension}`;
-const HNSW_BUILD = { m: 16, efConstruction: 64 }; // as registerModel builds them (src/store/embeddings.ts)
-const buildWorkers = Number(process.env.BENCH_BUILD_WORKERS ?? 1);
-const buildMemory = /^\d+[MG]B$/.test(process.env.BENCH_BUILD_MEMORY ?? '') ? process.env.BENCH_BUILD_MEMORY! : '4GB';
+const loadOptions: LoadOptions = {
+  batchRows,
+  buildWorkers: Number(process.env.BENCH_BUILD_WORKERS ?? 1),
+  buildMemory: /^\d+[MG]B$/.test(process.env.BENCH_BUILD_MEMORY ?? '') ? process.env.BENCH_BUILD_MEMORY! : '4GB',
+  passageIndex: true,
+};
 const prewarm = process.env.BENCH_PREWARM === '1';
 const jsonPath = process.env.BENCH_JSON;
 /** BENCH_STORAGE_EXPERIMENT=1: also time the modes on copies of the embedding tables with `embedding` STORAGE PLAIN (not TOASTed). */
 const storageExperiment = process.env.BENCH_STORAGE_EXPERIMENT === '1';
 const PLAIN_SCHEMA = 'bench_plain';
 
-const seconds = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e9;
-const fmt = (n: number, digits = 1) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
-
-function syntheticEncoder(): Encoder {
-  return {
-    name: MODEL_NAME,
-    runtime: 'onnxruntime-node',
-    dimension: spec.dimension,
-    checksum: MODEL_NAME.padEnd(64, '0'),
-    normalized: true,
-    maxTokens: () => 128,
-    countTokens: (text: string) => text.split(/\s+/).filter(Boolean).length,
-    encode: () => Promise.reject(new Error('synthetic model: vectors are inserted directly')),
-    close: async () => undefined,
-  };
-}
-
-interface LoadRecord {
-  corpus: CorpusSpec;
-  loadSeconds: number;
-  documentIndexSeconds: number;
-  passageIndexSeconds: number;
-  analyzeSeconds: number;
-  loadedAt: string;
-}
 
 async function openDatabase(drop: boolean): Promise<{ db: PostgresDatabase; name: string }> {
-  const name = `dhr_bench_retrieve_${tier}`;
+  const name = `dhr_bench_retrieve_${tier.replace('.', '_')}`;
   return { db: await openBenchDatabase(baseUrl, name, drop), name };
 }
 
 const databaseUrl = (name: string, searchPath?: string) => benchDatabaseUrl(baseUrl, name, searchPath);
-
-async function buildHnsw(db: Database, table: string, modelId: number): Promise<number> {
-  const start = process.hrtime.bigint();
-  await db.transaction(async (tx) => {
-    await tx.query(`SET LOCAL maintenance_work_mem = '${buildMemory}'`);
-    await tx.query(`SET LOCAL max_parallel_maintenance_workers = ${buildWorkers}`);
-    await tx.query(
-      `CREATE INDEX IF NOT EXISTS ${table.replace(/^.*\./, '')}_hnsw_m${modelId} ON ${table}
-       USING hnsw ((embedding::vector(${spec.dimension})) vector_ip_ops) WITH (m = ${HNSW_BUILD.m}, ef_construction = ${HNSW_BUILD.efConstruction})
-       WHERE model_id = ${modelId}`,
-    );
-  });
-  return seconds(start);
-}
-
-/** The load recorded by an earlier run, when it was for this very corpus and finished. */
-async function previousLoad(db: Database): Promise<{ model: EmbeddingModelRow; record: LoadRecord } | undefined> {
-  const [row] = await db.query<EmbeddingModelRow>('SELECT id, name, runtime, dimension, checksum, settings FROM embedding_models WHERE name = $1', [MODEL_NAME]);
-  const record = row?.settings?.bench as LoadRecord | undefined;
-  if (!row || !record) return undefined;
-  const same = (Object.keys(spec) as (keyof CorpusSpec)[]).every((k) => k === 'questions' || record.corpus[k] === spec[k]);
-  return same ? { model: row, record } : undefined;
-}
-
-async function load(db: Database): Promise<{ model: EmbeddingModelRow; record: LoadRecord }> {
-  const { documents, passagesPerDocument: per, dimension: dim } = spec;
-  const passages = documents * per;
-  console.log(`loading: ${documents.toLocaleString()} documents, ${passages.toLocaleString()} passages, ${dim}-d (seed ${spec.seed})`);
-  const loadStart = process.hrtime.bigint();
-
-  let t = process.hrtime.bigint();
-  await db.query(
-    `INSERT INTO documents (id, key, title, summary, content_hash)
-     SELECT g, 'bench/' || g, 'Document ' || g, '', md5(g::text) FROM generate_series(1, $1::int) g`,
-    [documents],
-  );
-  for (let first = 1; first <= passages; first += 250_000) {
-    await db.query(
-      `INSERT INTO passages (id, document_id, ordinal, text, title_path, word_count)
-       SELECT g, (g - 1) / $3::int + 1, (g - 1) % $3::int, '', '{}', 1 FROM generate_series($1::int, $2::int) g`,
-      [first, Math.min(passages, first + 249_999), per],
-    );
-  }
-  await db.query(`SELECT setval(pg_get_serial_sequence('documents', 'id'), $1), setval(pg_get_serial_sequence('passages', 'id'), $2)`, [documents, passages]);
-  console.log(`  documents + passages rows (generate_series):     ${seconds(t).toFixed(1).padStart(7)} s`);
-
-  // The model row without its indexes: they are built after the load (registerModel then finds them).
-  const [{ id }] = await db.query<{ id: number }>(
-    `INSERT INTO embedding_models (name, runtime, dimension, checksum, settings) VALUES ($1, $2, $3, $4, '{}'::jsonb) RETURNING id`,
-    [MODEL_NAME, 'onnxruntime-node', dim, MODEL_NAME.padEnd(64, '0')],
-  );
-  const [{ oid }] = await db.query<{ oid: number }>(`SELECT 'vector'::regtype::oid AS oid`);
-
-  t = process.hrtime.bigint();
-  let generating = 0;
-  const corpus = new Corpus(spec);
-  for (let first = 0; first < documents; first += batchRows) {
-    const n = Math.min(batchRows, documents - first);
-    const buf = binaryVectorArray(oid, corpus.documentVectors.subarray(first * dim, (first + n) * dim), n, dim);
-    await db.query(
-      `INSERT INTO document_embeddings (model_id, document_id, content_hash, embedding)
-       SELECT $1, $2::int + o::int - 1, md5(($2::int + o::int - 1)::text), v FROM unnest($3::vector[]) WITH ORDINALITY AS u(v, o)`,
-      [id, first + 1, buf],
-    );
-  }
-  console.log(`  document embeddings (binary vector[] batches):  ${seconds(t).toFixed(1).padStart(7)} s`);
-
-  t = process.hrtime.bigint();
-  // Generate the next batch while the server inserts the previous one.
-  let pending: Promise<unknown> = Promise.resolve();
-  const docsPerBatch = Math.max(1, Math.floor(batchRows / per));
-  for (let done = 0; done < documents; done += docsPerBatch) {
-    const g = process.hrtime.bigint();
-    const batch = corpus.nextPassages(docsPerBatch);
-    const buf = binaryVectorArray(oid, batch.vectors, batch.rows, dim);
-    generating += seconds(g);
-    await pending;
-    pending = db.query(
-      `INSERT INTO passage_embeddings (model_id, passage_id, document_id, embedding)
-       SELECT $1, $2::int + o::int - 1, ($2::int + o::int - 2) / $3::int + 1, v FROM unnest($4::vector[]) WITH ORDINALITY AS u(v, o)`,
-      [id, batch.firstPassageId, per, buf],
-    );
-    if ((done / docsPerBatch) % 25 === 24) process.stdout.write(`    … ${((done + docsPerBatch) * per).toLocaleString()} passages\n`);
-  }
-  await pending;
-  console.log(`  passage embeddings (binary vector[] batches):   ${seconds(t).toFixed(1).padStart(7)} s  (of which generating vectors in JS ${generating.toFixed(1)} s)`);
-  const loadSeconds = seconds(loadStart);
-
-  // HNSW after the load, the same DDL as registerModel's ensureIndexes, with build memory for the graph.
-  const buildIndex = (table: string) => buildHnsw(db, table, id);
-  const documentIndexSeconds = await buildIndex('document_embeddings');
-  console.log(`  HNSW build, document_embeddings (${documents.toLocaleString()}):      ${documentIndexSeconds.toFixed(1).padStart(7)} s`);
-  const passageIndexSeconds = await buildIndex('passage_embeddings');
-  console.log(`  HNSW build, passage_embeddings (${passages.toLocaleString()}):     ${passageIndexSeconds.toFixed(1).padStart(7)} s`);
-
-  t = process.hrtime.bigint();
-  await db.exec('ANALYZE');
-  const analyzeSeconds = seconds(t);
-  console.log(`  ANALYZE:                                        ${analyzeSeconds.toFixed(1).padStart(7)} s`);
-
-  const record: LoadRecord = { corpus: spec, loadSeconds, documentIndexSeconds, passageIndexSeconds, analyzeSeconds, loadedAt: new Date().toISOString() };
-  await db.query(`UPDATE embedding_models SET settings = jsonb_build_object('bench', $2::jsonb) WHERE id = $1`, [id, JSON.stringify(record)]);
-  const [model] = await db.query<EmbeddingModelRow>('SELECT id, name, runtime, dimension, checksum, settings FROM embedding_models WHERE id = $1', [id]);
-  return { model, record };
-}
 
 interface Variant {
   label: string;
@@ -297,14 +169,6 @@ async function prewarmHierarchical(db: Database, modelId: number): Promise<void>
   console.log(`  prewarmed into shared_buffers ${buffers} in ${seconds(t).toFixed(1)} s: ${loaded.join(', ')}`);
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-
-function overlap(a: SearchResult, b: SearchResult, k: number): number {
-  const truth = new Set(b.passages.slice(0, k).map((p) => p.passageId));
-  if (truth.size === 0) return 1;
-  return a.passages.slice(0, k).filter((p) => truth.has(p.passageId)).length / truth.size;
-}
-
 async function explain(db: Database, s: VectorSearch, transform: (sql: string) => string = (sql) => sql): Promise<string[]> {
   const statement = searchStatement(s);
   statement.sql = transform(statement.sql);
@@ -340,7 +204,7 @@ async function compareStorage(db: Database, name: string, modelId: number, run: 
         await db.exec(`CREATE INDEX passage_embeddings_document_idx ON ${PLAIN_SCHEMA}.${table} (model_id, document_id)`);
       }
       const copy = seconds(t);
-      const index = await buildHnsw(db, `${PLAIN_SCHEMA}.${table}`, modelId);
+      const index = await buildHnsw(db, `${PLAIN_SCHEMA}.${table}`, modelId, spec, loadOptions);
       console.log(`  ${table}: copy ${copy.toFixed(1)} s, HNSW ${index.toFixed(1)} s`);
     }
     await db.exec(`ANALYZE ${PLAIN_SCHEMA}.document_embeddings; ANALYZE ${PLAIN_SCHEMA}.passage_embeddings`);
@@ -390,7 +254,7 @@ async function main() {
   try {
     console.log(`DHR retrieval at scale — tier ${tier}, database ${name}`);
     await migrate(db);
-    let loaded = await previousLoad(db);
+    let loaded = await previousLoad(db, spec);
     if (!loaded) {
       const [{ n }] = await db.query<{ n: number }>('SELECT (SELECT count(*) FROM documents) + (SELECT count(*) FROM embedding_models) AS n');
       if (n > 0) {
@@ -404,7 +268,7 @@ async function main() {
       const r = loaded.record;
       console.log(`reusing the corpus loaded ${r.loadedAt} (BENCH_FRESH=1 reloads); times of that load:`);
     } else {
-      loaded = await load(db);
+      loaded = await load(db, spec, loadOptions);
     }
     const { model, record } = loaded;
     console.log(
@@ -413,7 +277,7 @@ async function main() {
     );
     // registerModel finds the model and its indexes (IF NOT EXISTS): a slow call would mean another index was built.
     const reg = process.hrtime.bigint();
-    await registerModel(db, syntheticEncoder(), model.settings);
+    await registerModel(db, syntheticEncoder(spec), model.settings);
     const regSeconds = seconds(reg);
     const indexes = await db.query<{ indexname: string }>(`SELECT indexname FROM pg_indexes WHERE indexname LIKE '%hnsw_m${Number(model.id)}' ORDER BY 1`);
     console.log(`  registerModel: ${regSeconds.toFixed(2)} s, HNSW indexes: ${indexes.map((i) => i.indexname).join(', ')}`);
@@ -433,13 +297,7 @@ async function main() {
     if (prewarm) await prewarmHierarchical(db, Number(model.id));
 
     // Questions near random passages (their stored vectors).
-    const targets = questionTargets(spec);
-    const rows = await db.query<{ passage_id: number; v: string }>(
-      `SELECT passage_id, embedding::text AS v FROM passage_embeddings WHERE model_id = $1 AND passage_id = ANY($2::int[])`,
-      [model.id, targets],
-    );
-    const byId = new Map(rows.map((r) => [r.passage_id, Float32Array.from(JSON.parse(r.v) as number[])]));
-    const questions = questionVectors(spec, targets.map((t) => byId.get(t)!));
+    const { targets, questions } = await benchQuestions(db, spec, Number(model.id));
 
     const modelRef = { id: Number(model.id), dimension: Number(model.dimension) };
     const request = (v: Variant, q: Float32Array): VectorSearch => ({
