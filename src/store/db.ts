@@ -55,6 +55,21 @@ export interface Database extends Queryable {
   close(): Promise<void>;
 }
 
+/**
+ * Citus: a session's settings stay on the coordinator; only SET LOCAL inside a transaction block,
+ * with citus.propagate_set_commands = 'local', reaches the workers' connections (hnsw.ef_search
+ * set on the session left every shard at pgvector's default of 40: stage 1 returned 40 documents
+ * a shard, whatever k1). One simple-protocol string opening the transaction with every setting.
+ * Names and values are the product's own (statement builders); both are still checked/quoted.
+ */
+export function localSettingsStatement(settings: Record<string, string>): string {
+  const sets = Object.entries(settings).map(([name, value]) => {
+    if (!/^[a-z_][a-z0-9_.]*$/.test(name)) throw new Error(`invalid setting name ${JSON.stringify(name)}`);
+    return `SET LOCAL ${name} TO '${value.replace(/'/g, "''")}'`;
+  });
+  return ['BEGIN', "SET LOCAL citus.propagate_set_commands TO 'local'", ...sets].join('; ');
+}
+
 /** One statement that sets every given setting for the session (set_config(..., false)). */
 export function settingsStatement(settings: Record<string, string>): { sql: string; params: string[] } {
   const entries = Object.entries(settings);

@@ -1,6 +1,6 @@
 import { Pool, types, type PoolClient } from 'pg';
 import { guardPool } from './faults';
-import { settingsStatement, type Database, type Distribution, type PoolUsage, type Queryable } from './db';
+import { localSettingsStatement, settingsStatement, type Database, type Distribution, type PoolUsage, type Queryable } from './db';
 import { StatementCounter } from './statements';
 import { createPrismaClient, type PrismaClient } from './prisma';
 import { vectorBinary } from './vector';
@@ -62,6 +62,7 @@ export class PostgresDatabase implements Database {
   }
 
   async queryWithSettings<T>(settings: Record<string, string>, sql: string, params: readonly unknown[] = []): Promise<T[]> {
+    if (this.distributed === 'citus' && Object.keys(settings).length > 0) return this.queryWithLocalSettings<T>(settings, sql, params);
     const client = await this.pool.connect();
     try {
       const key = JSON.stringify(settings);
@@ -73,6 +74,24 @@ export class PostgresDatabase implements Database {
       }
       this.statements.add();
       return (await client.query(sql, params as unknown[])).rows as T[];
+    } finally {
+      client.release();
+    }
+  }
+
+  /** Citus: the settings as SET LOCAL in a transaction of their own, so they reach the shards (localSettingsStatement). */
+  private async queryWithLocalSettings<T>(settings: Record<string, string>, sql: string, params: readonly unknown[]): Promise<T[]> {
+    const client = await this.pool.connect();
+    try {
+      this.statements.add();
+      await client.query(localSettingsStatement(settings));
+      this.statements.add();
+      const rows = (await client.query(sql, params as unknown[])).rows as T[];
+      await client.query('COMMIT');
+      return rows;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
     } finally {
       client.release();
     }

@@ -2,7 +2,7 @@ import { ingest } from '../../src/pipeline/ingest';
 import { DEFAULT_INGEST_OPTIONS } from '../../src/ingest/types';
 import { MODES, type RetrievalMode } from '../../src/retrieval/modes';
 import { search } from '../../src/retrieval/search';
-import type { VectorSearch } from '../../src/retrieval/sql';
+import { searchStatement, type VectorSearch } from '../../src/retrieval/sql';
 import type { Database } from '../../src/store/db';
 import { registerModel, vectorLiteral, type EmbeddingModelRow } from '../../src/store/embeddings';
 import { createCitusDatabase, createSingleDatabase, type CitusTestDatabase } from '../helpers/citus';
@@ -121,6 +121,21 @@ describe('Citus: every mode answers as on one server', () => {
     expect(rows[0].nodes).toBeGreaterThanOrEqual(2);
     const [ids] = await citus.db.query<{ d: number; p: number }>('SELECT (SELECT count(*)::int FROM documents) AS d, (SELECT count(*)::int FROM passages) AS p');
     expect(ids).toEqual({ d: DOCS, p: DOCS * PASSAGES });
+  });
+
+  it("a search's HNSW settings reach every shard, not only the coordinator", async () => {
+    // As a session setting, hnsw.ef_search stayed on the coordinator: every shard's stage-1 scan ran
+    // at pgvector's default of 40 and returned at most 40 documents, whatever k1 (bench:citus).
+    const { settings } = searchStatement({ ...input(c, 'HIERARCHICAL', questions[0], false), k1: 300, distributed: true });
+    expect(Number(settings['hnsw.ef_search'])).toBeGreaterThan(40);
+    const seen = await citus.db.queryWithSettings<{ ef: string | null; n: number }>(
+      settings,
+      `SELECT current_setting('hnsw.ef_search', true) AS ef, count(*)::int AS n FROM passages GROUP BY 1`,
+    );
+    expect(seen).toEqual([{ ef: settings['hnsw.ef_search'], n: DOCS * PASSAGES }]);
+    // Local to that statement's transaction: a plain query afterwards sees none of it.
+    const after = await citus.db.query<{ ef: string | null }>(`SELECT DISTINCT current_setting('hnsw.ef_search', true) AS ef FROM passages`);
+    expect(after.map((r) => r.ef)).not.toContain(settings['hnsw.ef_search']);
   });
 
   for (const mode of Object.keys(MODES) as RetrievalMode[]) {
