@@ -16,6 +16,7 @@
  * per request (/proc): the whole process, and its main thread alone — everything but the model
  * (goal ≤ 3 ms excluding the encoder).
  *
+ * BENCH_PROFILE=dir: each server writes a V8 CPU profile (.cpuprofile) into dir when it stops.
  * Corpus: BENCH_DOCUMENTS (3000) synthetic documents of 6 passages, written by the product's ingest
  * into BENCH_DATABASE (dhr_bench_api) on DATABASE_URL's server (kept; BENCH_FRESH=1 reloads),
  * embedded with a tiny BERT-shaped ONNX model (test/helpers/tiny-model.ts, 64-d) so the comparison
@@ -48,6 +49,8 @@ const QUESTIONS = Number(process.env.BENCH_QUESTIONS ?? 200);
 const POOL = defaultPoolSize(availableParallelism()); // the server's default pool (DB_POOL_MAX)
 const NAME = process.env.BENCH_DATABASE ?? 'dhr_bench_api';
 const BASELINE_ROOT = process.env.BENCH_BASELINE_ROOT;
+/** BENCH_PROFILE=dir: every server writes a V8 CPU profile there when it stops (where the main thread's time goes). */
+const profileArgs = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
 const TEXT_WORDS = WORDS.filter((w) => /^[a-z]+$/.test(w));
 
 function corpus(seed: number) {
@@ -188,7 +191,7 @@ async function main(): Promise<void> {
   try {
     for (const s of servers) {
       if (s.clients.length === 0) continue;
-      const server = spawn(process.execPath, ['--import', 'tsx', join(s.root, 'src/cli/main.ts'), 'serve', '--port', '0'], {
+      const server = spawn(process.execPath, [...profileArgs, '--import', 'tsx', join(s.root, 'src/cli/main.ts'), 'serve', '--port', '0'], {
         cwd: s.root,
         env: { ...process.env, DATABASE_URL: url, ENCODER: modelDir, RATE_LIMIT_QUERIES: '0', JOB_WORKERS: '0', ENCODER_THREADS: '1', LOG_LEVEL: 'warn', ...s.env },
         stdio: ['ignore', 'pipe', 'inherit'],
