@@ -3,10 +3,10 @@
  * retrieval benches share about it: `npm run bench:retrieve` (one server) and `npm run bench:citus`
  * (the same corpus on a Citus coordinator, by shard count) load and measure it the same way.
  */
-import type { Encoder } from '../src/encoders/types';
 import type { SearchResult } from '../src/retrieval/types';
 import type { Database } from '../src/store/db';
 import type { EmbeddingModelRow } from '../src/store/embeddings';
+import { syntheticModel } from '../test/helpers/synthetic-model';
 import { binaryVectorArray, Corpus, questionTargets, questionVectors, type CorpusSpec } from './retrieve-corpus';
 
 export const HNSW_BUILD = { m: 16, efConstruction: 64 }; // as registerModel builds them (src/store/embeddings.ts)
@@ -24,20 +24,8 @@ export function overlap(a: SearchResult, b: SearchResult, k: number): number {
 
 export const modelName = (spec: CorpusSpec) => `bench-synthetic-${spec.dimension}`;
 
-export function syntheticEncoder(spec: CorpusSpec): Encoder {
-  const name = modelName(spec);
-  return {
-    name,
-    runtime: 'onnxruntime-node',
-    dimension: spec.dimension,
-    checksum: name.padEnd(64, '0'),
-    normalized: true,
-    maxTokens: () => 128,
-    countTokens: (text: string) => text.split(/\s+/).filter(Boolean).length,
-    encode: () => Promise.reject(new Error('synthetic model: vectors are inserted directly')),
-    close: async () => undefined,
-  };
-}
+/** The registry entry of the synthetic vectors (inserted directly, never encoded). */
+export const syntheticEncoder = (spec: CorpusSpec) => syntheticModel(modelName(spec), spec.dimension);
 
 export interface LoadRecord {
   corpus: CorpusSpec;
