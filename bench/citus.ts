@@ -17,6 +17,7 @@
  * (pg_prewarm 'read', on every worker for Citus): the product's search() of HIERARCHICAL (k1 = 100,
  * k2 = 20, λ = 1, ef_search by the product's default), then HIERARCHICAL exact (the reference of
  * recall@20; on Citus also compared with one server's exact ranking).
+ *   BENCH_EF_FACTORS ("": also HIERARCHICAL at stage-1 ef_search = factor × k1, e.g. "4,6,10", after the default)
  *   BENCH_TIER (1m)  BENCH_QUESTIONS (100)  BENCH_WARMUP (5)  BENCH_SEED  BENCH_BATCH (4000)  BENCH_BUILD_MEMORY (1GB)
  */
 import 'reflect-metadata';
@@ -37,6 +38,8 @@ const tier = (process.env.BENCH_TIER ?? '1m').toLowerCase();
 const shardCounts = (process.env.BENCH_SHARDS ?? '1,2,4').split(',').filter(Boolean).map(Number);
 const singleTiers = (process.env.BENCH_SINGLE_TIERS ?? (tier === '1m' ? '250k,2.5m' : '')).split(',').filter(Boolean).map((t) => t.toLowerCase());
 const questionCount = Number(process.env.BENCH_QUESTIONS ?? 100);
+/** BENCH_EF_FACTORS (e.g. "4,6,10"): HIERARCHICAL also with stage-1 ef_search = factor × k1 (at most 1000), per target. */
+const efFactors = (process.env.BENCH_EF_FACTORS ?? '').split(',').filter(Boolean).map(Number);
 const seed = Number(process.env.BENCH_SEED ?? 20240611);
 const warmup = Number(process.env.BENCH_WARMUP ?? 5);
 const fresh = process.env.BENCH_FRESH === '1';
@@ -63,6 +66,8 @@ interface Target {
   results: SearchResult[];
   exact: SearchResult[];
   exactTimes: number[];
+  /** Per BENCH_EF_FACTORS entry: times and results. */
+  byFactor: { times: number[]; results: SearchResult[] }[];
 }
 
 const dbName = (t: string, shards: number) => `dhr_bench_citus_${t.replace('.', '_')}_${shards ? `s${shards}` : 'single'}`;
@@ -117,7 +122,7 @@ async function prepare(label: string, t: string, shards: number): Promise<Target
   }
   const modelId = Number(loaded.model.id);
   const { questions } = await benchQuestions(db, spec, modelId);
-  return { label, tier: t, spec, shards, db, modelId, questions, times: [], results: [], exact: [], exactTimes: [] };
+  return { label, tier: t, spec, shards, db, modelId, questions, times: [], results: [], exact: [], exactTimes: [], byFactor: efFactors.map(() => ({ times: [], results: [] })) };
 }
 
 /** The embedding tables, their TOAST (the vectors live there) and indexes, one server or every worker. */
@@ -143,9 +148,10 @@ async function prewarm(t: Target): Promise<string> {
   return rows.map((r) => `${r.node} ${Number(r.result).toLocaleString()} MB`).join(', ');
 }
 
-function request(t: Target, q: number, exact = false): VectorSearch {
+function request(t: Target, q: number, exact = false, efFactor?: number): VectorSearch {
   const model = { id: t.modelId, dimension: t.spec.dimension };
   return {
+    ...(efFactor ? { efFactor, efSearch: 1 } : {}),
     mode: 'HIERARCHICAL',
     documentModel: model,
     passageModel: model,
@@ -182,6 +188,13 @@ async function main() {
         t.results[q] = await search(t.db, request(t, q));
         t.times.push(Number(process.hrtime.bigint() - t0) / 1e6);
       }
+      for (const [i, f] of efFactors.entries()) {
+        for (let q = 0; q < questionCount; q++) {
+          const t0 = process.hrtime.bigint();
+          t.byFactor[i].results[q] = await search(t.db, request(t, q, false, f));
+          t.byFactor[i].times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+        }
+      }
       for (let q = 0; q < questionCount; q++) {
         const t0 = process.hrtime.bigint();
         t.exact[q] = await search(t.db, request(t, q, true));
@@ -207,6 +220,17 @@ async function main() {
         `| ${t.label} | ${(t.spec.documents * t.spec.passagesPerDocument).toLocaleString()} | ${fmt(percentile(sorted, 50), 2)} | ${fmt(percentile(sorted, 95), 2)} | ` +
           `${fmt(p50(t) / p50(base), 2)}× | ${fmt(recallOwn, 3)} | ${fmt(recallSingle, 3)} | ${fmt(percentile([...t.exactTimes].sort((a, b) => a - b), 50), 2)} | ${identical}/${questionCount} |`,
       );
+    }
+
+    if (efFactors.length > 0) {
+      console.log(`\nHIERARCHICAL by stage-1 ef_search factor (ef_search = factor × k1, at most 1000): p50 ms (recall@${K2} vs own exact)`);
+      console.log(`\n| target | default | ${efFactors.map((f) => `${f}·k1`).join(' | ')} |`);
+      console.log(`|---|---:|${efFactors.map(() => '---:').join('|')}|`);
+      for (const t of targets) {
+        const cell = (times: number[], results: SearchResult[]) =>
+          `${fmt(percentile([...times].sort((a, b) => a - b), 50), 2)} (${fmt(mean(results.map((r, q) => overlap(r, t.exact[q], K2))), 3)})`;
+        console.log(`| ${t.label} | ${cell(t.times, t.results)} | ${t.byFactor.map((b) => cell(b.times, b.results)).join(' | ')} |`);
+      }
     }
 
     // The 10M projection: on 4 workers with their own cores, one shard holds 2.5M passages and runs
