@@ -23,7 +23,6 @@
  * measures the API, not the encoder (bench:encoder measures USE-lite).
  */
 import 'reflect-metadata';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,6 +36,7 @@ import { settingsStatement, type Database } from '../src/store/db';
 import { migrate } from '../src/store/migrate';
 import { PostgresDatabase } from '../src/store/postgres';
 import { prng } from '../test/helpers/prng';
+import { inheritedEnv, startServe } from '../test/helpers/serve';
 import { writeTinyModel } from '../test/helpers/tiny-model';
 import { WORDS } from '../test/helpers/tiny-tokenizer';
 import { databaseUrl, openBenchDatabase } from './database';
@@ -191,27 +191,19 @@ async function main(): Promise<void> {
   try {
     for (const s of servers) {
       if (s.clients.length === 0) continue;
-      const server = spawn(process.execPath, [...profileArgs, '--import', 'tsx', join(s.root, 'src/cli/main.ts'), 'serve', '--port', '0'], {
-        cwd: s.root,
-        env: { ...process.env, DATABASE_URL: url, ENCODER: modelDir, RATE_LIMIT_QUERIES: '0', JOB_WORKERS: '0', ENCODER_THREADS: '1', LOG_LEVEL: 'warn', ...s.env },
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
+      const server = await startServe(
+        { ...inheritedEnv(), DATABASE_URL: url, ENCODER: modelDir, RATE_LIMIT_QUERIES: '0', JOB_WORKERS: '0', ENCODER_THREADS: '1', LOG_LEVEL: 'warn', ...s.env },
+        110_000,
+        { root: s.root, nodeArgs: profileArgs },
+      );
+      const endpoint = server.url;
       try {
-        const endpoint = await new Promise<string>((resolve, reject) => {
-          let out = '';
-          server.stdout!.on('data', (d) => {
-            out += d;
-            const m = /ready at (\S+)/.exec(out);
-            if (m) resolve(m[1]);
-          });
-          server.once('exit', () => reject(new Error('server exited')));
-        });
         await load(Math.max(...s.clients), 3, apiFor(endpoint, { encodeMs: [], searchMs: [], totalMs: [] }));
         for (const c of s.clients) {
           const stages: Stages = { encodeMs: [], searchMs: [], totalMs: [] };
-          const cpu0 = serverCpu(server.pid!);
+          const cpu0 = serverCpu(server.child.pid!);
           const r = await load(c, SECONDS, apiFor(endpoint, stages));
-          const cpu1 = serverCpu(server.pid!);
+          const cpu1 = serverCpu(server.child.pid!);
           const cpuMsPerRequest = ((cpu1.process - cpu0.process) * 1000) / r.count;
           const mainMsPerRequest = ((cpu1.main - cpu0.main) * 1000) / r.count;
           const p50 = percentile(r.latencies, 0.5);
@@ -225,8 +217,8 @@ async function main(): Promise<void> {
           );
         }
       } finally {
-        server.kill('SIGTERM');
-        await new Promise((r) => server.once('exit', r));
+        server.child.kill('SIGTERM');
+        await server.exited;
       }
     }
     for (const c of CLIENTS) {

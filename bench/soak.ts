@@ -15,16 +15,15 @@
  * test model (test/helpers/tiny-model.ts) and rate limits off.
  */
 import 'reflect-metadata';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { packageRoot } from '../src/paths';
 import { createApiKey } from '../src/store/keys';
 import { migrate } from '../src/store/migrate';
 import { pendingWork } from '../src/store/pending';
 import { PostgresDatabase } from '../src/store/postgres';
 import { prng } from '../test/helpers/prng';
+import { inheritedEnv, startServe, type ServeProcess } from '../test/helpers/serve';
 import { writeTinyModel } from '../test/helpers/tiny-model';
 import { WORDS } from '../test/helpers/tiny-tokenizer';
 import { databaseUrl, openBenchDatabase } from './database';
@@ -36,24 +35,13 @@ const TEXT_WORDS = WORDS.filter((w) => /^[a-z]+$/.test(w));
 
 type Kind = 'retrieve' | 'navigate' | 'ingest';
 
-async function startOwnServer(): Promise<{ url: string; key: string; dbUrl: string; child: ChildProcess }> {
+async function startOwnServer(): Promise<{ url: string; key: string; dbUrl: string; child: ServeProcess['child'] }> {
   const work = mkdtempSync(join(tmpdir(), 'dhr-soak-'));
   const modelDir = await writeTinyModel(work, 'soak-tiny-64', { hidden: 64 });
   await (await openBenchDatabase(baseUrl, 'dhr_soak', true)).close();
   const dbUrl = databaseUrl(baseUrl, 'dhr_soak');
-  const child = spawn(process.execPath, ['--import', 'tsx', join(packageRoot(), 'src/cli/main.ts'), 'serve', '--port', '0'], {
-    cwd: packageRoot(),
-    env: { ...process.env, DATABASE_URL: dbUrl, ENCODER: modelDir, RATE_LIMIT_QUERIES: '0', RATE_LIMIT_MUTATIONS: '0', ENCODER_THREADS: '1' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d) => {
-      out += d;
-      const m = /ready at (\S+)/.exec(out);
-      if (m) resolve(m[1]);
-    });
-    child.once('exit', () => reject(new Error('server exited')));
+  const { child, url } = await startServe({
+    ...inheritedEnv(), DATABASE_URL: dbUrl, ENCODER: modelDir, RATE_LIMIT_QUERIES: '0', RATE_LIMIT_MUTATIONS: '0', ENCODER_THREADS: '1',
   });
   const db = new PostgresDatabase({ url: dbUrl, maxConnections: 1 });
   try {

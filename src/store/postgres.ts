@@ -80,31 +80,23 @@ export class PostgresDatabase implements Database {
   }
 
   /** Citus: the settings as SET LOCAL in a transaction of their own, so they reach the shards (localSettingsStatement). */
-  private async queryWithLocalSettings<T>(settings: Record<string, string>, sql: string, params: readonly unknown[]): Promise<T[]> {
-    const client = await this.pool.connect();
-    try {
-      this.statements.add();
-      await client.query(localSettingsStatement(settings));
-      this.statements.add();
-      const rows = (await client.query(sql, params as unknown[])).rows as T[];
-      await client.query('COMMIT');
-      return rows;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+  private queryWithLocalSettings<T>(settings: Record<string, string>, sql: string, params: readonly unknown[]): Promise<T[]> {
+    return this.inTransaction(localSettingsStatement(settings), (tx) => tx.query<T>(sql, params));
   }
 
-  async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    // Citus: a transaction that writes shards and then a reference table (a job's batch, then its
+    // progress) must not have used parallel shard connections; sequential mode keeps it on one
+    // connection per worker. Same round trip.
+    return this.inTransaction(this.distributed === 'citus' ? "BEGIN; SET LOCAL citus.multi_shard_modify_mode TO 'sequential'" : 'BEGIN', fn);
+  }
+
+  /** fn on one connection between `begin` (BEGIN and any SET LOCAL) and COMMIT; ROLLBACK if it throws. */
+  private async inTransaction<T>(begin: string, fn: (tx: Queryable) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     const tx = clientQueryable(client, this.statements);
     try {
-      // Citus: a transaction that writes shards and then a reference table (a job's batch, then its
-      // progress) must not have used parallel shard connections; sequential mode keeps it on one
-      // connection per worker. Same round trip.
-      await tx.query(this.distributed === 'citus' ? "BEGIN; SET LOCAL citus.multi_shard_modify_mode TO 'sequential'" : 'BEGIN');
+      await tx.query(begin);
       const result = await fn(tx);
       await tx.query('COMMIT');
       return result;

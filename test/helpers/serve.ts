@@ -11,10 +11,22 @@ export interface ServeProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
+/** This process's environment as startServe takes it (benches pass it on whole; tests pass only what they set). */
+export function inheritedEnv(): Record<string, string> {
+  return Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined));
+}
+
+export interface ServeOptions {
+  /** The tree whose src/cli/main.ts runs (default: this package; benches pass an older export). */
+  root?: string;
+  /** Node's own flags, before the script (e.g. --cpu-prof). */
+  nodeArgs?: string[];
+}
+
 /** Starts the real `dhr serve --port 0` (TypeScript through tsx) with only the given environment; resolves once it is ready. */
-export async function startServe(env: Record<string, string>, timeoutMs = 110_000): Promise<ServeProcess> {
-  const root = packageRoot();
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'serve', '--port', '0'], {
+export async function startServe(env: Record<string, string>, timeoutMs = 110_000, options: ServeOptions = {}): Promise<ServeProcess> {
+  const root = options.root ?? packageRoot();
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', join(root, 'src/cli/main.ts'), 'serve', '--port', '0'], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ENCODER_THREADS: '1', ...env },
   });
