@@ -104,14 +104,18 @@ export class ReplicaSet {
         statement_timeout: this.staleMs,
       });
       guardPool(probe);
+      const db = new PostgresDatabase({
+        url,
+        maxConnections: options.maxConnections,
+        statementTimeoutMs: options.statementTimeoutMs,
+        connectTimeoutMs: options.connectTimeoutMs,
+      });
+      // A standby of a Citus coordinator plans distributed statements too: its searches need the
+      // settings sent the Citus way (SET LOCAL, propagated), or every shard runs at ef_search 40.
+      db.distributed = primary.distributed;
       return {
         name: replicaName(url),
-        db: new PostgresDatabase({
-          url,
-          maxConnections: options.maxConnections,
-          statementTimeoutMs: options.statementTimeoutMs,
-          connectTimeoutMs: options.connectTimeoutMs,
-        }),
+        db,
         probe,
         status: 'starting' as ReplicaStatus,
         probing: false,

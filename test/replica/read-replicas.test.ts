@@ -261,6 +261,28 @@ describe('DATABASE_READ_URL with a streaming standby', () => {
     expect(await serveProcess.exited).toEqual({ code: 0, signal: null });
   });
 
+  test('a standby of a Citus primary sends search settings as the primary does: SET LOCAL in the statement\'s transaction', async () => {
+    // Citus propagates only SET LOCAL to the shards (store/db.ts localSettingsStatement); a standby
+    // of a coordinator plans distributed statements too. Marking a plain primary distributed is
+    // enough to see which way the standby's pool sends them: SET LOCAL leaves the session as it was.
+    const primary = new PostgresDatabase({ url: primaryUrl });
+    primary.distributed = 'citus';
+    const config = loadConfig({ DATABASE_URL: primaryUrl, DATABASE_READ_URL: standbyUrl, REPLICA_CHECK_MS: '50', DB_POOL_MAX: '1' });
+    const replicas = (await openReplicas(primary, config))!;
+    try {
+      await until('the standby to be chosen', async () => replicas.forRead().reason === 'replica');
+      const standby = replicas.forRead().db;
+      const setting = "SELECT current_setting('work_mem') AS v, pg_is_in_recovery() AS standby";
+      const during = await standby.queryWithSettings<{ v: string; standby: boolean }>({ work_mem: '7MB' }, setting);
+      expect(during).toEqual([{ v: '7MB', standby: true }]);
+      // One pooled connection: a session setting would still be there.
+      expect(await standby.query<{ v: string; standby: boolean }>(setting)).toEqual([{ v: '4MB', standby: true }]);
+    } finally {
+      await replicas.close();
+      await primary.close();
+    }
+  });
+
   test('dhr serve refuses DATABASE_READ_URL without DATABASE_URL: exit 1, naming both settings', async () => {
     await expect(startServe({ DATABASE_READ_URL: standbyUrl, DATA_DIR: '/nonexistent/never-created' })).rejects.toThrow(
       /exited with 1: DATABASE_READ_URL needs DATABASE_URL/,
