@@ -105,7 +105,7 @@ function bestPoint(points: SweepPoint[], stage = false): SweepPoint {
 
 const ALPHAS = [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1];
 const HYBRID_LAMBDAS = [0, 0.1, 0.25, 0.5, 1];
-const PASSAGE_ALPHAS = [0.1, 0.3, 0.5];
+const PASSAGE_ALPHAS = [0.1, 0.2, 0.3, 0.5];
 const SUMMARY_SHARES = [1, 0.5, 0];
 const STAGE_ALPHAS = [0.2, 0.4, 0.6];
 const SUMMARY_WEIGHTS = [0, 0.5, 1, 2, 3, 5];

@@ -49,8 +49,8 @@ export const MODES = {
     documentStage: true,
     documentsOnly: false,
     // dev splits of both sets: documentAlpha and summaryShare by document-stage recall@100, then
-    // alpha and λ by MRR@20 summed over both (docs/eval/README.md)
-    defaults: { lambda: 1, alpha: 0.1, documentAlpha: 0.2, summaryShare: 1 },
+    // alpha and λ by the worst margin over BM25, then the summed gain over it (scripts/choose-defaults.ts)
+    defaults: { lambda: 0.25, alpha: 0.3, documentAlpha: 0.2, summaryShare: 1 },
     build: hybridHierarchical,
   },
   HIERARCHICAL: {
