@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { extractLinks } from '../ingest/links';
 import { parseRst } from '../ingest/rst';
-import { TargetIndex } from './pydocs';
+import { resolveCorpusLinks, TargetIndex } from './pydocs';
 
 const fixture = (name: string) => readFileSync(path.join(__dirname, '../../test/fixtures/eval', name), 'utf8');
 
@@ -35,5 +35,20 @@ describe('TargetIndex: FAQ cross-references to corpus documents and sections', (
     expect(targets).toEqual(['mod:atexit', 'c:func:onexit']);
     index.add('library/atexit', parseRst('atexit\n======\n\n.. module:: atexit\n\ntext\n', { docName: 'library/atexit' }).targets);
     expect(targets.map((t) => index.resolve(t)?.document ?? null)).toEqual(['pydocs/library/atexit', null]);
+  });
+});
+
+describe('resolveCorpusLinks: the corpus links to its own documents by key', () => {
+  it('points resolvable cross-references at the defining document, keeps the anchor text and the rest', () => {
+    const index = new TargetIndex();
+    index.add('library/modulefinder', parseRst(fixture('modulefinder.rst.txt'), { docName: 'library/modulefinder' }).targets);
+    const text = 'See [ModuleFinder](<class:modulefinder.ModuleFinder>) and [atexit](<mod:atexit>) or [PyPI](<https://pypi.org>).';
+    const resolved = resolveCorpusLinks(text, index);
+    const before = extractLinks(text);
+    const after = extractLinks(resolved);
+    expect(after.links.map((l) => l.target)).toEqual(['pydocs/library/modulefinder', 'mod:atexit', 'https://pypi.org']);
+    // What ingest embeds and indexes (the text with anchors) does not change.
+    expect(after.text).toBe(before.text);
+    expect(after.links.map((l) => l.anchorText)).toEqual(before.links.map((l) => l.anchorText));
   });
 });

@@ -67,6 +67,28 @@ export class TargetIndex {
   }
 }
 
+/**
+ * Points each cross-reference in the corpus at the document that defines its target
+ * (`[json](<mod:json>)` → `[json](<pydocs/library/json>)`), so ingest resolves it to that document
+ * (links resolve by document key or title) and HLP can mine dual-link and co-mention pairs.
+ * Targets outside the corpus keep their `role:name`. The anchor text, all that is embedded or
+ * indexed, is unchanged.
+ */
+export function resolveCorpusLinks(text: string, index: TargetIndex): string {
+  return text.replace(/\]\(<([^<>\n]+)>\)/g, (whole, target: string) => {
+    const place = index.resolve(target);
+    return place ? `](<${place.document}>)` : whole;
+  });
+}
+
+function resolveSectionLinks(sections: SectionInput[], index: TargetIndex): SectionInput[] {
+  return sections.map((s) => ({
+    ...s,
+    ...(s.text !== undefined ? { text: resolveCorpusLinks(s.text, index) } : {}),
+    ...(s.sections ? { sections: resolveSectionLinks(s.sections, index) } : {}),
+  }));
+}
+
 function listSources(root: string): string[] {
   const names: string[] = [];
   const walk = (dir: string): void => {
@@ -125,6 +147,11 @@ export function buildPydocs(cacheDir: string, root = debianPackage('python3.11-d
     }
     documents.push(input);
     index.add(name, parsed.targets);
+  }
+  // Only once every document's targets are known: a link may point forward.
+  for (const d of documents) {
+    if (d.abstract !== undefined) d.abstract = resolveCorpusLinks(d.abstract, index);
+    if (d.sections) d.sections = resolveSectionLinks(d.sections, index);
   }
 
   const questions: EvalQuestion[] = [];
