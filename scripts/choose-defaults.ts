@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { DEFAULT_BM25 } from '../src/retrieval/types';
 
 interface Point {
-  params: Record<string, number>;
+  params: Record<string, number | string>;
   top: Record<string, number>;
   mrr20: number;
 }
@@ -31,9 +31,9 @@ interface Sweep {
 const dir = process.argv[2] ?? '.cache/eval';
 const sets = ['pydocs', 'factbook'].map((name) => ({ name, sweeps: (JSON.parse(readFileSync(join(dir, `${name}.json`), 'utf8')) as { sweeps: Sweep[] }).sweeps }));
 const round = (x: number) => Math.round(x * 1e6);
-const key = (p: Record<string, number>) => JSON.stringify(Object.keys(p).sort().map((k) => [k, p[k]]));
+const key = (p: Record<string, number | string>) => JSON.stringify(Object.keys(p).sort().map((k) => [k, p[k]]));
 
-function baseline(sweeps: Sweep[], mode: string, params: Record<string, number>): Point {
+function baseline(sweeps: Sweep[], mode: string, params: Record<string, number | string>): Point {
   const found = sweeps.find((s) => s.mode === mode)?.points.find((p) => key(p.params) === key(params));
   if (!found) throw new Error(`no ${mode} point at ${JSON.stringify(params)} in the sweeps`);
   return found;
@@ -41,9 +41,10 @@ function baseline(sweeps: Sweep[], mode: string, params: Record<string, number>)
 
 function choose(mode: string, varied: RegExp, ks: string[], against: (sweeps: Sweep[]) => Point): void {
   const perSet = sets.map((s) => {
-    const sweep = s.sweeps.find((w) => w.mode === mode && varied.test(w.varied));
-    if (!sweep) throw new Error(`${s.name}: no ${mode} sweep matching ${varied}`);
-    return { name: s.name, points: new Map(sweep.points.map((p) => [key(p.params), p])), base: against(s.sweeps) };
+    // every sweep that matches (a grid extended later is a sweep of its own): their points together
+    const points = s.sweeps.filter((w) => w.mode === mode && varied.test(w.varied)).flatMap((w) => w.points);
+    if (points.length === 0) throw new Error(`${s.name}: no ${mode} sweep matching ${varied}`);
+    return { name: s.name, points: new Map(points.map((p) => [key(p.params), p])), base: against(s.sweeps) };
   });
   const rows = [...perSet[0].points.values()]
     .filter((p) => perSet.every((s) => s.points.has(key(p.params))))

@@ -305,12 +305,16 @@ describe('hybrid modes against brute force', () => {
   it('HYBRID_HIERARCHICAL: both stages fused as specified, score = passage + λ·document', async () => {
     const { passages, docs } = await loadItems(t.db);
     const allPassages = await t.db.query<{ id: number; document_id: number }>('SELECT id, document_id FROM passages ORDER BY id');
-    for (const [q, k1, k2, lambda, alpha, share] of [
-      [QUESTIONS[0], 5, 10, 1, 0.3, 1],
-      [QUESTIONS[1], 3, 40, 0.5, 0.7, 0.5],
-      [QUESTIONS[2], 8, 6, 2, 0, 0],
-      [QUESTIONS[3], 4, 12, 1, 1, 0.25],
-      [QUESTIONS[0], 6, 9, 1, 0.6, 0],
+    for (const [q, k1, k2, lambda, alpha, share, pool] of [
+      [QUESTIONS[0], 5, 10, 1, 0.3, 1, 'best'],
+      [QUESTIONS[1], 3, 40, 0.5, 0.7, 0.5, 'best'],
+      [QUESTIONS[2], 8, 6, 2, 0, 0, 'best'],
+      [QUESTIONS[3], 4, 12, 1, 1, 0.25, 'best'],
+      [QUESTIONS[0], 6, 9, 1, 0.6, 0, 'best'],
+      [QUESTIONS[1], 3, 40, 0.5, 0.7, 0.5, 'top3'],
+      [QUESTIONS[2], 8, 6, 2, 1, 0, 'top3'],
+      [QUESTIONS[3], 4, 12, 1, 1, 0.25, 'centroid'],
+      [QUESTIONS[0], 6, 9, 1, 0.6, 0, 'centroid'],
     ] as const) {
       const documentAlpha = share === 0.5 ? 0.2 : alpha;
       const terms = await questionTerms(t.db, q);
@@ -330,8 +334,19 @@ describe('hybrid modes against brute force', () => {
         [...ranked(new Map(dense)).slice(0, k1), ...ranked(docBm25).slice(0, k1), ...(share < 1 ? ranked(best).slice(0, k1) : [])].map(([id]) => id),
       );
       const cands = [...candidates];
+      // top3 / centroid: over every embedded passage of a candidate, not only the hits
+      const fromPassages = (doc: number): number | undefined => {
+        const vs = allPassages.filter((p) => p.document_id === doc && passageVec.has(p.id)).map((p) => passageVec.get(p.id)!);
+        if (vs.length === 0) return undefined;
+        if (pool === 'top3') {
+          const top = vs.map((v) => dot(qp, v)).sort((a, b) => b - a).slice(0, 3);
+          return top.reduce((n, x) => n + x, 0) / top.length;
+        }
+        const mean = Array.from({ length: DIM }, (_, i) => vs.reduce((n, v) => n + v[i], 0) / vs.length);
+        return dot(qp, mean) / Math.hypot(...mean);
+      };
       const sn = minMax(cands.map((id) => (docVec.has(id) ? dot(qd, docVec.get(id)!) : undefined)));
-      const bn = minMax(cands.map((id) => (share < 1 ? best.get(id) : undefined)));
+      const bn = minMax(cands.map((id) => (share === 1 ? undefined : pool === 'best' ? best.get(id) : fromPassages(id))));
       // the combined dense part is normalized again before it meets BM25F, as every signal is
       const dn = minMax(cands.map((_, i) => share * sn[i] + (1 - share) * bn[i]));
       const ln = minMax(cands.map((id) => docBm25.get(id) ?? 0));
@@ -347,7 +362,7 @@ describe('hybrid modes against brute force', () => {
 
       const r = await search(t.db, {
         mode: 'HYBRID_HIERARCHICAL', documentModel: model, passageModel: model, questionForDocuments: qd, questionForPassages: qp,
-        questionText: q, k1, k2, lambda, alpha, documentAlpha, summaryShare: share, exact: true,
+        questionText: q, k1, k2, lambda, alpha, documentAlpha, summaryShare: share, documentPassages: pool, exact: true,
       });
       expectScores(r.documents.map((d) => ({ id: d.documentId, score: d.score })), topDocs, k1);
       expectScores(r.passages.map((p) => ({ id: p.passageId, score: p.score })), expected, k2);

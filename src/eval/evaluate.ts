@@ -5,7 +5,7 @@
  * table at the product's defaults (HIERARCHICAL and PARALLEL at the dev λ, as in the paper), the
  * default mode at this set's own dev-best settings, a k1 sweep, and failure examples.
  */
-import { DEFAULT_MODE, MODES, RETRIEVAL_MODES, type RetrievalMode } from '../retrieval/modes';
+import { DEFAULT_MODE, MODES, RETRIEVAL_MODES, type ModeSpec, type RetrievalMode } from '../retrieval/modes';
 import { DEFAULT_BM25, type Bm25Settings } from '../retrieval/types';
 import { measureHighlights, type HighlightScores } from './highlights';
 import { runQuestions, type Corpus, type QuestionOutcome, type RunParams } from './run';
@@ -24,6 +24,7 @@ export interface EvalSettings {
   /**
    * Dev sweeps from an earlier run on the same corpus (exact search makes them deterministic), so
    * a run after the defaults changed only re-runs the test split; `runEvaluation` checks the match.
+   * A sweep the earlier run did not have (one added since) is run.
    */
   reuse?: { lambdaSweep: LambdaPoint[]; sweeps: Sweep[] };
 }
@@ -41,7 +42,7 @@ export interface FailureExample {
 
 /** One point of a dev sweep: the parameters tried and what they scored. */
 export interface SweepPoint {
-  params: Record<string, number>;
+  params: Record<string, number | string>;
   top: Record<string, number>;
   mrr20: number;
 }
@@ -119,7 +120,7 @@ export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: E
   const { log } = settings;
   log(`questions: ${dev.length} dev, ${test.length} test; judged by ${target} Top-20`);
   const defaults = (mode: RetrievalMode): Omit<RunParams, 'mode'> => {
-    const d: { lambda: number; alpha?: number; documentAlpha?: number; summaryShare?: number } = MODES[mode].defaults;
+    const d: ModeSpec['defaults'] = MODES[mode].defaults;
     return {
       k1: settings.k1,
       k2: settings.k2,
@@ -127,6 +128,7 @@ export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: E
       ...(d.alpha !== undefined ? { alpha: d.alpha } : {}),
       ...(d.documentAlpha !== undefined ? { documentAlpha: d.documentAlpha } : {}),
       ...(d.summaryShare !== undefined ? { summaryShare: d.summaryShare } : {}),
+      ...(d.documentPassages !== undefined ? { documentPassages: d.documentPassages } : {}),
     };
   };
   const run = (questions: EvalQuestion[], mode: RetrievalMode, over: Partial<RunParams> = {}) =>
@@ -159,11 +161,11 @@ export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: E
   const devSweep = async (
     mode: RetrievalMode,
     varied: string,
-    grid: Array<Partial<RunParams> & { params: Record<string, number> }>,
+    grid: Array<Partial<RunParams> & { params: Record<string, number | string> }>,
     judge: 'target' | 'stage' = 'target',
   ): Promise<Sweep> => {
     const reused = settings.reuse?.sweeps.find((w) => w.mode === mode && w.varied === varied);
-    if (settings.reuse && !reused) throw new Error(`the reused sweeps have no ${mode} sweep of "${varied}"; run without --reuse-sweeps`);
+    if (settings.reuse && !reused) log(`  the reused sweeps have no ${mode} sweep of "${varied}": running it`);
     if (reused) {
       sweeps.push(reused);
       return reused;
@@ -194,6 +196,18 @@ export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: E
     'summary share of the dense document score, alpha',
     SUMMARY_SHARES.flatMap((summaryShare) =>
       STAGE_ALPHAS.map((documentAlpha) => ({ summaryShare, documentAlpha, params: { summaryShare, documentAlpha } })),
+    ),
+    'stage',
+  );
+  // The same from passages over every passage of a candidate (issue 13 §3): the mean of its top 3,
+  // its centroid. A sweep of its own, so reports written before it was added still reuse theirs.
+  await devSweep(
+    DEFAULT_MODE,
+    'summary share of the dense document score, alpha, passage score (top 3, centroid)',
+    (['top3', 'centroid'] as const).flatMap((documentPassages) =>
+      SUMMARY_SHARES.filter((share) => share < 1).flatMap((summaryShare) =>
+        STAGE_ALPHAS.map((documentAlpha) => ({ summaryShare, documentAlpha, documentPassages, params: { summaryShare, documentAlpha, documentPassages } })),
+      ),
     ),
     'stage',
   );

@@ -11,7 +11,7 @@ import type { EncoderSpec } from '../encoders/spec';
 import type { IngestOptions } from '../ingest/types';
 import { retrieve } from '../retrieval/retrieve';
 import { MODES, type RetrievalMode } from '../retrieval/modes';
-import type { Bm25Settings } from '../retrieval/types';
+import type { Bm25Settings, DocumentPassages } from '../retrieval/types';
 import type { Database } from '../store/db';
 import { prepareEmbedding, type EmbeddingTargets } from '../pipeline/embed';
 import { ingest } from '../pipeline/ingest';
@@ -171,6 +171,7 @@ export interface RunParams {
   alpha?: number;
   documentAlpha?: number;
   summaryShare?: number;
+  documentPassages?: DocumentPassages;
   bm25?: Partial<Bm25Settings>;
 }
 
@@ -184,8 +185,8 @@ export async function runQuestions(corpus: Corpus, questions: readonly EvalQuest
   const outcomes: QuestionOutcome[] = [];
   for (const q of questions) {
     const started = process.hrtime.bigint();
-    const { bm25, summaryShare, ...args } = params;
-    const result = await retrieve(corpus.db, corpus.targets, { question: q.question, ...args }, { exact: true, bm25, summaryShare });
+    const { bm25, summaryShare, documentPassages, ...args } = params;
+    const result = await retrieve(corpus.db, corpus.targets, { question: q.question, ...args }, { exact: true, bm25, summaryShare, documentPassages });
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
     const gold = new Set(q.goldDocuments);
     const stage = MODES[params.mode];

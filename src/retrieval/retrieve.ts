@@ -4,7 +4,7 @@ import type { EmbeddingTargets } from '../store/embeddings';
 import { DEFAULT_MODE, MODES, TEXT_ONLY_MODE, type ModeSpec, type RetrievalMode } from './modes';
 import { search } from './search';
 import type { RowFetch } from './statements/rows';
-import type { Bm25Settings, IterativeScan, SearchResult } from './types';
+import type { Bm25Settings, DocumentPassages, IterativeScan, SearchResult } from './types';
 import { RetrievalInputError, validateRetrieveArgs, type RetrieveArgs } from './validate';
 
 export interface RetrieveOptions {
@@ -16,6 +16,8 @@ export interface RetrieveOptions {
   bm25?: Partial<Bm25Settings>;
   /** HYBRID_HIERARCHICAL's summary-vector share of the dense document score (the mode's default when unset). */
   summaryShare?: number;
+  /** HYBRID_HIERARCHICAL's document score from passages when summaryShare < 1 (the mode's default when unset). */
+  documentPassages?: DocumentPassages;
   /** alpha when a question gives none (overrides the mode's default; HYBRID_ALPHA). */
   defaultAlpha?: number;
   /** Columns of the ranked rows to return in the same statement (the API: what its selection reads). */
@@ -93,6 +95,7 @@ export async function retrieve(
     alpha: args.alpha,
     documentAlpha: args.documentAlpha,
     summaryShare: options.summaryShare ?? spec.defaults.summaryShare,
+    documentPassages: options.documentPassages ?? spec.defaults.documentPassages,
     bm25: options.bm25,
     filter: args.filter,
     exact: options.exact,

@@ -37,6 +37,15 @@ export const DEFAULT_BM25: Bm25Settings = { k1: 0.9, b: 0.6, summaryWeight: 3, t
  * A search over stored vectors and postings: the question is already encoded (once per distinct
  * question model); what a mode does not use may be left out.
  */
+/**
+ * A document's dense score from its passages (issue 13 §3, each measured on dev by \`dhr eval\`):
+ * 'best': its best passage among the passage ANN hits (missing: the stage's minimum);
+ * 'top3': the mean of its 3 best passages; 'centroid': cosine with the mean of its passage
+ * vectors; both over every passage of each candidate document.
+ */
+export type DocumentPassages = 'best' | 'top3' | 'centroid';
+export const DOCUMENT_PASSAGES: readonly DocumentPassages[] = ['best', 'top3', 'centroid'];
+
 export interface SearchInput {
   /** The model of document vectors (E_D^φ) and of passage vectors (E_P^ψ). */
   documentModel: ModelRef;
@@ -56,9 +65,11 @@ export interface SearchInput {
   documentAlpha?: number;
   /**
    * HYBRID_HIERARCHICAL's dense document score: the weight of the summary vector (DHR) against
-   * the document's best passage among the passage ANN hits (1: summary only).
+   * the document's passages (1: summary only).
    */
   summaryShare?: number;
+  /** How HYBRID_HIERARCHICAL scores a document from its passages when summaryShare < 1 (default 'best'). */
+  documentPassages?: DocumentPassages;
   bm25?: Partial<Bm25Settings>;
   filter?: RetrievalFilter;
   /**

@@ -19,8 +19,9 @@ const fuse = (p: Params, alpha: number, dense: string, lexical: string) => {
  * two levels have their own encoders and BM25s, and their best weights differ). Stage 1: candidates are the union of the top k1 documents by summary vector, by
  * document BM25F, and by their best passage among the top max(k1, k2) passages by vector (DHR's
  * summary says little when headings say little; a document's best passage still does). Each
- * candidate's dense score is summaryShare·summary + (1 − summaryShare)·best passage (each
- * min-max normalized; a document with no passage among the hits gets the minimum), fused with its
+ * candidate's dense score is summaryShare·summary + (1 − summaryShare)·its passages' score
+ * (documentPassages: best hit, mean of its top 3, or cosine with its centroid; each min-max
+ * normalized; a document with no such score gets the minimum), fused with its
  * BM25F, and the best k1 kept. Stage 2: every passage of those documents (embedded or not: a
  * passage without a vector still ranks by BM25), fused the same way; final score = passage +
  * λ·document, as in DHR.
@@ -29,6 +30,7 @@ export function hybridHierarchical(s: SearchInput, p: Params, exact: boolean): M
   const alpha = s.alpha ?? 0.5;
   const documentAlpha = s.documentAlpha ?? alpha;
   const share = s.summaryShare ?? 1;
+  const pool = s.documentPassages ?? 'best';
   const ddim = s.documentModel.dimension;
   const pdim = s.passageModel.dimension;
   const qd = p.addVector(s.questionForDocuments);
@@ -37,9 +39,11 @@ export function hybridHierarchical(s: SearchInput, p: Params, exact: boolean): M
   const bestPassages =
     share < 1
       ? `passage_hits AS MATERIALIZED (${passageStage(s, p, hits, exact)}),
-    best_passage AS (SELECT document_id, max(passage_score) AS best FROM passage_hits GROUP BY document_id),
-    best_docs AS (SELECT document_id FROM best_passage ORDER BY best DESC, document_id LIMIT ${p.add(s.k1)}),`
+    best_hit AS (SELECT document_id, max(passage_score) AS best FROM passage_hits GROUP BY document_id),
+    best_docs AS (SELECT document_id FROM best_hit ORDER BY best DESC, document_id LIMIT ${p.add(s.k1)}),`
       : '';
+  const passagePart = share < 1 ? (pool === 'best' ? 'best_hit' : 'passage_part') : '';
+  const passagePartSql = share < 1 && pool !== 'best' ? `passage_part AS (${documentsFromPassages(s, p, pool, qp)}),` : '';
   const S = p.add(share);
   const sql = `WITH ${termCtes(s, p, { passages: true, documents: true })},
     dense_docs AS MATERIALIZED (${documentStage(s, p, exact)}),
@@ -47,13 +51,14 @@ export function hybridHierarchical(s: SearchInput, p: Params, exact: boolean): M
     ${bestPassages}
     doc_candidates AS MATERIALIZED (
       SELECT document_id FROM dense_docs UNION SELECT document_id FROM lexical_docs${share < 1 ? ' UNION SELECT document_id FROM best_docs' : ''}),
+    ${passagePartSql}
     doc_scored AS (
       SELECT c.document_id, ${innerProduct('de.embedding', ddim, qd)} AS document_dense, coalesce(l.lexical, 0) AS document_lexical,
              ${share < 1 ? 'bp.best' : 'NULL::float8'} AS best_passage
       FROM doc_candidates c
       LEFT JOIN document_embeddings de ON de.model_id = ${p.add(s.documentModel.id)} AND de.document_id = c.document_id
       LEFT JOIN (${documentsExact(s, p, 'doc_candidates')}) l ON l.document_id = c.document_id
-      ${share < 1 ? 'LEFT JOIN best_passage bp ON bp.document_id = c.document_id' : ''}
+      ${share < 1 ? `LEFT JOIN ${passagePart} bp ON bp.document_id = c.document_id` : ''}
     ),
     doc_dense AS (
       SELECT *, ${S}::float8 * ${minMax('document_dense')} + (1 - ${S}::float8) * ${minMax('best_passage')} AS dense_part FROM doc_scored
@@ -75,6 +80,26 @@ export function hybridHierarchical(s: SearchInput, p: Params, exact: boolean): M
     fused AS (SELECT *, passage_score + ${p.add(s.lambda)}::float8 * document_score AS score FROM passage_fused)
     SELECT ${PASSAGES_JSON('fused', p.add(s.k2))} AS passages, ${DOCUMENTS_JSON('docs')} AS documents, (SELECT count(*) FROM qterms)::int AS question_terms`;
   return { sql, annRows: share < 1 ? hits : s.k1 };
+}
+
+/**
+ * Every passage of each stage-1 candidate scored exactly: the mean of a document's 3 best
+ * passages, or its cosine with the centroid (mean) of its passage vectors. Scored over the
+ * candidates only (at most 3·k1 documents, the size of stage 2), so no extra index is needed.
+ */
+function documentsFromPassages(s: SearchInput, p: Params, pool: 'top3' | 'centroid', qp: string): string {
+  const dim = s.passageModel.dimension;
+  const from = `doc_candidates c JOIN passage_embeddings pe ON pe.model_id = ${p.add(s.passageModel.id)} AND pe.document_id = c.document_id`;
+  if (pool === 'centroid') {
+    const centroid = `avg(pe.embedding::vector(${dim}))`;
+    return `SELECT c.document_id, -(${centroid} <#> ${qp}::vector(${dim})) / nullif(vector_norm(${centroid}), 0) AS best
+      FROM ${from} GROUP BY c.document_id`;
+  }
+  return `SELECT document_id, avg(passage_score) AS best FROM (
+      SELECT c.document_id, ${innerProduct('pe.embedding', dim, qp)} AS passage_score,
+             row_number() OVER (PARTITION BY c.document_id ORDER BY pe.embedding::vector(${dim}) <#> ${qp}::vector(${dim}), pe.passage_id) AS rank
+      FROM ${from}) ranked
+    WHERE rank <= 3 GROUP BY document_id`;
 }
 
 /**
