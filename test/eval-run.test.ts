@@ -79,7 +79,7 @@ describe('eval run', () => {
     expect(ranks(await runQuestions(corpus, dataset.questions, params))).toEqual(ranks(await runQuestions(corpus, dataset.questions, params)));
   });
 
-  it('reuses an earlier run\'s dev sweeps: the same report without re-running them; a foreign sweep is refused', async () => {
+  it('reuses an earlier run\'s dev sweeps: the same report without re-running them; a sweep the report lacks is run', async () => {
     const settings = { k1: 3, k2: 20, k1Sweep: [3], log: () => undefined };
     const full = await evaluate(dataset, corpus, settings);
     const calls: string[] = [];
@@ -95,8 +95,14 @@ describe('eval run', () => {
     expect(reused.lambda).toBe(full.lambda);
     // Nothing was swept again (a sweep logs its best point).
     expect(calls.some((l) => /λ coarse|: best \{/.test(l))).toBe(false);
+    // A report written before a sweep existed (here: its sweeps renamed) gets that sweep run, and the
+    // run says so; the result is the full run's.
     const foreign = full.sweeps.map((w) => ({ ...w, varied: `${w.varied} (other settings)` }));
-    await expect(evaluate(dataset, corpus, { ...settings, reuse: { lambdaSweep: full.lambdaSweep, sweeps: foreign } })).rejects.toThrow(/no .* sweep/);
+    const ran: string[] = [];
+    const rerun = await evaluate(dataset, corpus, { ...settings, log: (line) => ran.push(line), reuse: { lambdaSweep: full.lambdaSweep, sweeps: foreign } });
+    expect(ran.filter((l) => /have no .* sweep of .*: running it/.test(l))).toHaveLength(full.sweeps.length);
+    expect(rerun.sweeps.map((w) => w.varied)).toEqual(full.sweeps.map((w) => w.varied));
+    expect(rerun.sweeps.map((w) => w.best)).toEqual(full.sweeps.map((w) => w.best));
   });
 
   it('measures answer highlights: the capital is the highlight wherever the top passage has it', async () => {
