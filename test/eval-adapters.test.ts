@@ -17,6 +17,9 @@ import type { EvalOutcome } from '../src/eval/evaluate';
 import { reusableSweeps } from '../src/eval/index';
 import { sampleMinedPairs } from '../src/eval/mined-pairs';
 import { buildReport } from '../src/eval/report';
+import { evaluateQuestionEncoder, questionEncoderSection } from '../src/eval/question-encoder';
+import { EncoderSet, loadEncoder } from '../src/encoders/set';
+import { writeTinyModel } from './helpers/tiny-model';
 
 /**
  * The eval's adapter runs on four real Factbook profiles with USE-lite: mined and dev-label
@@ -156,5 +159,45 @@ describe('eval adapter runs', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
-});
 
+  describe('a fine-tuned question encoder (--question-encoder)', () => {
+    let root: string;
+    beforeAll(() => {
+      root = mkdtempSync(join(tmpdir(), 'dhr-eval-qenc-'));
+    });
+    afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+    it("answers with the folder's question vectors against the stored passage vectors, beside the plain run", async () => {
+      // A real custom-model folder of USE-lite's width, so it can stand in for the question side.
+      const folder = await writeTinyModel(root, 'tiny-question', { hidden: 512, seed: 3 });
+      const modes = Object.fromEntries(await Promise.all(ADAPTER_MODES.map(async (m) => [m, scoreOutcomes(await runQuestions(corpus, test, { mode: m, ...modeParams[m]! }))])));
+      const e = await evaluateQuestionEncoder(dataset, corpus, { target: 'answer', modeParams, modes }, folder, { roles: ['questionPassage'], log: () => undefined });
+      expect(e.model).toBe('tiny-question');
+      expect(Object.keys(e.scores).sort()).toEqual([...ADAPTER_MODES].sort());
+
+      // The same run wired by hand: only questionPassage swapped, the stored vectors and the rest kept.
+      const encoder = await loadEncoder(folder);
+      try {
+        const targets = { ...corpus.targets, encoders: EncoderSet.of({ ...corpus.targets.encoders.byRole, questionPassage: encoder }) };
+        const byHand = await runQuestions({ ...corpus, targets }, test, { mode: 'FLAT', ...modeParams.FLAT! });
+        expect(ranksOnly(e.scores.FLAT!.tuned)).toEqual(ranksOnly(scoreOutcomes(byHand)));
+        const plain = await runQuestions(corpus, test, { mode: 'FLAT', ...modeParams.FLAT! });
+        // the question vectors came from the folder: dense rankings change
+        expect(byHand.map((o) => o.top)).not.toEqual(plain.map((o) => o.top));
+        expect(e.scores.FLAT!.none).toBe(modes.FLAT);
+      } finally {
+        await encoder.close();
+      }
+      expect(questionEncoderSection(e)).toContain('| FLAT |');
+    }, 120_000);
+
+    it('refuses a folder whose width is not the stored vectors\', and runs nothing', async () => {
+      const folder = await writeTinyModel(root, 'tiny-narrow', { hidden: 8 });
+      const log: string[] = [];
+      await expect(
+        evaluateQuestionEncoder(dataset, corpus, { target: 'answer', modeParams, modes: {} }, folder, { roles: ['questionPassage'], log: (l) => log.push(l) }),
+      ).rejects.toThrow(/dimension 8.*dimension 512/);
+      expect(log).toEqual([]);
+    });
+  });
+});

@@ -6,12 +6,17 @@ import { packageRoot } from '../paths';
 /** `dhr eval --dataset …`. */
 export async function evalCommand(
   config: Config,
-  options: { dataset: string; out?: string; cache?: string; k1Sweep: string; updateDocs?: boolean; reuseCorpus?: boolean; reuseSweeps?: string; adapters?: boolean },
+  options: { dataset: string; out?: string; cache?: string; k1Sweep: string; updateDocs?: boolean; reuseCorpus?: boolean; reuseSweeps?: string; adapters?: boolean; questionEncoder?: string; questionRoles: string },
 ): Promise<number> {
   const root = packageRoot();
   const k1Sweep = options.k1Sweep.split(',').map((k) => Number(k.trim()));
   if (k1Sweep.some((k) => !Number.isInteger(k) || k < 1 || k > 1000)) {
     console.error('eval: --k1-sweep takes integers from 1 to 1000, comma-separated');
+    return 1;
+  }
+  const roles = questionRoles(options.questionRoles);
+  if (options.questionEncoder && !roles) {
+    console.error(`eval: --question-roles takes ${QUESTION_ROLES.join(', ')} (comma-separated), got "${options.questionRoles}"`);
     return 1;
   }
   const written = await runEvaluation({
@@ -31,10 +36,20 @@ export async function evalCommand(
     log: (line) => console.error(line),
     reuseSweepsFrom: options.reuseSweeps ? path.resolve(options.reuseSweeps) : undefined,
     adapters: Boolean(options.adapters),
-    commandFlags: [options.updateDocs && '--update-docs', options.reuseCorpus && '--reuse-corpus', options.reuseSweeps && `--reuse-sweeps ${options.reuseSweeps}`, options.adapters && '--adapters']
+    questionEncoder: options.questionEncoder && roles ? { folder: path.resolve(options.questionEncoder), roles } : undefined,
+    commandFlags: [options.updateDocs && '--update-docs', options.reuseCorpus && '--reuse-corpus', options.reuseSweeps && `--reuse-sweeps ${options.reuseSweeps}`, options.adapters && '--adapters', options.questionEncoder && `--question-encoder ${path.basename(options.questionEncoder)} --question-roles ${options.questionRoles}`]
       .filter(Boolean)
       .join(' '),
   });
   console.log(`wrote ${written.map((f) => path.relative(process.cwd(), f)).join(', ')}`);
   return 0;
+}
+
+const QUESTION_ROLES = ['questionPassage', 'questionDocument'] as const;
+
+/** --question-roles: a comma-separated subset of the two question roles (undefined: something else). */
+function questionRoles(list: string): Array<(typeof QUESTION_ROLES)[number]> | undefined {
+  const roles = list.split(',').map((r) => r.trim());
+  const known = (r: string): r is (typeof QUESTION_ROLES)[number] => (QUESTION_ROLES as readonly string[]).includes(r);
+  return roles.every(known) ? [...new Set(roles)] : undefined;
 }

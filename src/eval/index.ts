@@ -1,6 +1,7 @@
 /** `dhr eval`: build a data set, load it into a fresh database, run the protocol, write the report. */
 import { readFileSync } from 'node:fs';
 import { evaluateAdapters } from './adapters';
+import { evaluateQuestionEncoder, type QuestionRoles } from './question-encoder';
 import { buildReport, writeReport, type EvalReport } from './report';
 import { evaluate, type EvalOutcome, type EvalSettings } from './evaluate';
 import { buildFactbook } from './factbook';
@@ -26,6 +27,8 @@ export interface EvalCommandOptions extends RunSetup {
   reuseSweepsFrom?: string;
   /** Also train and score the query-side adapters (mined, dev labels, both) on the test split. */
   adapters?: boolean;
+  /** Also score a fine-tuned question encoder (a custom-model folder) for these roles on the test split. */
+  questionEncoder?: { folder: string; roles: QuestionRoles[] };
 }
 
 export async function runEvaluation(options: EvalCommandOptions): Promise<string[]> {
@@ -40,9 +43,11 @@ export async function runEvaluation(options: EvalCommandOptions): Promise<string
     const reuse = options.reuseSweepsFrom ? reusableSweeps(options.reuseSweepsFrom, buildReport(dataset, corpus, EMPTY_OUTCOME, settings, 0)) : undefined;
     const outcome = await evaluate(dataset, corpus, { ...settings, log: options.log, reuse });
     const adapters = options.adapters ? await evaluateAdapters(dataset, corpus, outcome, { log: options.log }) : undefined;
+    const q = options.questionEncoder;
+    const questionEncoder = q ? await evaluateQuestionEncoder(dataset, corpus, outcome, q.folder, { roles: q.roles, threads: options.encoderThreads, log: options.log }) : undefined;
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     // Not in report.settings: reusableSweeps compares those, and the adapters do not touch the sweeps.
-    const report = { ...buildReport(dataset, corpus, outcome, settings, seconds), ...(adapters ? { adapters } : {}) };
+    const report = { ...buildReport(dataset, corpus, outcome, settings, seconds), ...(adapters ? { adapters } : {}), ...(questionEncoder ? { questionEncoder } : {}) };
     if (options.commandFlags) report.command += ` -- ${options.commandFlags}`;
     return await writeReport(report, options.outDir);
   } finally {

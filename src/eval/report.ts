@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { DEFAULT_MODE, MODES, type RetrievalMode } from '../retrieval/modes';
 import type { AdapterEvaluation } from './adapters';
 import { adapterSection } from './adapters-report';
+import { questionEncoderSection, type QuestionEncoderEvaluation } from './question-encoder';
 import { accuracyChart, curveChart, renderSvg } from './charts';
 import { judged, type EvalOutcome, type FailureExample, type Sweep } from './evaluate';
 import type { Corpus } from './run';
@@ -27,6 +28,8 @@ export interface EvalReport extends EvalOutcome {
   runtimeSeconds: number;
   /** `dhr eval --adapters`: the query-side adapter runs on the test split. */
   adapters?: AdapterEvaluation;
+  /** `dhr eval --question-encoder <folder>`: a fine-tuned question encoder on the test split. */
+  questionEncoder?: QuestionEncoderEvaluation;
 }
 
 export function buildReport(
@@ -163,7 +166,7 @@ ${k1Rows.join('\n')}
 
 ![k1 sweep](${report.dataset}-k1.svg)
 
-${highlightSection(report)}${report.adapters ? adapterSection(report.adapters) : ''}## Where ${DEFAULT_MODE} loses (test split)
+${highlightSection(report)}${report.adapters ? adapterSection(report.adapters) : ''}${report.questionEncoder ? questionEncoderSection(report.questionEncoder) : ''}## Where ${DEFAULT_MODE} loses (test split)
 
 ${report.losses.length ? report.losses.map(example).join('\n') : `No test question where ${DEFAULT_MODE} missed the top 20.`}
 
