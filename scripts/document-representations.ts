@@ -3,8 +3,8 @@
  * force over an evaluation corpus (the one `dhr eval --reuse-corpus` cached), for every question:
  *
  *   summary        the stored document vector (DHR's summary, clipped to the encoder's budget)
- *   summaries      several summary vectors: the summary split into pieces that fit the budget, each
- *                  prefixed with the title, max-sim over them (not in the product: measured first)
+ *   summaries      several summary vectors: the stored one and the summary's pieces that fit the
+ *                  budget (src/pipeline/summary-pieces.ts), max-sim over them
  *   best passage   the best cosine among all the document's passages
  *   top-3 mean     the mean of its 3 best
  *   centroid       cosine with the mean of its passage vectors
@@ -19,8 +19,8 @@ import { loadConfig } from '../src/config';
 import { DATASETS } from '../src/eval';
 import { loadCorpus } from '../src/eval/run';
 import { splitOf, type Split } from '../src/eval/split';
-import type { Encoder } from '../src/encoders/types';
 import { packageRoot } from '../src/paths';
+import { summaryPieces } from '../src/pipeline/summary-pieces';
 
 const parse = (text: string) => Float32Array.from(text.slice(1, -1).split(','), Number);
 const dot = (a: Float32Array, b: Float32Array) => {
@@ -32,24 +32,6 @@ const unit = (v: Float32Array) => {
   const n = Math.sqrt(dot(v, v)) || 1;
   return v.map((x) => x / n);
 };
-
-/** Greedy word packing: "title, piece" fits the document budget; a word too long alone is its own piece. */
-function summaryPieces(encoder: Encoder, title: string, summary: string): string[] {
-  const budget = encoder.maxTokens('document');
-  if (encoder.countTokens(summary, 'document') <= budget) return [summary];
-  const rest = summary.startsWith(title) ? summary.slice(title.length).replace(/^,\s*/, '') : summary;
-  const pieces: string[] = [];
-  let words: string[] = [];
-  for (const word of rest.split(/\s+/).filter(Boolean)) {
-    if (words.length > 0 && encoder.countTokens(`${title}, ${[...words, word].join(' ')}`, 'document') > budget) {
-      pieces.push(`${title}, ${words.join(' ')}`);
-      words = [];
-    }
-    words.push(word);
-  }
-  if (words.length > 0) pieces.push(`${title}, ${words.join(' ')}`);
-  return pieces;
-}
 
 async function main() {
   const name = process.argv[2] ?? 'pydocs';
@@ -91,7 +73,7 @@ async function main() {
     const pieceVectors = (await encoders.document.encode(flat, 'document')).vectors;
     let at = 0;
     const summaryVectors = pieces.map((p) => pieceVectors.slice(at, (at += p.length)));
-    console.error(`${docs.length} documents: ${flat.length} summary pieces (${docs.filter((_, i) => pieces[i].length > 1).length} summaries split), encoded in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    console.error(`${docs.length} documents: ${flat.length} summary pieces (${docs.filter((_, i) => pieces[i].length > 0).length} summaries split), encoded in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     const centroids = docs.map((d) => {
       const list = passagesOf.get(d.id) ?? [];
       const sum = new Float32Array(docs.length ? parse(docs[0].embedding).length : 0);
@@ -106,7 +88,7 @@ async function main() {
     type Scorer = (qi: number, di: number) => number;
     const scorers: Record<string, Scorer> = {
       summary: (qi, di) => dot(qDoc[qi], docVectors[di]),
-      summaries: (qi, di) => Math.max(...summaryVectors[di].map((v) => dot(qDoc[qi], v))),
+      summaries: (qi, di) => Math.max(dot(qDoc[qi], docVectors[di]), ...summaryVectors[di].map((v) => dot(qDoc[qi], v))),
       'best passage': (qi, di) => Math.max(-1, ...(passagesOf.get(docs[di].id) ?? []).map((v) => dot(qPas[qi], v))),
       'top-3 mean': (qi, di) => {
         const s = (passagesOf.get(docs[di].id) ?? []).map((v) => dot(qPas[qi], v)).sort((a, b) => b - a).slice(0, 3);

@@ -5,6 +5,7 @@ import type { VectorSearch } from '../src/retrieval/sql';
 import { DEFAULT_BM25, type Bm25Settings } from '../src/retrieval/types';
 import type { Database } from '../src/store/db';
 import { registerModel, vectorLiteral, type EmbeddingModelRow } from '../src/store/embeddings';
+import { vectorArrayLiteral } from '../src/store/vector';
 import { ingestDocuments } from '../src/pipeline/ingest';
 import { indexLexical } from '../src/store/lexical';
 import { PgliteDatabase } from '../src/store/pglite';
@@ -276,6 +277,8 @@ describe('hybrid modes against brute force', () => {
   let model: EmbeddingModelRow;
   const docVec = new Map<number, Float32Array>();
   const passageVec = new Map<number, Float32Array>();
+  /** Several summary vectors: some embedded documents have pieces (the rest: NULL). */
+  const pieceVecs = new Map<number, Float32Array[]>();
   const rand = prng(17);
   const randomUnit = () => unit(Array.from({ length: DIM }, () => rand() - 0.5));
 
@@ -293,6 +296,12 @@ describe('hybrid modes against brute force', () => {
        SELECT $1, u.id, d.content_hash, u.v::vector FROM unnest($2::int[], $3::text[]) AS u(id, v) JOIN documents d ON d.id = u.id`,
       [model.id, [...docVec.keys()], [...docVec.values()].map((v) => vectorLiteral(v))],
     );
+    for (const id of docVec.keys()) if (id % 3 !== 0) pieceVecs.set(id, Array.from({ length: 1 + (id % 4) }, randomUnit));
+    await t.db.query(
+      `UPDATE document_embeddings e SET summary_pieces = u.p::vector[] FROM unnest($2::int[], $3::text[]) AS u(id, p)
+       WHERE e.model_id = $1 AND e.document_id = u.id`,
+      [model.id, [...pieceVecs.keys()], [...pieceVecs.values()].map((vs) => vectorArrayLiteral(vs))],
+    );
     const byId = new Map(passages.map((p) => [p.id, p.document_id]));
     await t.db.query(
       `INSERT INTO passage_embeddings (model_id, passage_id, document_id, embedding)
@@ -305,16 +314,19 @@ describe('hybrid modes against brute force', () => {
   it('HYBRID_HIERARCHICAL: both stages fused as specified, score = passage + λ·document', async () => {
     const { passages, docs } = await loadItems(t.db);
     const allPassages = await t.db.query<{ id: number; document_id: number }>('SELECT id, document_id FROM passages ORDER BY id');
-    for (const [q, k1, k2, lambda, alpha, share, pool] of [
-      [QUESTIONS[0], 5, 10, 1, 0.3, 1, 'best'],
-      [QUESTIONS[1], 3, 40, 0.5, 0.7, 0.5, 'best'],
-      [QUESTIONS[2], 8, 6, 2, 0, 0, 'best'],
-      [QUESTIONS[3], 4, 12, 1, 1, 0.25, 'best'],
-      [QUESTIONS[0], 6, 9, 1, 0.6, 0, 'best'],
-      [QUESTIONS[1], 3, 40, 0.5, 0.7, 0.5, 'top3'],
-      [QUESTIONS[2], 8, 6, 2, 1, 0, 'top3'],
-      [QUESTIONS[3], 4, 12, 1, 1, 0.25, 'centroid'],
-      [QUESTIONS[0], 6, 9, 1, 0.6, 0, 'centroid'],
+    for (const [q, k1, k2, lambda, alpha, share, pool, pieces] of [
+      [QUESTIONS[0], 5, 10, 1, 0.3, 1, 'best', false],
+      [QUESTIONS[1], 3, 40, 0.5, 0.7, 0.5, 'best', false],
+      [QUESTIONS[2], 8, 6, 2, 0, 0, 'best', false],
+      [QUESTIONS[3], 4, 12, 1, 1, 0.25, 'best', false],
+      [QUESTIONS[0], 6, 9, 1, 0.6, 0, 'best', false],
+      [QUESTIONS[1], 3, 40, 0.5, 0.7, 0.5, 'top3', false],
+      [QUESTIONS[2], 8, 6, 2, 1, 0, 'top3', false],
+      [QUESTIONS[3], 4, 12, 1, 1, 0.25, 'centroid', false],
+      [QUESTIONS[0], 6, 9, 1, 0.6, 0, 'centroid', false],
+      [QUESTIONS[0], 5, 10, 1, 1, 1, 'best', true],
+      [QUESTIONS[1], 7, 12, 0.5, 0.7, 1, 'best', true],
+      [QUESTIONS[3], 4, 12, 1, 1, 0.5, 'top3', true],
     ] as const) {
       const documentAlpha = share === 0.5 ? 0.2 : alpha;
       const terms = await questionTerms(t.db, q);
@@ -345,7 +357,9 @@ describe('hybrid modes against brute force', () => {
         const mean = Array.from({ length: DIM }, (_, i) => vs.reduce((n, v) => n + v[i], 0) / vs.length);
         return dot(qp, mean) / Math.hypot(...mean);
       };
-      const sn = minMax(cands.map((id) => (docVec.has(id) ? dot(qd, docVec.get(id)!) : undefined)));
+      // the summary's score: its vector, or (pieces) the best of it and its pieces'; pieces never add a candidate
+      const summaryScore = (id: number) => Math.max(dot(qd, docVec.get(id)!), ...(pieces ? (pieceVecs.get(id) ?? []).map((v) => dot(qd, v)) : []));
+      const sn = minMax(cands.map((id) => (docVec.has(id) ? summaryScore(id) : undefined)));
       const bn = minMax(cands.map((id) => (share === 1 ? undefined : pool === 'best' ? best.get(id) : fromPassages(id))));
       // the combined dense part is normalized again before it meets BM25F, as every signal is
       const dn = minMax(cands.map((_, i) => share * sn[i] + (1 - share) * bn[i]));
@@ -362,7 +376,7 @@ describe('hybrid modes against brute force', () => {
 
       const r = await search(t.db, {
         mode: 'HYBRID_HIERARCHICAL', documentModel: model, passageModel: model, questionForDocuments: qd, questionForPassages: qp,
-        questionText: q, k1, k2, lambda, alpha, documentAlpha, summaryShare: share, documentPassages: pool, exact: true,
+        questionText: q, k1, k2, lambda, alpha, documentAlpha, summaryShare: share, documentPassages: pool, summaryPieces: pieces, exact: true,
       });
       expectScores(r.documents.map((d) => ({ id: d.documentId, score: d.score })), topDocs, k1);
       expectScores(r.passages.map((p) => ({ id: p.passageId, score: p.score })), expected, k2);

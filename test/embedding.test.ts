@@ -3,6 +3,7 @@ import { UseLiteEncoder } from '../src/encoders/use-lite/encoder';
 import { passageEncodingText } from '../src/ingest/summary';
 import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
 import { embedPending, prepareEmbedding } from '../src/pipeline/embed';
+import { summaryPieces } from '../src/pipeline/summary-pieces';
 import { EmbeddingModelError, registerModel, writeDocumentEmbeddings } from '../src/store/embeddings';
 import { ingest, ingestDocuments } from '../src/pipeline/ingest';
 import { useTestDatabase } from './helpers/database';
@@ -111,6 +112,34 @@ describe('embedding pipeline with the default model', () => {
     });
     expect(hits.plan).toMatch(new RegExp(`passage_embeddings_hnsw_m${targets.passage.id}`));
     expect(hits.nearest[0].text).toBe('The Spree river flows through the city.');
+  });
+
+  it('embeds a summary over the budget also in pieces that fit it (several summary vectors); one that fits has none', async () => {
+    const sections = Array.from({ length: 60 }, (_, i) => ({ title: `Topic ${i} of the long guide`, text: `Words about topic ${i}.` }));
+    await ingestDocuments(t.db, [{ key: 'guide', title: 'Guide', abstract: 'A guide with a long table of contents.', sections }], DEFAULT_INGEST_OPTIONS);
+    const targets = await prepareEmbedding(t.db, set);
+    await embedPending(t.db, targets);
+    const rows = await t.db.query<{ key: string; summary: string; pieces: string | null }>(
+      `SELECT d.key, d.summary, e.summary_pieces::text AS pieces FROM document_embeddings e JOIN documents d ON d.id = e.document_id
+       WHERE e.model_id = $1 ORDER BY d.id`,
+      [targets.document.id],
+    );
+    const budget = useLite.maxTokens('document');
+    for (const r of rows.filter((x) => x.key !== 'guide')) expect(r.pieces).toBeNull();
+    const guide = rows.find((r) => r.key === 'guide')!;
+    expect(counting.countTokens(guide.summary, 'document')).toBeGreaterThan(budget);
+    const texts = summaryPieces(useLite, 'Guide', guide.summary);
+    expect(texts.length).toBeGreaterThan(1);
+    // every piece is "title, …", fits the budget, and together they hold every word after the title
+    for (const text of texts) {
+      expect(text.startsWith('Guide, ')).toBe(true);
+      expect(counting.countTokens(text, 'document')).toBeLessThanOrEqual(budget);
+    }
+    expect(texts.map((x) => x.slice('Guide, '.length)).join(' ')).toBe(guide.summary.slice('Guide, '.length).replace(/\s+/g, ' '));
+    const stored = JSON.parse(`[${guide.pieces!.slice(1, -1).replace(/"/g, '')}]`) as number[][];
+    expect(stored).toHaveLength(texts.length);
+    const expected = await useLite.encode(texts, 'document');
+    stored.forEach((v, i) => expect(dot(v, expected.vectors[i])).toBeGreaterThan(0.99999));
   });
 
   it('re-embeds only what changed; unchanged documents are not encoded again', async () => {

@@ -129,6 +129,7 @@ export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: E
       ...(d.documentAlpha !== undefined ? { documentAlpha: d.documentAlpha } : {}),
       ...(d.summaryShare !== undefined ? { summaryShare: d.summaryShare } : {}),
       ...(d.documentPassages !== undefined ? { documentPassages: d.documentPassages } : {}),
+      ...(d.summaryPieces !== undefined ? { summaryPieces: d.summaryPieces } : {}),
     };
   };
   const run = (questions: EvalQuestion[], mode: RetrievalMode, over: Partial<RunParams> = {}) =>
@@ -211,15 +212,34 @@ export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: E
     ),
     'stage',
   );
+  // Several summary vectors (max-sim over the summary and its pieces), with the summary's share
+  // above 0 (at 0 the summary is not read). A sweep of its own, as the one above.
+  await devSweep(
+    DEFAULT_MODE,
+    'summary share of the dense document score, alpha, several summary vectors',
+    SUMMARY_SHARES.filter((share) => share > 0).flatMap((summaryShare) =>
+      STAGE_ALPHAS.map((documentAlpha) => ({ summaryShare, documentAlpha, summaryPieces: true, params: { summaryShare, documentAlpha, summaryPieces: 1 } })),
+    ),
+    'stage',
+  );
   // Then the passage stage: its alpha and λ, at the product's document stage (not this set's own
   // best), so the same grid points exist on both sets and scripts/choose-defaults.ts can pick one.
   void shares;
   const { summaryShare, documentAlpha } = MODES.HYBRID_HIERARCHICAL.defaults;
+  const pieces: boolean = (MODES.HYBRID_HIERARCHICAL.defaults as ModeSpec['defaults']).summaryPieces ?? false;
+  // The document stage is named in the sweep (a reused report's sweep at another stage is not reused).
   const lambdaHier = await devSweep(
     DEFAULT_MODE,
-    `alpha, λ (document stage: summary share ${summaryShare}, documentAlpha ${documentAlpha})`,
+    `alpha, λ (document stage: summary share ${summaryShare}, documentAlpha ${documentAlpha}${pieces ? ', several summary vectors' : ''})`,
     PASSAGE_ALPHAS.flatMap((alpha) =>
-      HYBRID_LAMBDAS.map((lambda) => ({ alpha, lambda, summaryShare, documentAlpha, params: { alpha, lambda, documentAlpha, summaryShare } })),
+      HYBRID_LAMBDAS.map((lambda) => ({
+        alpha,
+        lambda,
+        summaryShare,
+        documentAlpha,
+        ...(pieces ? { summaryPieces: true } : {}),
+        params: { alpha, lambda, documentAlpha, summaryShare, ...(pieces ? { summaryPieces: 1 } : {}) },
+      })),
     ),
   );
   void alphaFlat;

@@ -43,9 +43,14 @@ export async function measureHighlights(corpus: Corpus, questions: readonly Eval
   const highlightMs: number[] = [];
   const retrieveMs: number[] = [];
   for (const q of asked) {
-    const { bm25, summaryShare, documentPassages, ...args } = params;
+    const { bm25, summaryShare, documentPassages, summaryPieces, ...args } = params;
     let t = process.hrtime.bigint();
-    const result = await retrieve(corpus.db, corpus.targets, { question: q.question, ...args, k2: Math.max(args.k2, passages) }, { exact: true, bm25, summaryShare, documentPassages });
+    const result = await retrieve(
+      corpus.db,
+      corpus.targets,
+      { question: q.question, ...args, k2: Math.max(args.k2, passages) },
+      { exact: true, bm25, summaryShare, documentPassages, summaryPieces: summaryPieces === undefined ? undefined : Boolean(summaryPieces) },
+    );
     retrieveMs.push(since(t));
     const top = result.passages.slice(0, passages).map((p) => corpus.passages.get(p.passageId)!.text);
     if (top.length === 0) continue;

@@ -172,6 +172,8 @@ export interface RunParams {
   documentAlpha?: number;
   summaryShare?: number;
   documentPassages?: DocumentPassages;
+  /** Several summary vectors (a sweep's params hold it as 1). */
+  summaryPieces?: boolean | number;
   bm25?: Partial<Bm25Settings>;
 }
 
@@ -185,8 +187,13 @@ export async function runQuestions(corpus: Corpus, questions: readonly EvalQuest
   const outcomes: QuestionOutcome[] = [];
   for (const q of questions) {
     const started = process.hrtime.bigint();
-    const { bm25, summaryShare, documentPassages, ...args } = params;
-    const result = await retrieve(corpus.db, corpus.targets, { question: q.question, ...args }, { exact: true, bm25, summaryShare, documentPassages });
+    const { bm25, summaryShare, documentPassages, summaryPieces, ...args } = params;
+    const result = await retrieve(
+      corpus.db,
+      corpus.targets,
+      { question: q.question, ...args },
+      { exact: true, bm25, summaryShare, documentPassages, summaryPieces: summaryPieces === undefined ? undefined : Boolean(summaryPieces) },
+    );
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
     const gold = new Set(q.goldDocuments);
     const stage = MODES[params.mode];

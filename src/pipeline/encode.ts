@@ -1,6 +1,7 @@
 import type { EncodeStats, Encoder } from '../encoders/types';
 import { passageEncodingText } from '../ingest/summary';
 import type { Queryable } from '../store/db';
+import { summaryPieces } from './summary-pieces';
 import { writeDocumentEmbeddings, writePassageEmbeddings, type EmbeddingModelRow } from '../store/embeddings';
 
 /**
@@ -10,6 +11,7 @@ import { writeDocumentEmbeddings, writePassageEmbeddings, type EmbeddingModelRow
 
 export interface DocumentItem {
   id: number;
+  title: string;
   summary: string;
   contentHash: string;
 }
@@ -36,7 +38,10 @@ export interface EncodeWriteOptions {
 
 const NONE: EncodeStats = { texts: 0, tokens: 0, truncated: 0 };
 
-/** Documents are encoded from their summary. */
+/**
+ * Documents are encoded from their summary; a summary over the encoder's budget also from its
+ * pieces (several summary vectors).
+ */
 export async function encodeDocuments(
   db: Queryable,
   encoder: Encoder,
@@ -44,13 +49,18 @@ export async function encodeDocuments(
   items: readonly DocumentItem[],
   options: EncodeWriteOptions = {},
 ): Promise<EncodedBatch> {
+  const pieces = items.map((d) => summaryPieces(encoder, d.title, d.summary));
   const { vectors, stats } = items.length ? await encoder.encode(items.map((d) => d.summary), 'document') : { vectors: [], stats: NONE };
+  const flat = pieces.flat();
+  const pieceVectors = flat.length ? (await encoder.encode(flat, 'document')).vectors : [];
   options.onEncoded?.(items);
+  let at = 0;
   const written = await writeDocumentEmbeddings(
     db,
     model,
-    items.map((d, i) => ({ documentId: d.id, contentHash: d.contentHash, vector: vectors[i] })),
+    items.map((d, i) => ({ documentId: d.id, contentHash: d.contentHash, vector: vectors[i], pieces: pieceVectors.slice(at, (at += pieces[i].length)) })),
   );
+  // Stats (texts, tokens, clipped share) stay about summaries, as the eval report reads them.
   return { written, stats };
 }
 

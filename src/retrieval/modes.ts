@@ -28,7 +28,14 @@ export interface ModeSpec {
   /** Ranks documents only: `passages` is always empty. */
   documentsOnly: boolean;
   /** λ and alpha when a question gives none: chosen on the dev splits of both public sets (docs/eval). */
-  defaults: { lambda: number; alpha?: number; documentAlpha?: number; summaryShare?: number; documentPassages?: DocumentPassages };
+  defaults: {
+    lambda: number;
+    alpha?: number;
+    documentAlpha?: number;
+    summaryShare?: number;
+    documentPassages?: DocumentPassages;
+    summaryPieces?: boolean;
+  };
   /** One SQL statement. */
   build(s: SearchInput, p: Params, exact: boolean): ModeStatement;
 }

@@ -18,6 +18,8 @@ export interface RetrieveOptions {
   summaryShare?: number;
   /** HYBRID_HIERARCHICAL's document score from passages when summaryShare < 1 (the mode's default when unset). */
   documentPassages?: DocumentPassages;
+  /** HYBRID_HIERARCHICAL's summary score from several summary vectors (the mode's default when unset). */
+  summaryPieces?: boolean;
   /** alpha when a question gives none (overrides the mode's default; HYBRID_ALPHA). */
   defaultAlpha?: number;
   /** Columns of the ranked rows to return in the same statement (the API: what its selection reads). */
@@ -96,6 +98,7 @@ export async function retrieve(
     documentAlpha: args.documentAlpha,
     summaryShare: options.summaryShare ?? spec.defaults.summaryShare,
     documentPassages: options.documentPassages ?? spec.defaults.documentPassages,
+    summaryPieces: options.summaryPieces ?? spec.defaults.summaryPieces,
     bm25: options.bm25,
     filter: args.filter,
     exact: options.exact,

@@ -70,6 +70,11 @@ export interface SearchInput {
   summaryShare?: number;
   /** How HYBRID_HIERARCHICAL scores a document from its passages when summaryShare < 1 (default 'best'). */
   documentPassages?: DocumentPassages;
+  /**
+   * HYBRID_HIERARCHICAL's summary score: the best of the summary vector and its pieces' vectors
+   * (several summary vectors, max-sim) instead of the summary vector alone.
+   */
+  summaryPieces?: boolean;
   bm25?: Partial<Bm25Settings>;
   filter?: RetrievalFilter;
   /**

@@ -3,7 +3,7 @@ import type { EncoderSet } from '../encoders/set';
 import type { Encoder, EncoderRole } from '../encoders/types';
 import { DomainError, ErrorCode } from '../errors';
 import type { Database, Queryable } from './db';
-import { vectorLiteral } from './vector';
+import { vectorArrayLiteral, vectorLiteral } from './vector';
 
 export { vectorLiteral };
 
@@ -125,6 +125,7 @@ export async function pendingCounts(
 
 export interface PendingDocument {
   id: number;
+  title: string;
   summary: string;
   contentHash: string;
 }
@@ -132,7 +133,7 @@ export interface PendingDocument {
 /** Documents with no embedding for the model, or one computed from other content. */
 export function pendingDocuments(db: Queryable, modelId: number, limit: number, afterId = 0, onlyIds?: number[]): Promise<PendingDocument[]> {
   return db.query<PendingDocument>(
-    `SELECT d.id, d.summary, d.content_hash AS "contentHash" ${DOCUMENT_PENDING}
+    `SELECT d.id, d.title, d.summary, d.content_hash AS "contentHash" ${DOCUMENT_PENDING}
        AND d.id > $3 AND ($4::int[] IS NULL OR d.id = ANY($4::int[]))
      ORDER BY d.id LIMIT $2`,
     [modelId, limit, afterId, onlyIds ?? null],
@@ -157,27 +158,35 @@ export function pendingPassages(db: Queryable, modelId: number, limit: number, a
 }
 
 /**
- * Writes document vectors; a row whose document changed (or vanished) since it was read is
- * skipped, so a stale vector is never stored under a new hash.
+ * Writes document vectors (and the summary's pieces' vectors, when it has pieces); a row whose
+ * document changed (or vanished) since it was read is skipped, so a stale vector is never stored
+ * under a new hash.
  */
 export async function writeDocumentEmbeddings(
   db: Queryable,
   model: EmbeddingModelRow,
-  rows: { documentId: number; contentHash: string; vector: Float32Array }[],
+  rows: { documentId: number; contentHash: string; vector: Float32Array; pieces?: Float32Array[] }[],
 ): Promise<number> {
   if (rows.length === 0) return 0;
-  checkDimensions(model, rows.map((r) => r.vector));
+  checkDimensions(model, rows.flatMap((r) => [r.vector, ...(r.pieces ?? [])]));
   const written = await db.query<{ n: number }>(
     `WITH w AS (
-       INSERT INTO document_embeddings (model_id, document_id, content_hash, embedding)
-       SELECT $1, u.document_id, u.content_hash, u.embedding::vector
-       FROM unnest($2::int[], $3::text[], $4::text[]) AS u(document_id, content_hash, embedding)
+       INSERT INTO document_embeddings (model_id, document_id, content_hash, embedding, summary_pieces)
+       SELECT $1, u.document_id, u.content_hash, u.embedding::vector, u.pieces::vector[]
+       FROM unnest($2::int[], $3::text[], $4::text[], $5::text[]) AS u(document_id, content_hash, embedding, pieces)
        JOIN documents d ON d.id = u.document_id AND d.content_hash = u.content_hash
        ON CONFLICT (model_id, document_id) DO UPDATE
-         SET content_hash = EXCLUDED.content_hash, embedding = EXCLUDED.embedding, embedded_at = EXCLUDED.embedded_at
+         SET content_hash = EXCLUDED.content_hash, embedding = EXCLUDED.embedding, summary_pieces = EXCLUDED.summary_pieces,
+             embedded_at = EXCLUDED.embedded_at
        RETURNING 1)
      SELECT count(*)::int AS n FROM w`,
-    [model.id, rows.map((r) => r.documentId), rows.map((r) => r.contentHash), rows.map((r) => vectorLiteral(r.vector))],
+    [
+      model.id,
+      rows.map((r) => r.documentId),
+      rows.map((r) => r.contentHash),
+      rows.map((r) => vectorLiteral(r.vector)),
+      rows.map((r) => vectorArrayLiteral(r.pieces)),
+    ],
   );
   return written[0].n;
 }

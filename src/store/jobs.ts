@@ -190,6 +190,7 @@ export async function claimBatch(tx: Queryable): Promise<ClaimedBatch | undefine
 
 export interface BatchDocument {
   id: number;
+  title: string;
   summary: string;
   contentHash: string;
 }
@@ -203,7 +204,7 @@ export interface BatchPassage {
 /** The batch's items as they are now: deleted ones are gone, changed documents carry their new hash. */
 export function batchDocuments(tx: Queryable, batch: ClaimedBatch): Promise<BatchDocument[]> {
   return tx.query<BatchDocument>(
-    `WITH ${PARAMS} SELECT d.id, d.summary, d.content_hash AS "contentHash" FROM documents d, k
+    `WITH ${PARAMS} SELECT d.id, d.title, d.summary, d.content_hash AS "contentHash" FROM documents d, k
      WHERE d.id BETWEEN $3 AND $4 AND ${scopeCondition('documents', batch.scope)} ORDER BY d.id`,
     [batch.model.id, batch.documentIds, batch.firstId, batch.lastId],
   );

@@ -23,3 +23,12 @@ export function vectorBinary(vector: Float32Array): Buffer {
   for (let i = 0; i < vector.length; i++) buf.writeFloatBE(vector[i], 4 + 4 * i);
   return buf;
 }
+
+/**
+ * A `vector[]` as PostgreSQL's array text form, `{"[x,…]","[y,…]"}`, or null for none (an empty
+ * list too: no pieces is stored as NULL). Statements cast it (`$n::vector[]`).
+ */
+export function vectorArrayLiteral(vectors: readonly (Float32Array | readonly number[])[] | undefined): string | null {
+  if (!vectors || vectors.length === 0) return null;
+  return `{${vectors.map((v) => `"${vectorLiteral(v)}"`).join(',')}}`;
+}

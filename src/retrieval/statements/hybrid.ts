@@ -19,7 +19,9 @@ const fuse = (p: Params, alpha: number, dense: string, lexical: string) => {
  * two levels have their own encoders and BM25s, and their best weights differ). Stage 1: candidates are the union of the top k1 documents by summary vector, by
  * document BM25F, and by their best passage among the top max(k1, k2) passages by vector (DHR's
  * summary says little when headings say little; a document's best passage still does). Each
- * candidate's dense score is summaryShare·summary + (1 − summaryShare)·its passages' score
+ * candidate's dense score is summaryShare·summary + (1 − summaryShare)·its passages' score (the
+ * summary's: its one vector, or with summaryPieces the best of it and its pieces' vectors, scored
+ * over the candidates only: pieces are not indexed, so they rerank and never add a candidate)
  * (documentPassages: best hit, mean of its top 3, or cosine with its centroid; each min-max
  * normalized; a document with no such score gets the minimum), fused with its
  * BM25F, and the best k1 kept. Stage 2: every passage of those documents (embedded or not: a
@@ -45,6 +47,10 @@ export function hybridHierarchical(s: SearchInput, p: Params, exact: boolean): M
   const passagePart = share < 1 ? (pool === 'best' ? 'best_hit' : 'passage_part') : '';
   const passagePartSql = share < 1 && pool !== 'best' ? `passage_part AS (${documentsFromPassages(s, p, pool, qp)}),` : '';
   const S = p.add(share);
+  // Several summary vectors: max-sim over the summary and its pieces (NULL pieces: the summary alone).
+  const summaryScore = s.summaryPieces
+    ? `greatest(${innerProduct('de.embedding', ddim, qd)}, (SELECT max(${innerProduct('x', ddim, qd)}) FROM unnest(de.summary_pieces) AS x))`
+    : innerProduct('de.embedding', ddim, qd);
   const sql = `WITH ${termCtes(s, p, { passages: true, documents: true })},
     dense_docs AS MATERIALIZED (${documentStage(s, p, exact)}),
     lexical_docs AS MATERIALIZED (${documentTop(s, p, s.k1, exact)}),
@@ -53,7 +59,7 @@ export function hybridHierarchical(s: SearchInput, p: Params, exact: boolean): M
       SELECT document_id FROM dense_docs UNION SELECT document_id FROM lexical_docs${share < 1 ? ' UNION SELECT document_id FROM best_docs' : ''}),
     ${passagePartSql}
     doc_scored AS (
-      SELECT c.document_id, ${innerProduct('de.embedding', ddim, qd)} AS document_dense, coalesce(l.lexical, 0) AS document_lexical,
+      SELECT c.document_id, ${summaryScore} AS document_dense, coalesce(l.lexical, 0) AS document_lexical,
              ${share < 1 ? 'bp.best' : 'NULL::float8'} AS best_passage
       FROM doc_candidates c
       LEFT JOIN document_embeddings de ON de.model_id = ${p.add(s.documentModel.id)} AND de.document_id = c.document_id
