@@ -5,6 +5,7 @@ import { search } from '../../src/retrieval/search';
 import { searchStatement, type VectorSearch } from '../../src/retrieval/sql';
 import type { Database } from '../../src/store/db';
 import { registerModel, vectorLiteral, type EmbeddingModelRow } from '../../src/store/embeddings';
+import { vectorArrayLiteral } from '../../src/store/vector';
 import { createCitusDatabase, createSingleDatabase, type CitusTestDatabase } from '../helpers/citus';
 import { prng } from '../helpers/prng';
 import { syntheticModel } from '../helpers/synthetic-model';
@@ -63,6 +64,18 @@ async function load(db: Database, docs: ReturnType<typeof corpus>): Promise<Stor
      SELECT $1, d.id, d.content_hash, u.v::vector FROM unnest($2::text[], $3::text[]) AS u(key, v) JOIN documents d ON d.key = u.key`,
     [model.id, keys, docs.map((d) => vectorLiteral(d.vector))],
   );
+  // Several summary vectors for every other document, derived from its vector so both stores agree.
+  const pieces = (v: Float32Array) => [unit(Array.from(v, (x, i) => (i % 2 ? x : -x))), unit(Array.from(v).reverse())];
+  const withPieces = docs.filter((_, i) => i % 2 === 0);
+  for (const d of withPieces) {
+    // one row each, by its distribution column: a router query on Citus
+    const [{ id }] = await db.query<{ id: number }>('SELECT id FROM documents WHERE key = $1', [d.input.key]);
+    await db.query('UPDATE document_embeddings SET summary_pieces = $3::vector[] WHERE model_id = $1 AND document_id = $2', [
+      model.id,
+      id,
+      vectorArrayLiteral(pieces(d.vector)),
+    ]);
+  }
   const pk = docs.flatMap((d) => d.passages.map(() => d.input.key));
   const po = docs.flatMap((d) => d.passages.map((_, i) => i));
   const pv = docs.flatMap((d) => d.passages.map((v) => vectorLiteral(v)));
@@ -141,7 +154,12 @@ describe('Citus: every mode answers as on one server', () => {
   for (const mode of Object.keys(MODES) as RetrievalMode[]) {
     it(`${mode}, exact: the same passages, documents and scores as one server`, async () => {
       for (const q of questions) {
-        for (const over of [{}, { filter: { sources: ['alpha'] } }, { k1: 3, k2: 7, lambda: 0.5 }] as Partial<VectorSearch>[]) {
+        const overs: Partial<VectorSearch>[] = [{}, { filter: { sources: ['alpha'] } }, { k1: 3, k2: 7, lambda: 0.5 }];
+        // HYBRID_HIERARCHICAL's other document stages: several summary vectors, scores from passages
+        if (mode === 'HYBRID_HIERARCHICAL') {
+          overs.push({ summaryPieces: true }, { summaryPieces: true, summaryShare: 0.5, documentPassages: 'top3' }, { summaryShare: 0, documentPassages: 'centroid' });
+        }
+        for (const over of overs) {
           const a = await search(c.db, input(c, mode, q, true, over));
           const b = await search(s.db, input(s, mode, q, true, over));
           expect(a.passages.map((p) => p.passageId)).toEqual(b.passages.map((p) => p.passageId));
