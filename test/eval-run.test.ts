@@ -5,6 +5,7 @@ import { evaluate } from '../src/eval/evaluate';
 import { loadCorpus, runQuestions, type Corpus } from '../src/eval/run';
 import { measureHighlights } from '../src/eval/highlights';
 import { scoreOutcomes } from '../src/eval/scores';
+import { sweepTable } from '../src/eval/report';
 import type { EvalDataset } from '../src/eval/types';
 
 /**
@@ -92,6 +93,13 @@ describe('eval run', () => {
     const { latencyMs: _b, ...noLatencyAgain } = reused.modes.LEXICAL!;
     expect(noLatencyAgain).toEqual(noLatency);
     expect(reused.sweeps).toEqual(full.sweeps);
+    // A reused sweep is a copy from JSON: its best point is still the one in bold.
+    for (const sweep of full.sweeps) {
+      const bold = sweepTable(JSON.parse(JSON.stringify(sweep))).split('\n').filter((l) => l.startsWith('| **'));
+      expect(bold).toEqual(sweepTable(sweep).split('\n').filter((l) => l.startsWith('| **')));
+      expect(bold).toHaveLength(sweep.points.filter((p) => JSON.stringify(p.params) === JSON.stringify(sweep.best.params)).length);
+      expect(bold.length).toBeGreaterThan(0);
+    }
     expect(reused.lambda).toBe(full.lambda);
     // Nothing was swept again (a sweep logs its best point).
     expect(calls.some((l) => /λ coarse|: best \{/.test(l))).toBe(false);

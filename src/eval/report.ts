@@ -85,11 +85,12 @@ function modeTable(report: EvalReport): string {
   return [`| ${head.join(' | ')} |`, `| ${head.map((_, i) => (i === 0 ? '---' : '---:')).join(' | ')} |`, ...rows].join('\n');
 }
 
-function sweepTable(sw: Sweep): string {
+export function sweepTable(sw: Sweep): string {
   const names = Object.keys(sw.points[0]?.params ?? {});
   const head = [...names, 'Top-1', 'Top-5', 'Top-20', 'Top-100', 'MRR@20'];
   const rows = sw.points.map((p) => {
-    const best = p === sw.best ? '**' : '';
+    // by params, not identity: a sweep reused from an earlier report's JSON holds a copy of its best
+    const best = JSON.stringify(p.params) === JSON.stringify(sw.best.params) ? '**' : '';
     return `| ${[...names.map((n) => `${best}${p.params[n]}${best}`), ...KS.map((k) => pct(p.top[String(k)])), p.mrr20.toFixed(3)].join(' | ')} |`;
   });
   return [`**${sw.mode}**, ${sw.varied}; judged by ${sw.judged}; best in bold.`, '', `| ${head.join(' | ')} |`, `| ${head.map(() => '---:').join(' | ')} |`, ...rows].join('\n');
