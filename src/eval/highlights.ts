@@ -7,7 +7,7 @@
 import { AnswerHighlighter } from '../retrieval/highlight';
 import { retrieve } from '../retrieval/retrieve';
 import { hasAnswer, percentile } from './metrics';
-import type { Corpus, RunParams } from './run';
+import { retrieveParts, type Corpus, type RunParams } from './run';
 import type { EvalQuestion } from './types';
 
 export interface HighlightScores {
@@ -43,14 +43,9 @@ export async function measureHighlights(corpus: Corpus, questions: readonly Eval
   const highlightMs: number[] = [];
   const retrieveMs: number[] = [];
   for (const q of asked) {
-    const { bm25, summaryShare, documentPassages, summaryPieces, ...args } = params;
+    const { args, options } = retrieveParts(params);
     let t = process.hrtime.bigint();
-    const result = await retrieve(
-      corpus.db,
-      corpus.targets,
-      { question: q.question, ...args, k2: Math.max(args.k2, passages) },
-      { exact: true, bm25, summaryShare, documentPassages, summaryPieces: summaryPieces === undefined ? undefined : Boolean(summaryPieces) },
-    );
+    const result = await retrieve(corpus.db, corpus.targets, { question: q.question, ...args, k2: Math.max(args.k2, passages) }, options);
     retrieveMs.push(since(t));
     const top = result.passages.slice(0, passages).map((p) => corpus.passages.get(p.passageId)!.text);
     if (top.length === 0) continue;

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { EncoderSet } from '../encoders/set';
 import type { EncoderSpec } from '../encoders/spec';
 import type { IngestOptions } from '../ingest/types';
-import { retrieve } from '../retrieval/retrieve';
+import { retrieve, type RetrieveOptions } from '../retrieval/retrieve';
 import { MODES, type RetrievalMode } from '../retrieval/modes';
 import type { Bm25Settings, DocumentPassages } from '../retrieval/types';
 import type { Database } from '../store/db';
@@ -182,18 +182,19 @@ function inSection(p: PassageInfo, gold: EvalQuestion['goldSections']): boolean 
   return gold.some((g) => g.document === p.documentKey && g.path.every((t, i) => p.titlePath[i + 1] === t));
 }
 
+/** A run's parameters as `retrieve`'s arguments (exact search) and options; shared with the highlight measurement. */
+export function retrieveParts(params: RunParams): { args: Omit<RunParams, 'bm25' | 'summaryShare' | 'documentPassages' | 'summaryPieces'>; options: RetrieveOptions } {
+  const { bm25, summaryShare, documentPassages, summaryPieces, ...args } = params;
+  return { args, options: { exact: true, bm25, summaryShare, documentPassages, summaryPieces: summaryPieces === undefined ? undefined : Boolean(summaryPieces) } };
+}
+
 /** Every question through `retrieve` with the given parameters, one at a time (latency is per call). */
 export async function runQuestions(corpus: Corpus, questions: readonly EvalQuestion[], params: RunParams): Promise<QuestionOutcome[]> {
   const outcomes: QuestionOutcome[] = [];
   for (const q of questions) {
     const started = process.hrtime.bigint();
-    const { bm25, summaryShare, documentPassages, summaryPieces, ...args } = params;
-    const result = await retrieve(
-      corpus.db,
-      corpus.targets,
-      { question: q.question, ...args },
-      { exact: true, bm25, summaryShare, documentPassages, summaryPieces: summaryPieces === undefined ? undefined : Boolean(summaryPieces) },
-    );
+    const { args, options } = retrieveParts(params);
+    const result = await retrieve(corpus.db, corpus.targets, { question: q.question, ...args }, options);
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
     const gold = new Set(q.goldDocuments);
     const stage = MODES[params.mode];

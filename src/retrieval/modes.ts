@@ -3,7 +3,7 @@ import { hybridFlat, hybridHierarchical } from './statements/hybrid';
 import { lexical, lexicalDocuments } from './statements/lexical';
 import type { Params } from './statements/params';
 import type { ModeStatement } from './statements/parts';
-import type { DocumentPassages, SearchInput } from './types';
+import type { SearchInput } from './types';
 
 /** What a mode reads besides stored rows. */
 export interface ModeNeeds {
@@ -28,14 +28,7 @@ export interface ModeSpec {
   /** Ranks documents only: `passages` is always empty. */
   documentsOnly: boolean;
   /** λ and alpha when a question gives none: chosen on the dev splits of both public sets (docs/eval). */
-  defaults: {
-    lambda: number;
-    alpha?: number;
-    documentAlpha?: number;
-    summaryShare?: number;
-    documentPassages?: DocumentPassages;
-    summaryPieces?: boolean;
-  };
+  defaults: { lambda: number } & Pick<SearchInput, 'alpha' | 'documentAlpha' | 'summaryShare' | 'documentPassages' | 'summaryPieces'>;
   /** One SQL statement. */
   build(s: SearchInput, p: Params, exact: boolean): ModeStatement;
 }
