@@ -150,6 +150,10 @@ onServer('PostgreSQL restarts under load', () => {
     const load = [...Array.from({ length: 8 }, (_, i) => reader(i)), writer()];
 
     await sleep(1500);
+    // At least one write acknowledged before the restart, however loaded the machine is (a fixed wait
+    // alone was not always enough on CI's 2 cores: the first write was still queued at the outage).
+    for (const deadline = Date.now() + 60_000; written.length === 0 && Date.now() < deadline; ) await sleep(100);
+    expect(written.length).toBeGreaterThan(0);
     const before = await post(`query($id: ID!) { job(id: $id) { status passages { done total } } }`, { id: jobId });
     // The restart must hit the job mid-way, or "jobs resume" proves nothing.
     expect(['QUEUED', 'RUNNING']).toContain(before.body.data.job.status);
