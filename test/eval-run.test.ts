@@ -111,6 +111,20 @@ describe('eval run', () => {
     expect(ran.filter((l) => /have no .* sweep of .*: running it/.test(l))).toHaveLength(full.sweeps.length);
     expect(rerun.sweeps.map((w) => w.varied)).toEqual(full.sweeps.map((w) => w.varied));
     expect(rerun.sweeps.map((w) => w.best)).toEqual(full.sweeps.map((w) => w.best));
+    // Skipped sweeps are neither run nor reported, and the run says so; the rest are unchanged.
+    const skipped: string[] = [];
+    const partial = await evaluate(dataset, corpus, {
+      ...settings,
+      log: (line) => skipped.push(line),
+      reuse: { lambdaSweep: full.lambdaSweep, sweeps: foreign },
+      skipSweeps: ['top 3, centroid', 'BM25 k1'],
+    });
+    expect(partial.sweeps.map((w) => w.varied)).toEqual(full.sweeps.map((w) => w.varied).filter((v) => !v.includes('top 3, centroid') && !v.includes('BM25 k1')));
+    expect(partial.sweeps.length).toBe(full.sweeps.length - 2);
+    expect(skipped.filter((l) => /skipped \(--skip-sweep/.test(l))).toHaveLength(2);
+    expect(partial.sweeps.map((w) => w.best)).toEqual(full.sweeps.filter((w) => partial.sweeps.some((p) => p.varied === w.varied)).map((w) => w.best));
+    // The passage-stage sweep is needed for the test split's dev-best run: refused.
+    await expect(evaluate(dataset, corpus, { ...settings, reuse: { lambdaSweep: full.lambdaSweep, sweeps: full.sweeps }, skipSweeps: ['alpha, λ'] })).rejects.toThrow(/cannot be skipped/);
   });
 
   it('measures answer highlights: the capital is the highlight wherever the top passage has it', async () => {

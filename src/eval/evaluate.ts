@@ -27,6 +27,12 @@ export interface EvalSettings {
    * A sweep the earlier run did not have (one added since) is run.
    */
   reuse?: { lambdaSweep: LambdaPoint[]; sweeps: Sweep[] };
+  /**
+   * Dev sweeps not to run (and not to report), by a part of their name: for a run that only needs
+   * some of them (the top-3/centroid sweep takes hours on Factbook on 2 cores). The passage-stage
+   * sweep of the default mode cannot be skipped (the test split's dev-best run needs it).
+   */
+  skipSweeps?: string[];
 }
 
 export interface FailureExample {
@@ -135,6 +141,12 @@ export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: E
   const run = (questions: EvalQuestion[], mode: RetrievalMode, over: Partial<RunParams> = {}) =>
     runQuestions(corpus, questions, { mode, ...defaults(mode), ...over });
 
+  const { summaryShare, documentAlpha } = MODES.HYBRID_HIERARCHICAL.defaults;
+  const pieces: boolean = (MODES.HYBRID_HIERARCHICAL.defaults as ModeSpec['defaults']).summaryPieces ?? false;
+  // The document stage is named in the sweep (a reused report's sweep at another stage is not reused).
+  const passageStage = `alpha, λ (document stage: summary share ${summaryShare}, documentAlpha ${documentAlpha}${pieces ? ', several summary vectors' : ''})`;
+  if (settings.skipSweeps?.some((part) => passageStage.includes(part))) throw new Error(`the sweep of "${passageStage}" cannot be skipped`);
+
   // λ for HIERARCHICAL on the dev split, as DHR §5.3.
   const sweep: LambdaPoint[] = [];
   const tried = new Set<number>();
@@ -164,7 +176,12 @@ export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: E
     varied: string,
     grid: Array<Partial<RunParams> & { params: Record<string, number | string> }>,
     judge: 'target' | 'stage' = 'target',
-  ): Promise<Sweep> => {
+  ): Promise<Sweep | undefined> => {
+    const skip = settings.skipSweeps?.find((part) => varied.includes(part));
+    if (skip !== undefined) {
+      log(`  ${mode} sweep of "${varied}" skipped (--skip-sweep ${skip})`);
+      return undefined;
+    }
     const reused = settings.reuse?.sweeps.find((w) => w.mode === mode && w.varied === varied);
     if (settings.reuse && !reused) log(`  the reused sweeps have no ${mode} sweep of "${varied}": running it`);
     if (reused) {
@@ -225,12 +242,9 @@ export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: E
   // Then the passage stage: its alpha and λ, at the product's document stage (not this set's own
   // best), so the same grid points exist on both sets and scripts/choose-defaults.ts can pick one.
   void shares;
-  const { summaryShare, documentAlpha } = MODES.HYBRID_HIERARCHICAL.defaults;
-  const pieces: boolean = (MODES.HYBRID_HIERARCHICAL.defaults as ModeSpec['defaults']).summaryPieces ?? false;
-  // The document stage is named in the sweep (a reused report's sweep at another stage is not reused).
   const lambdaHier = await devSweep(
     DEFAULT_MODE,
-    `alpha, λ (document stage: summary share ${summaryShare}, documentAlpha ${documentAlpha}${pieces ? ', several summary vectors' : ''})`,
+    passageStage,
     PASSAGE_ALPHAS.flatMap((alpha) =>
       HYBRID_LAMBDAS.map((lambda) => ({
         alpha,
@@ -266,7 +280,7 @@ export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: E
         `in its sentence ${highlights.sentenceShare}; Top-1 by highlight ${highlights.top1HighlightAccuracy}; top 5 cost p50 ${highlights.highlightMs.p50} ms`,
     );
   }
-  const devBest = { ...defaults(DEFAULT_MODE), ...lambdaHier.best.params } as Omit<RunParams, 'mode'>;
+  const devBest = { ...defaults(DEFAULT_MODE), ...lambdaHier!.best.params } as Omit<RunParams, 'mode'>;
   const defaultAtDevBest = { params: devBest, scores: scoreOutcomes(await run(test, DEFAULT_MODE, devBest)) };
   const modesAtLambda1: EvalOutcome['modesAtLambda1'] = {};
   for (const mode of ['HIERARCHICAL', 'PARALLEL'] as const) {

@@ -25,6 +25,8 @@ export interface EvalCommandOptions extends RunSetup {
   commandFlags?: string;
   /** An earlier report (JSON) on the same corpus whose dev sweeps are reused. */
   reuseSweepsFrom?: string;
+  /** Dev sweeps not to run, by a part of their name. */
+  skipSweeps?: string[];
   /** Also train and score the query-side adapters (mined, dev labels, both) on the test split. */
   adapters?: boolean;
   /** Also score a fine-tuned question encoder (a custom-model folder) for these roles on the test split. */
@@ -41,7 +43,7 @@ export async function runEvaluation(options: EvalCommandOptions): Promise<string
   try {
     const settings = { k1: options.k1, k2: options.k2, k1Sweep: options.k1Sweep };
     const reuse = options.reuseSweepsFrom ? reusableSweeps(options.reuseSweepsFrom, buildReport(dataset, corpus, EMPTY_OUTCOME, settings, 0)) : undefined;
-    const outcome = await evaluate(dataset, corpus, { ...settings, log: options.log, reuse });
+    const outcome = await evaluate(dataset, corpus, { ...settings, log: options.log, reuse, skipSweeps: options.skipSweeps });
     const adapters = options.adapters ? await evaluateAdapters(dataset, corpus, outcome, { log: options.log }) : undefined;
     const q = options.questionEncoder;
     const questionEncoder = q ? await evaluateQuestionEncoder(dataset, corpus, outcome, q.folder, { roles: q.roles, threads: options.encoderThreads, log: options.log }) : undefined;
