@@ -15,6 +15,7 @@
  *   npx tsx scripts/document-representations.ts pydocs|factbook
  */
 import * as path from 'node:path';
+import { corpusSetup } from '../src/cli/eval';
 import { loadConfig } from '../src/config';
 import { DATASETS } from '../src/eval';
 import { loadCorpus } from '../src/eval/run';
@@ -36,17 +37,8 @@ const unit = (v: Float32Array) => {
 async function main() {
   const name = process.argv[2] ?? 'pydocs';
   const root = packageRoot();
-  const config = loadConfig();
   const dataset = DATASETS[name](path.join(root, '.cache', 'datasets'));
-  const corpus = await loadCorpus(dataset, {
-    corpusCacheDir: path.join(root, '.cache', 'eval-corpus'),
-    encoders: config.encoders,
-    modelCacheDir: config.modelCacheDir,
-    encoderThreads: config.encoderThreads,
-    ingest: config.ingest,
-    embedBatchSize: config.embedBatchSize,
-    log: (line) => console.error(line),
-  });
+  const corpus = await loadCorpus(dataset, { ...corpusSetup(loadConfig()), corpusCacheDir: path.join(root, '.cache', 'eval-corpus') });
   try {
     const { db, targets } = corpus;
     const encoders = targets.encoders.byRole;

@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import type { Config } from '../config';
 import { runEvaluation } from '../eval';
+import type { RunSetup } from '../eval/run';
 import { packageRoot } from '../paths';
 
 /** `dhr eval --dataset …`. */
@@ -28,12 +29,7 @@ export async function evalCommand(
     k1: 100,
     k2: 100,
     k1Sweep,
-    encoders: config.encoders,
-    modelCacheDir: config.modelCacheDir,
-    encoderThreads: config.encoderThreads,
-    ingest: config.ingest,
-    embedBatchSize: config.embedBatchSize,
-    log: (line) => console.error(line),
+    ...corpusSetup(config),
     reuseSweepsFrom: options.reuseSweeps ? path.resolve(options.reuseSweeps) : undefined,
     skipSweeps: options.skipSweep?.length ? options.skipSweep : undefined,
     adapters: Boolean(options.adapters),
@@ -44,6 +40,18 @@ export async function evalCommand(
   });
   console.log(`wrote ${written.map((f) => path.relative(process.cwd(), f)).join(', ')}`);
   return 0;
+}
+
+/** How an evaluation corpus is encoded and loaded, from the configuration (also for scripts/). */
+export function corpusSetup(config: Config): Omit<RunSetup, 'corpusCacheDir'> {
+  return {
+    encoders: config.encoders,
+    modelCacheDir: config.modelCacheDir,
+    encoderThreads: config.encoderThreads,
+    ingest: config.ingest,
+    embedBatchSize: config.embedBatchSize,
+    log: (line) => console.error(line),
+  };
 }
 
 const QUESTION_ROLES = ['questionPassage', 'questionDocument'] as const;
