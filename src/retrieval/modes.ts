@@ -42,15 +42,16 @@ const DENSE: ModeNeeds = { documentVector: true, passageVector: true, text: fals
 export const MODES = {
   HYBRID_HIERARCHICAL: {
     description:
-      'Hybrid DHR (default): documents by summary vector fused with document BM25F (weight alpha), then their passages by passage vector fused with passage BM25; score = passage + λ·document.',
+      'Hybrid DHR (default): documents by their summary vectors (the summary and its pieces, best of them) fused with document BM25F, then their passages by passage vector fused with passage BM25 (weight alpha); score = passage + λ·document.',
     needs: { documentVector: true, passageVector: true, text: true },
     usesLambda: true,
     usesAlpha: true,
     documentStage: true,
     documentsOnly: false,
-    // dev splits of both sets: documentAlpha and summaryShare by document-stage recall@100, then
-    // alpha and λ by the worst margin over BM25, then the summed gain over it (scripts/choose-defaults.ts)
-    defaults: { lambda: 0.25, alpha: 0.3, documentAlpha: 0.2, summaryShare: 1 },
+    // dev splits of both sets: the document stage (summaryShare, documentAlpha, summaryPieces) by
+    // document-stage recall@20/100, then alpha and λ by the worst margin over BM25, then the summed
+    // gain over it (scripts/choose-defaults.ts)
+    defaults: { lambda: 0.5, alpha: 0.1, documentAlpha: 0.6, summaryShare: 1, summaryPieces: true },
     build: hybridHierarchical,
   },
   HIERARCHICAL: {
