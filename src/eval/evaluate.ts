@@ -125,19 +125,8 @@ export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: E
   const test = dataset.questions.filter((q) => splitOf(q.id) === 'test');
   const { log } = settings;
   log(`questions: ${dev.length} dev, ${test.length} test; judged by ${target} Top-20`);
-  const defaults = (mode: RetrievalMode): Omit<RunParams, 'mode'> => {
-    const d: ModeSpec['defaults'] = MODES[mode].defaults;
-    return {
-      k1: settings.k1,
-      k2: settings.k2,
-      lambda: d.lambda,
-      ...(d.alpha !== undefined ? { alpha: d.alpha } : {}),
-      ...(d.documentAlpha !== undefined ? { documentAlpha: d.documentAlpha } : {}),
-      ...(d.summaryShare !== undefined ? { summaryShare: d.summaryShare } : {}),
-      ...(d.documentPassages !== undefined ? { documentPassages: d.documentPassages } : {}),
-      ...(d.summaryPieces !== undefined ? { summaryPieces: d.summaryPieces } : {}),
-    };
-  };
+  // A mode's defaults are typed from SearchInput, so they are run parameters as they stand.
+  const defaults = (mode: RetrievalMode): Omit<RunParams, 'mode'> => ({ k1: settings.k1, k2: settings.k2, ...(MODES[mode].defaults as ModeSpec['defaults']) });
   const run = (questions: EvalQuestion[], mode: RetrievalMode, over: Partial<RunParams> = {}) =>
     runQuestions(corpus, questions, { mode, ...defaults(mode), ...over });
 
