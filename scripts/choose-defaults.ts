@@ -72,4 +72,5 @@ const lexical = (sweeps: Sweep[]) => baseline(sweeps, 'LEXICAL', { k1: DEFAULT_B
 const lexicalDocuments = (sweeps: Sweep[]) => baseline(sweeps, 'LEXICAL_DOCUMENTS', { summaryWeight: DEFAULT_BM25.summaryWeight });
 choose('HYBRID_HIERARCHICAL', /^summary share/, ['20', '100'], lexicalDocuments);
 choose('HYBRID_HIERARCHICAL', /^alpha, λ/, ['1', '5', '20'], lexical);
+choose('HYBRID_HIERARCHICAL', /^passages per document/, ['1', '5', '20'], lexical);
 choose('HYBRID', /^alpha$/, ['1', '5', '20'], lexical);

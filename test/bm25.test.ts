@@ -314,19 +314,23 @@ describe('hybrid modes against brute force', () => {
   it('HYBRID_HIERARCHICAL: both stages fused as specified, score = passage + λ·document', async () => {
     const { passages, docs } = await loadItems(t.db);
     const allPassages = await t.db.query<{ id: number; document_id: number }>('SELECT id, document_id FROM passages ORDER BY id');
-    for (const [q, k1, k2, lambda, alpha, share, pool, pieces] of [
-      [QUESTIONS[0], 5, 10, 1, 0.3, 1, 'best', false],
-      [QUESTIONS[1], 3, 40, 0.5, 0.7, 0.5, 'best', false],
-      [QUESTIONS[2], 8, 6, 2, 0, 0, 'best', false],
-      [QUESTIONS[3], 4, 12, 1, 1, 0.25, 'best', false],
-      [QUESTIONS[0], 6, 9, 1, 0.6, 0, 'best', false],
-      [QUESTIONS[1], 3, 40, 0.5, 0.7, 0.5, 'top3', false],
-      [QUESTIONS[2], 8, 6, 2, 1, 0, 'top3', false],
-      [QUESTIONS[3], 4, 12, 1, 1, 0.25, 'centroid', false],
-      [QUESTIONS[0], 6, 9, 1, 0.6, 0, 'centroid', false],
-      [QUESTIONS[0], 5, 10, 1, 1, 1, 'best', true],
-      [QUESTIONS[1], 7, 12, 0.5, 0.7, 1, 'best', true],
-      [QUESTIONS[3], 4, 12, 1, 1, 0.5, 'top3', true],
+    for (const [q, k1, k2, lambda, alpha, share, pool, pieces, perDocument] of [
+      [QUESTIONS[0], 5, 10, 1, 0.3, 1, 'best', false, undefined],
+      [QUESTIONS[1], 3, 40, 0.5, 0.7, 0.5, 'best', false, undefined],
+      [QUESTIONS[2], 8, 6, 2, 0, 0, 'best', false, undefined],
+      [QUESTIONS[3], 4, 12, 1, 1, 0.25, 'best', false, undefined],
+      [QUESTIONS[0], 6, 9, 1, 0.6, 0, 'best', false, undefined],
+      [QUESTIONS[1], 3, 40, 0.5, 0.7, 0.5, 'top3', false, undefined],
+      [QUESTIONS[2], 8, 6, 2, 1, 0, 'top3', false, undefined],
+      [QUESTIONS[3], 4, 12, 1, 1, 0.25, 'centroid', false, undefined],
+      [QUESTIONS[0], 6, 9, 1, 0.6, 0, 'centroid', false, undefined],
+      [QUESTIONS[0], 5, 10, 1, 1, 1, 'best', true, undefined],
+      [QUESTIONS[1], 7, 12, 0.5, 0.7, 1, 'best', true, undefined],
+      [QUESTIONS[3], 4, 12, 1, 1, 0.5, 'top3', true, undefined],
+      // at most perDocument passages of one document: the best of each, in the same order
+      [QUESTIONS[1], 7, 12, 0.5, 0.7, 1, 'best', true, 1],
+      [QUESTIONS[2], 8, 6, 2, 0.3, 1, 'best', true, 1],
+      [QUESTIONS[0], 3, 40, 1, 0.3, 0.5, 'best', false, 2],
     ] as const) {
       const documentAlpha = share === 0.5 ? 0.2 : alpha;
       const terms = await questionTerms(t.db, q);
@@ -372,14 +376,27 @@ describe('hybrid modes against brute force', () => {
       const passageBm25 = bm25(passages, terms, DEFAULT_BM25);
       const pdn = minMax(ps.map((p) => (passageVec.has(p.id) ? dot(qp, passageVec.get(p.id)!) : undefined)));
       const pln = minMax(ps.map((p) => passageBm25.get(p.id) ?? 0));
-      const expected = ranked(new Map(ps.map((p, i) => [p.id, alpha * pdn[i] + (1 - alpha) * pln[i] + lambda * chosen.get(p.document_id)!])));
+      const unbounded = ranked(new Map(ps.map((p, i) => [p.id, alpha * pdn[i] + (1 - alpha) * pln[i] + lambda * chosen.get(p.document_id)!])));
+      const taken = new Map<number, number>();
+      const expected = unbounded.filter(([id]) => {
+        const doc = allPassages.find((p) => p.id === id)!.document_id;
+        taken.set(doc, (taken.get(doc) ?? 0) + 1);
+        return perDocument === undefined || taken.get(doc)! <= perDocument;
+      });
 
       const r = await search(t.db, {
         mode: 'HYBRID_HIERARCHICAL', documentModel: model, passageModel: model, questionForDocuments: qd, questionForPassages: qp,
-        questionText: q, k1, k2, lambda, alpha, documentAlpha, summaryShare: share, documentPassages: pool, summaryPieces: pieces, exact: true,
+        questionText: q, k1, k2, lambda, alpha, documentAlpha, summaryShare: share, documentPassages: pool, summaryPieces: pieces, perDocument, exact: true,
       });
       expectScores(r.documents.map((d) => ({ id: d.documentId, score: d.score })), topDocs, k1);
       expectScores(r.passages.map((p) => ({ id: p.passageId, score: p.score })), expected, k2);
+      if (perDocument !== undefined) {
+        const per = new Map<number, number>();
+        for (const p of r.passages) per.set(p.documentId, (per.get(p.documentId) ?? 0) + 1);
+        expect(Math.max(...per.values())).toBeLessThanOrEqual(perDocument);
+        // the bound changed what came back (the test would pass vacuously otherwise)
+        expect(unbounded.slice(0, k2).map(([id]) => id)).not.toEqual(r.passages.map((p) => p.passageId));
+      }
       for (const p of r.passages) {
         expect(p.score).toBeCloseTo(p.passageScore! + lambda * p.documentScore!, 9);
         expect(p.denseScore === null).toBe(!passageVec.has(p.passageId));

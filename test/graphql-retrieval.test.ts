@@ -4,8 +4,8 @@ import { createTestApi, dataOf, type TestApi } from './helpers/api';
 /** `retrieve` end to end with the real default model, checked against brute force computed here. */
 
 const INGEST = `mutation($docs: [DocumentInput!]!) { ingestDocuments(documents: $docs) { created failed } }`;
-const RETRIEVE = `query($q: String!, $k1: Int, $k2: Int, $lambda: Float, $mode: RetrievalMode, $filter: RetrievalFilter, $exact: Boolean) {
-  retrieve(question: $q, k1: $k1, k2: $k2, lambda: $lambda, mode: $mode, filter: $filter, exact: $exact) {
+const RETRIEVE = `query($q: String!, $k1: Int, $k2: Int, $lambda: Float, $mode: RetrievalMode, $filter: RetrievalFilter, $exact: Boolean, $perDocument: Int) {
+  retrieve(question: $q, k1: $k1, k2: $k2, lambda: $lambda, mode: $mode, filter: $filter, exact: $exact, perDocument: $perDocument) {
     mode k1 k2 lambda model
     timings { encodeMs searchMs totalMs }
     passages { rank score passageScore documentScore passage { id text titlePath document { key } } }
@@ -158,7 +158,30 @@ describe('GraphQL retrieve with the default model', () => {
     expect(byId.passages.map((p: any) => p.passage.document.key)).toEqual(['oslo', 'oslo']);
   });
 
+  it('bounds the passages of one document (perDocument): the best of each document, in the unbounded order', async () => {
+    const q = 'Which river flows through the city?';
+    const query = `query($q: String!, $k2: Int, $mode: RetrievalMode, $perDocument: Int) {
+      retrieve(question: $q, k2: $k2, mode: $mode, perDocument: $perDocument) { perDocument passages { passage { id document { key } } } } }`;
+    for (const mode of ['HYBRID_HIERARCHICAL', 'HIERARCHICAL', 'LEXICAL']) {
+      const all = dataOf(await api.exec(query, { q, k2: 50, mode })).retrieve;
+      expect(all.perDocument).toBeNull();
+      const keys = all.passages.map((p: any) => p.passage.document.key);
+      expect(new Set(keys).size).toBeLessThan(keys.length); // some document has two passages here
+      const one = dataOf(await api.exec(query, { q, k2: 50, mode, perDocument: 1 })).retrieve;
+      expect(one.perDocument).toBe(1);
+      // the first passage of each document in the unbounded ranking, in that order
+      const firsts = all.passages.filter((p: any, i: number) => keys.indexOf(p.passage.document.key) === i).map((p: any) => p.passage.id);
+      expect(one.passages.map((p: any) => p.passage.id)).toEqual(firsts);
+      // a bound of k2 or more bounds nothing, and says so
+      const wide = dataOf(await api.exec(query, { q, k2: 3, mode, perDocument: 3 })).retrieve;
+      expect(wide.perDocument).toBeNull();
+      expect(wide.passages.map((p: any) => p.passage.id)).toEqual(all.passages.slice(0, 3).map((p: any) => p.passage.id));
+    }
+  });
+
   it.each([
+    ['perDocument = 0', { q: 'x', perDocument: 0 }, 'perDocument', /perDocument must be an integer from 1 to 1000 \(k2 or more: no bound\), got 0/],
+    ['perDocument over 1000', { q: 'x', perDocument: 1001 }, 'perDocument', /perDocument must be an integer from 1 to 1000/],
     ['an empty question', { q: '   ' }, 'question', /question must not be empty/],
     ['a question too long', { q: 'x'.repeat(2001) }, 'question', /2001 characters, over the limit of 2000/],
     ['k1 = 0', { q: 'x', k1: 0 }, 'k1', /k1 must be an integer from 1 to 1000, got 0/],

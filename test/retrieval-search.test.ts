@@ -179,6 +179,29 @@ describe('retrieval SQL against brute force', () => {
     }
   }
 
+  it('perDocument keeps the best candidates of each document, at most that many, in the brute-force order', async () => {
+    const documentOf = new Map(c.passages.map((p) => [p.id, p.documentId]));
+    for (const mode of ['HIERARCHICAL', 'PARALLEL', 'FLAT'] as const) {
+      for (const perDocument of [1, 2]) {
+        // a question near one document, so that its passages crowd the top and the bound matters
+        const qd = near(c.docs[(perDocument * 7) % c.docs.length].vector, 0.2, rand);
+        const qp = qd;
+        // the bound applies to the mode's candidates: every passage of the k1 documents
+        // (HIERARCHICAL), the top max(k1, k2) passages (PARALLEL, FLAT: k2 = 8 here)
+        const all = bruteForce(c, mode, qd, qp, 6, mode === 'HIERARCHICAL' ? 10_000 : 8, 1, () => true);
+        const taken = new Map<number, number>();
+        const bounded = all.passages.filter((p) => {
+          const doc = documentOf.get(p.passageId)!;
+          taken.set(doc, (taken.get(doc) ?? 0) + 1);
+          return taken.get(doc)! <= perDocument;
+        });
+        const actual = await search(t.db, base({ mode, k1: 6, k2: 8, perDocument, questionForDocuments: qd, questionForPassages: qp, exact: true }));
+        expectSame(actual, { passages: bounded.slice(0, 8), documents: all.documents });
+        expect(bounded.slice(0, 8)).not.toEqual(all.passages.slice(0, 8));
+      }
+    }
+  });
+
   it('returns exactly min(k2, candidates): all passages of the k1 documents when k2 is larger', async () => {
     const qd = question();
     const qp = question();

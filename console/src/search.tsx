@@ -2,9 +2,9 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { gql } from './api';
 import { href, type Route } from './route';
 
-const RETRIEVE = `query($q: String!, $mode: RetrievalMode, $k1: Int, $k2: Int, $lambda: Float, $alpha: Float) {
-  retrieve(question: $q, mode: $mode, k1: $k1, k2: $k2, lambda: $lambda, alpha: $alpha) {
-    mode k1 k2 lambda alpha model warnings
+const RETRIEVE = `query($q: String!, $mode: RetrievalMode, $k1: Int, $k2: Int, $lambda: Float, $alpha: Float, $perDocument: Int) {
+  retrieve(question: $q, mode: $mode, k1: $k1, k2: $k2, lambda: $lambda, alpha: $alpha, perDocument: $perDocument) {
+    mode k1 k2 lambda alpha perDocument model warnings
     coverage { documents { total embedded indexed } passages { total embedded indexed } }
     timings { totalMs }
     passages {
@@ -36,6 +36,7 @@ interface Result {
   k2: number;
   lambda: number;
   alpha: number;
+  perDocument: number | null;
   model: string;
   warnings: string[];
   coverage: { documents: Level; passages: Level };
@@ -101,6 +102,7 @@ export function SearchView({ route }: { route: Route }) {
     k2: p.get('k2') ?? '20',
     lambda: p.get('lambda') ?? '',
     alpha: p.get('alpha') ?? '',
+    perDocument: p.get('perDocument') ?? '',
   });
   const [modes, setModes] = useState<{ name: string; description: string }[]>([]);
   const [result, setResult] = useState<Result | null>(null);
@@ -119,7 +121,7 @@ export function SearchView({ route }: { route: Route }) {
     const num = (name: string) => (p.get(name) ? Number(p.get(name)) : undefined);
     setBusy(true);
     setError('');
-    gql<{ retrieve: Result }>(RETRIEVE, { q, mode: p.get('mode') || undefined, k1: num('k1'), k2: num('k2'), lambda: num('lambda'), alpha: num('alpha') })
+    gql<{ retrieve: Result }>(RETRIEVE, { q, mode: p.get('mode') || undefined, k1: num('k1'), k2: num('k2'), lambda: num('lambda'), alpha: num('alpha'), perDocument: num('perDocument') })
       .then((d) => setResult(d.retrieve), (e: Error) => (setError(e.message), setResult(null)))
       .finally(() => setBusy(false));
   }, [key]);
@@ -157,13 +159,14 @@ export function SearchView({ route }: { route: Route }) {
           <label><span>k2 (passages)</span><input name="k2" type="number" min={1} max={1000} value={form.k2} onChange={set('k2')} /></label>
           <label><span>λ (document weight)</span><input name="lambda" type="number" min={0} max={10} step="any" value={form.lambda} onChange={set('lambda')} placeholder={result ? String(result.lambda) : 'mode default'} /></label>
           <label><span>alpha (dense weight)</span><input name="alpha" type="number" min={0} max={1} step="any" value={form.alpha} onChange={set('alpha')} placeholder={result ? String(result.alpha) : 'mode default'} /></label>
+          <label><span>passages per document (at most)</span><input name="perDocument" type="number" min={1} max={1000} value={form.perDocument} onChange={set('perDocument')} placeholder={result ? String(result.perDocument ?? 'no bound') : 'mode default'} /></label>
         </fieldset>
       </form>
       {error && <p className="error" role="alert">{error}</p>}
       {result && (
         <div className="result" aria-live="polite">
           <p className="summary">
-            {result.passages.length} passages · {result.mode} · k1 {result.k1} · k2 {result.k2} · λ {result.lambda} · alpha {result.alpha} · {result.model} ·{' '}
+            {result.passages.length} passages · {result.mode} · k1 {result.k1} · k2 {result.k2} · λ {result.lambda} · alpha {result.alpha}{result.perDocument !== null ? ` · ≤ ${result.perDocument} per document` : ''} · {result.model} ·{' '}
             {result.timings.totalMs.toFixed(0)} ms
           </p>
           <p className="coverage">

@@ -13,6 +13,7 @@ export interface AskOptions {
   k2?: number;
   lambda?: number;
   alpha?: number;
+  perDocument?: number;
   json?: boolean;
   /** A running server's GraphQL URL; without it, the local store (DATABASE_URL or DATA_DIR). */
   url?: string;
@@ -20,9 +21,9 @@ export interface AskOptions {
 }
 
 /** One query for both transports, so `dhr ask` shows what any client of the API would get. */
-export const ASK_QUERY = `query Ask($q: String!, $mode: RetrievalMode, $k1: Int, $k2: Int, $lambda: Float, $alpha: Float) {
-  retrieve(question: $q, mode: $mode, k1: $k1, k2: $k2, lambda: $lambda, alpha: $alpha) {
-    mode k1 k2 lambda alpha model warnings
+export const ASK_QUERY = `query Ask($q: String!, $mode: RetrievalMode, $k1: Int, $k2: Int, $lambda: Float, $alpha: Float, $perDocument: Int) {
+  retrieve(question: $q, mode: $mode, k1: $k1, k2: $k2, lambda: $lambda, alpha: $alpha, perDocument: $perDocument) {
+    mode k1 k2 lambda alpha perDocument model warnings
     timings { totalMs }
     passages {
       rank score passageScore documentScore denseScore lexicalScore
@@ -43,7 +44,7 @@ interface AskPassage {
   passage: { id: string; titlePath: string[]; text: string; document: { id: string; key: string; title: string } };
 }
 export interface AskResult {
-  retrieve: { mode: string; k1: number; k2: number; lambda: number; alpha: number; model: string; warnings: string[]; timings: { totalMs: number }; passages: AskPassage[] };
+  retrieve: { mode: string; k1: number; k2: number; lambda: number; alpha: number; perDocument: number | null; model: string; warnings: string[]; timings: { totalMs: number }; passages: AskPassage[] };
 }
 
 /** The query through the in-process API (the same schema, resolvers and guards as the server). */
@@ -94,7 +95,7 @@ function sentenceWithSpan(p: AskPassage, color: boolean): string {
 
 /** What a person wants to read: title path, the answer in its sentence, the scores. */
 export function formatAnswers(question: string, r: AskResult['retrieve'], color = false): string {
-  const head = `${question}\n${r.mode} · k1 ${r.k1} · k2 ${r.k2} · λ ${r.lambda} · alpha ${r.alpha} · ${r.model} · ${r.timings.totalMs.toFixed(0)} ms\n`;
+  const head = `${question}\n${r.mode} · k1 ${r.k1} · k2 ${r.k2} · λ ${r.lambda} · alpha ${r.alpha}${r.perDocument !== null ? ` · ≤ ${r.perDocument} per document` : ''} · ${r.model} · ${r.timings.totalMs.toFixed(0)} ms\n`;
   if (r.passages.length === 0) return `${head}\nno passages found\n`;
   const blocks = r.passages.map((p) => {
     const title = p.passage.titlePath.join(' › ');
@@ -111,7 +112,7 @@ export function formatAnswers(question: string, r: AskResult['retrieve'], color 
 export async function askCommand(config: Config, question: string, options: AskOptions): Promise<number> {
   // Options left out are left out of the variables, so the schema's defaults apply.
   const variables = Object.fromEntries(
-    Object.entries({ q: question, mode: options.mode, k1: options.k1, k2: options.k2 ?? 5, lambda: options.lambda, alpha: options.alpha }).filter(([, v]) => v !== undefined),
+    Object.entries({ q: question, mode: options.mode, k1: options.k1, k2: options.k2 ?? 5, lambda: options.lambda, alpha: options.alpha, perDocument: options.perDocument }).filter(([, v]) => v !== undefined),
   );
   const result = options.url
     ? await remoteGraphQL<AskResult>(options.url, ASK_QUERY, variables, { apiKey: options.apiKey })

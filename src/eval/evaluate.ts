@@ -117,6 +117,8 @@ const SUMMARY_SHARES = [1, 0.5, 0];
 const STAGE_ALPHAS = [0.2, 0.4, 0.6];
 const SUMMARY_WEIGHTS = [0, 0.5, 1, 2, 3, 5];
 const BM25_K1 = [0.9, 1.2, 1.6, 2];
+/** Passages per document; k2 itself (no bound) is added as the sweep's baseline. */
+const PER_DOCUMENT = [1, 2, 3, 5];
 const BM25_B = [0.4, 0.6, 0.75, 0.9];
 
 export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: EvalSettings): Promise<EvalOutcome> {
@@ -246,6 +248,14 @@ export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: E
     ),
   );
   void alphaFlat;
+  // A bound on passages per document at the product's other defaults (a few long pages can fill
+  // the top k2 with their passages and push the gold page out); k2 = no bound.
+  const { lambda: defaultLambda, alpha: defaultAlpha } = MODES.HYBRID_HIERARCHICAL.defaults;
+  await devSweep(
+    DEFAULT_MODE,
+    `passages per document (alpha ${defaultAlpha}, λ ${defaultLambda}, ${passageStage.slice(passageStage.indexOf('document stage'))}`,
+    [...PER_DOCUMENT, settings.k2].map((perDocument) => ({ perDocument, params: { perDocument } })),
+  );
 
   // Every mode on the test split.
   const byMode = new Map<RetrievalMode, QuestionOutcome[]>();

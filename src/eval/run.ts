@@ -174,6 +174,8 @@ export interface RunParams {
   documentPassages?: DocumentPassages;
   /** Several summary vectors (a sweep's params hold it as 1). */
   summaryPieces?: boolean | number;
+  /** At most this many passages of one document (k2: no bound). */
+  perDocument?: number;
   bm25?: Partial<Bm25Settings>;
 }
 

@@ -28,7 +28,7 @@ export interface ModeSpec {
   /** Ranks documents only: `passages` is always empty. */
   documentsOnly: boolean;
   /** λ and alpha when a question gives none: chosen on the dev splits of both public sets (docs/eval). */
-  defaults: { lambda: number } & Pick<SearchInput, 'alpha' | 'documentAlpha' | 'summaryShare' | 'documentPassages' | 'summaryPieces'>;
+  defaults: { lambda: number } & Pick<SearchInput, 'alpha' | 'documentAlpha' | 'summaryShare' | 'documentPassages' | 'summaryPieces' | 'perDocument'>;
   /** One SQL statement. */
   build(s: SearchInput, p: Params, exact: boolean): ModeStatement;
 }

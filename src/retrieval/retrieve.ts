@@ -67,12 +67,15 @@ export async function retrieve(
   if (needsVectors && !targets) {
     throw new RetrievalInputError('mode', `mode ${mode} needs encoders, and this server runs without them; use ${TEXT_ONLY_MODE} or LEXICAL_DOCUMENTS`);
   }
+  const perDocument = valid.perDocument ?? spec.defaults.perDocument;
   const args = {
     ...valid,
     mode,
     lambda: valid.lambda ?? spec.defaults.lambda,
     alpha: valid.alpha ?? options.defaultAlpha ?? spec.defaults.alpha ?? 0,
     documentAlpha: valid.documentAlpha ?? valid.alpha ?? spec.defaults.documentAlpha,
+    // k2 or more bounds nothing: the bound that applies, if any
+    perDocument: perDocument !== undefined && perDocument < valid.k2 ? perDocument : undefined,
   };
   const encoded = needsVectors && targets ? await targets.encoders.encodeQuestion(args.question) : undefined;
   // The adapter maps question vectors only; stored vectors and the SQL are the same as without it.
@@ -99,6 +102,7 @@ export async function retrieve(
     summaryShare: options.summaryShare ?? spec.defaults.summaryShare,
     documentPassages: options.documentPassages ?? spec.defaults.documentPassages,
     summaryPieces: options.summaryPieces ?? spec.defaults.summaryPieces,
+    perDocument: args.perDocument,
     bm25: options.bm25,
     filter: args.filter,
     exact: options.exact,

@@ -75,6 +75,8 @@ export interface SearchInput {
    * (several summary vectors, max-sim) instead of the summary vector alone.
    */
   summaryPieces?: boolean;
+  /** At most this many passages of one document among the ranked passages (unset: no bound). */
+  perDocument?: number;
   bm25?: Partial<Bm25Settings>;
   filter?: RetrievalFilter;
   /**

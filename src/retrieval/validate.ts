@@ -42,6 +42,8 @@ export interface RetrieveArgs {
   alpha?: number;
   /** HYBRID_HIERARCHICAL: the same for its document stage; the mode's tuned default when left out. */
   documentAlpha?: number;
+  /** At most this many passages of one document among the k2 returned; left out: the mode's default (none unless tuned). */
+  perDocument?: number;
   /** Left out: the default mode (DEFAULT_MODE, or LEXICAL on a server without encoders). */
   mode?: RetrievalMode;
   filter?: RetrievalFilter;
@@ -78,6 +80,10 @@ export function validateRetrieveArgs(args: RetrieveArgs): RetrieveArgs {
         `${name} must be a finite number from ${RETRIEVAL_LIMITS.alphaMin} (BM25 only) to ${RETRIEVAL_LIMITS.alphaMax} (dense only), got ${a}`,
       );
     }
+  }
+  const n = args.perDocument;
+  if (n !== undefined && (!Number.isInteger(n) || n < 1 || n > RETRIEVAL_LIMITS.maxK)) {
+    throw new RetrievalInputError('perDocument', `perDocument must be an integer from 1 to ${RETRIEVAL_LIMITS.maxK} (k2 or more: no bound), got ${n}`);
   }
   if (args.mode !== undefined && !RETRIEVAL_MODES.includes(args.mode)) {
     throw new RetrievalInputError('mode', `mode must be one of ${RETRIEVAL_MODES.join(', ')}, got ${args.mode}`);

@@ -44,6 +44,12 @@ export class RetrieveArgs {
   @Field(() => Float, { nullable: true, description: 'HYBRID_HIERARCHICAL: the same weight for its document stage, 0 to 1. Left out: the tuned default.' })
   documentAlpha?: number | null;
 
+  @Field(() => Int, {
+    nullable: true,
+    description: `At most this many passages of one document among those returned (1–${RETRIEVAL_LIMITS.maxK}; k2 or more: no bound). Left out: the mode’s tuned default.`,
+  })
+  perDocument?: number | null;
+
   @Field(() => RetrievalModeEnum, { nullable: true, description: `Left out: ${DEFAULT_MODE} (LEXICAL on a server without encoders).` })
   mode?: RetrievalMode | null;
 
@@ -83,7 +89,7 @@ export class RetrievalResolver {
     const result = await retrieve(
       ctx.db,
       targets,
-      { question: a.question, k1: a.k1, k2: a.k2, lambda: a.lambda ?? undefined, alpha: a.alpha ?? undefined, documentAlpha: a.documentAlpha ?? undefined, mode: a.mode ?? undefined, filter },
+      { question: a.question, k1: a.k1, k2: a.k2, lambda: a.lambda ?? undefined, alpha: a.alpha ?? undefined, documentAlpha: a.documentAlpha ?? undefined, perDocument: a.perDocument ?? undefined, mode: a.mode ?? undefined, filter },
       {
         exact: a.exact,
         efSearch: ctx.config.efSearch,
@@ -123,6 +129,7 @@ export class RetrievalResolver {
       k2: a.k2,
       lambda: result.args.lambda,
       alpha: result.args.alpha,
+      perDocument: result.args.perDocument ?? null,
       warnings,
       model: result.model,
       adapter: result.adapter,

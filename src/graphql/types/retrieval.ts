@@ -138,6 +138,9 @@ export class Retrieval {
   @Field(() => Float, { description: 'Weight of the dense score in the hybrid modes (1: dense only, 0: BM25 only).' })
   alpha!: number;
 
+  @Field(() => Int, { nullable: true, description: 'The bound on passages per document that applied (null: none).' })
+  perDocument!: number | null;
+
   @Field(() => [String], { description: 'What to know about this answer: fallbacks, questions BM25 cannot use, documents not yet embedded.' })
   warnings!: string[];
 

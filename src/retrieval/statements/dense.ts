@@ -42,7 +42,7 @@ export function hierarchical(s: SearchInput, p: Params, exact: boolean): ModeSta
            document_score AS document_dense, NULL::float8 AS document_lexical
     FROM candidates
   )
-  SELECT ${PASSAGES_JSON('fused', p.add(s.k2))} AS passages, ${DOCUMENTS_JSON(`(${DENSE_DOCS('docs')}) d`)} AS documents`;
+  SELECT ${PASSAGES_JSON('fused', s, p)} AS passages, ${DOCUMENTS_JSON(`(${DENSE_DOCS('docs')}) d`)} AS documents`;
   return { sql, annRows: s.k1 };
 }
 
@@ -68,7 +68,7 @@ export function parallel(s: SearchInput, p: Params, exact: boolean): ModeStateme
              docs.document_score AS document_dense, NULL::float8 AS document_lexical
       FROM hits LEFT JOIN docs ON docs.document_id = hits.document_id
     )
-    SELECT ${PASSAGES_JSON('fused', p.add(s.k2))} AS passages, ${DOCUMENTS_JSON(`(${DENSE_DOCS('docs')}) d`)} AS documents`;
+    SELECT ${PASSAGES_JSON('fused', s, p)} AS passages, ${DOCUMENTS_JSON(`(${DENSE_DOCS('docs')}) d`)} AS documents`;
   return { sql, annRows: candidates };
 }
 
@@ -78,7 +78,7 @@ export function flat(s: SearchInput, p: Params, exact: boolean): ModeStatement {
     fused AS (SELECT passage_id, document_id, passage_score, NULL::float8 AS document_score, passage_score AS score,
                      passage_score AS dense_score, NULL::float8 AS lexical_score,
                      NULL::float8 AS document_dense, NULL::float8 AS document_lexical FROM hits)
-    SELECT ${PASSAGES_JSON('fused', p.add(s.k2))} AS passages, ${NO_DOCUMENTS} AS documents`;
+    SELECT ${PASSAGES_JSON('fused', s, p)} AS passages, ${NO_DOCUMENTS} AS documents`;
   return { sql, annRows: s.k2 };
 }
 

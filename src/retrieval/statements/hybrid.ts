@@ -84,7 +84,7 @@ export function hybridHierarchical(s: SearchInput, p: Params, exact: boolean): M
     ),
     passage_fused AS (SELECT *, ${fuse(p, alpha, 'dense_score', 'lexical_score')} AS passage_score FROM passage_scored),
     fused AS (SELECT *, passage_score + ${p.add(s.lambda)}::float8 * document_score AS score FROM passage_fused)
-    SELECT ${PASSAGES_JSON('fused', p.add(s.k2))} AS passages, ${DOCUMENTS_JSON('docs')} AS documents, (SELECT count(*) FROM qterms)::int AS question_terms`;
+    SELECT ${PASSAGES_JSON('fused', s, p)} AS passages, ${DOCUMENTS_JSON('docs')} AS documents, (SELECT count(*) FROM qterms)::int AS question_terms`;
   return { sql, annRows: share < 1 ? hits : s.k1 };
 }
 
@@ -132,6 +132,6 @@ export function hybridFlat(s: SearchInput, p: Params, exact: boolean): ModeState
              dense_score, lexical_score, NULL::float8 AS document_dense, NULL::float8 AS document_lexical
       FROM (SELECT *, ${fuse(p, alpha, 'dense_score', 'lexical_score')} AS score FROM scored) f
     )
-    SELECT ${PASSAGES_JSON('fused', p.add(s.k2))} AS passages, ${NO_DOCUMENTS} AS documents, (SELECT count(*) FROM qterms)::int AS question_terms`;
+    SELECT ${PASSAGES_JSON('fused', s, p)} AS passages, ${NO_DOCUMENTS} AS documents, (SELECT count(*) FROM qterms)::int AS question_terms`;
   return { sql, annRows: candidates };
 }

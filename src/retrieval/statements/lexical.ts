@@ -10,7 +10,7 @@ export function lexical(s: SearchInput, p: Params, exact: boolean): ModeStatemen
     fused AS (SELECT passage_id, document_id, lexical AS passage_score, NULL::float8 AS document_score, lexical AS score,
                      NULL::float8 AS dense_score, lexical AS lexical_score,
                      NULL::float8 AS document_dense, NULL::float8 AS document_lexical FROM hits)
-    SELECT ${PASSAGES_JSON('fused', p.add(s.k2))} AS passages, ${NO_DOCUMENTS} AS documents, (SELECT count(*) FROM qterms)::int AS question_terms`;
+    SELECT ${PASSAGES_JSON('fused', s, p)} AS passages, ${NO_DOCUMENTS} AS documents, (SELECT count(*) FROM qterms)::int AS question_terms`;
   return { sql };
 }
 

@@ -47,12 +47,24 @@ export const minMax = (column: string) =>
  * Every ranked CTE (`from`) has these columns: passage_id, document_id, score, passage_score,
  * document_score, dense_score, lexical_score, document_dense, document_lexical.
  */
-export const PASSAGES_JSON = (from: string, limit: string) => `(SELECT coalesce(json_agg(json_build_object(
+export const PASSAGES_JSON = (from: string, s: Pick<SearchInput, 'k2' | 'perDocument'>, p: Params) => `(SELECT coalesce(json_agg(json_build_object(
     'passageId', passage_id, 'documentId', document_id, 'score', score,
     'passageScore', passage_score, 'documentScore', document_score,
     'denseScore', dense_score, 'lexicalScore', lexical_score,
     'documentDenseScore', document_dense, 'documentLexicalScore', document_lexical) ORDER BY score DESC, passage_id), '[]'::json)
-  FROM (SELECT * FROM ${from} ORDER BY score DESC, passage_id LIMIT ${limit}) top)`;
+  FROM (SELECT * FROM ${perDocumentBound(from, s, p)} ORDER BY score DESC, passage_id LIMIT ${p.add(s.k2)}) top)`;
+
+/**
+ * At most perDocument passages of one document among the ranked ones (its best by score), so a
+ * few long documents cannot fill the top k2 (docs/eval: the Python docs' "passages per document"
+ * sweep). The bound applies to the candidates the mode scored: a mode whose candidates are the
+ * top k2 passages (FLAT, LEXICAL) then returns fewer than k2.
+ */
+function perDocumentBound(from: string, s: Pick<SearchInput, 'perDocument'>, p: Params): string {
+  if (s.perDocument === undefined) return from;
+  return `(SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY document_id ORDER BY score DESC, passage_id) AS document_rank FROM ${from}) ranked
+    WHERE document_rank <= ${p.add(s.perDocument)}) bounded`;
+}
 
 /** Documents CTEs have document_id, document_score, document_dense, document_lexical. */
 export const DOCUMENTS_JSON = (from: string) => `(SELECT coalesce(json_agg(json_build_object(
