@@ -1,4 +1,5 @@
 import { EncoderSet } from '../src/encoders/set';
+import { loadConfig } from '../src/config';
 import { createTestApi, dataOf, type TestApi } from './helpers/api';
 
 /** `retrieve` end to end with the real default model, checked against brute force computed here. */
@@ -219,5 +220,33 @@ describe('GraphQL retrieve without encoders', () => {
       expect(dense.errors?.[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'mode' });
       expect(dense.errors?.[0].message).toMatch(/needs encoders/);
     }
+  });
+});
+
+describe('GraphQL retrieve with PER_DOCUMENT set', () => {
+  let api: TestApi;
+  beforeAll(async () => {
+    api = await createTestApi({ PER_DOCUMENT: '1' });
+    await api.exec(INGEST, { docs });
+  });
+  afterAll(() => api.close());
+
+  it('bounds passages per document when a question gives none; a question’s own perDocument wins', async () => {
+    const query = `query($perDocument: Int) { retrieve(question: "Which river flows through the city?", mode: LEXICAL, k2: 50, perDocument: $perDocument) {
+      perDocument passages { passage { document { key } } } } }`;
+    const bounded = dataOf(await api.exec(query)).retrieve;
+    expect(bounded.perDocument).toBe(1);
+    const keys = bounded.passages.map((p: any) => p.passage.document.key);
+    expect(keys.length).toBeGreaterThan(1);
+    expect(new Set(keys).size).toBe(keys.length);
+    const own = dataOf(await api.exec(query, { perDocument: 2 })).retrieve;
+    expect(own.perDocument).toBe(2);
+    const ownKeys = own.passages.map((p: any) => p.passage.document.key);
+    expect(new Set(ownKeys).size).toBeLessThan(ownKeys.length);
+  });
+
+  it('refuses a PER_DOCUMENT outside 1–1000 at startup, naming it', () => {
+    expect(() => loadConfig({ PER_DOCUMENT: '0' })).toThrow(/PER_DOCUMENT/);
+    expect(() => loadConfig({ PER_DOCUMENT: '1.5' })).toThrow(/PER_DOCUMENT/);
   });
 });

@@ -76,6 +76,8 @@ export interface EvalOutcome {
   modeParams: Partial<Record<RetrievalMode, Omit<RunParams, 'mode'>>>;
   /** The default mode on the test split at this set's own dev-best alpha and λ. */
   defaultAtDevBest: { params: Omit<RunParams, 'mode'>; scores: Scores };
+  /** The default mode on the test split at this set's dev-best perDocument, when that is a bound. */
+  defaultAtDevPerDocument?: { params: Omit<RunParams, 'mode'>; scores: Scores };
   /** The same at λ = 1 for the λ-dependent modes, to show what tuning bought. */
   modesAtLambda1: Partial<Record<RetrievalMode, Scores>>;
   k1Sweep: Array<{ k1: number; scores: Scores }>;
@@ -251,7 +253,7 @@ export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: E
   // A bound on passages per document at the product's other defaults (a few long pages can fill
   // the top k2 with their passages and push the gold page out); k2 = no bound.
   const { lambda: defaultLambda, alpha: defaultAlpha } = MODES.HYBRID_HIERARCHICAL.defaults;
-  await devSweep(
+  const perDocumentSweep = await devSweep(
     DEFAULT_MODE,
     `passages per document (alpha ${defaultAlpha}, λ ${defaultLambda}, ${passageStage.slice(passageStage.indexOf('document stage'))}`,
     [...PER_DOCUMENT, settings.k2].map((perDocument) => ({ perDocument, params: { perDocument } })),
@@ -281,6 +283,13 @@ export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: E
   }
   const devBest = { ...defaults(DEFAULT_MODE), ...lambdaHier!.best.params } as Omit<RunParams, 'mode'>;
   const defaultAtDevBest = { params: devBest, scores: scoreOutcomes(await run(test, DEFAULT_MODE, devBest)) };
+  // What PER_DOCUMENT at this set's dev-best bound would give (a per-corpus setting; none is the product's default).
+  const bound = perDocumentSweep?.best.params.perDocument;
+  const perDocumentParams = { ...defaults(DEFAULT_MODE), perDocument: Number(bound) };
+  const defaultAtDevPerDocument =
+    typeof bound === 'number' && bound < settings.k2 && bound !== (MODES.HYBRID_HIERARCHICAL.defaults as ModeSpec['defaults']).perDocument
+      ? { params: perDocumentParams, scores: scoreOutcomes(await run(test, DEFAULT_MODE, perDocumentParams)) }
+      : undefined;
   const modesAtLambda1: EvalOutcome['modesAtLambda1'] = {};
   for (const mode of ['HIERARCHICAL', 'PARALLEL'] as const) {
     modesAtLambda1[mode] = chosen.lambda === 1 ? modes[mode] : scoreOutcomes(await run(test, mode, { lambda: 1 }));
@@ -327,6 +336,7 @@ export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: E
     modes,
     modeParams,
     defaultAtDevBest,
+    ...(defaultAtDevPerDocument ? { defaultAtDevPerDocument } : {}),
     modesAtLambda1,
     k1Sweep,
     losses,

@@ -67,7 +67,8 @@ function modeRow(mode: RetrievalMode, s: Scores, report: EvalReport, label: stri
   if (report.modes.HIERARCHICAL?.section) cells.push(...ranks(docOnly ? null : s.section));
   cells.push(pct(s.stage?.top['20']), pct(s.stage?.top['100']));
   const t = judged(s, mode, report.target);
-  const p = params ? [MODES[mode].usesLambda ? `λ ${params.lambda}` : '', MODES[mode].usesAlpha ? `α ${params.alpha}` : ''].filter(Boolean).join(', ') : '';
+  const bound = params?.perDocument !== undefined && params.perDocument < report.settings.k2 ? `≤ ${params.perDocument} per document` : '';
+  const p = params ? [MODES[mode].usesLambda ? `λ ${params.lambda}` : '', MODES[mode].usesAlpha ? `α ${params.alpha}` : '', bound].filter(Boolean).join(', ') : '';
   cells.push(t ? t.mrr20.toFixed(3) : '–', s.latencyMs.p50.toFixed(1), s.latencyMs.p95.toFixed(1), p || '–');
   return `| ${cells.join(' | ')} |`;
 }
@@ -82,6 +83,8 @@ function modeTable(report: EvalReport): string {
   head.push('stage@20', `stage@${report.settings.k1}`, `MRR@20 (${targetName[report.target]})`, 'p50 ms', 'p95 ms', 'settings');
   const rows = Object.entries(report.modes).map(([mode, s]) => modeRow(mode as RetrievalMode, s!, report, mode === DEFAULT_MODE ? `**${mode}** (default)` : mode));
   rows.push(modeRow(DEFAULT_MODE, report.defaultAtDevBest.scores, report, `${DEFAULT_MODE} at this set's dev-best`, report.defaultAtDevBest.params));
+  const bounded = report.defaultAtDevPerDocument;
+  if (bounded) rows.push(modeRow(DEFAULT_MODE, bounded.scores, report, `${DEFAULT_MODE} at this set's dev-best perDocument (PER_DOCUMENT=${bounded.params.perDocument})`, bounded.params));
   return [`| ${head.join(' | ')} |`, `| ${head.map((_, i) => (i === 0 ? '---' : '---:')).join(' | ')} |`, ...rows].join('\n');
 }
 

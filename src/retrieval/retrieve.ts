@@ -22,6 +22,8 @@ export interface RetrieveOptions {
   summaryPieces?: boolean;
   /** alpha when a question gives none (overrides the mode's default; HYBRID_ALPHA). */
   defaultAlpha?: number;
+  /** perDocument when a question gives none (overrides the mode's default; PER_DOCUMENT). */
+  defaultPerDocument?: number;
   /** Columns of the ranked rows to return in the same statement (the API: what its selection reads). */
   rows?: RowFetch;
 }
@@ -67,7 +69,7 @@ export async function retrieve(
   if (needsVectors && !targets) {
     throw new RetrievalInputError('mode', `mode ${mode} needs encoders, and this server runs without them; use ${TEXT_ONLY_MODE} or LEXICAL_DOCUMENTS`);
   }
-  const perDocument = valid.perDocument ?? spec.defaults.perDocument;
+  const perDocument = valid.perDocument ?? options.defaultPerDocument ?? spec.defaults.perDocument;
   const args = {
     ...valid,
     mode,

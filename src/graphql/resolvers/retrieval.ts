@@ -98,6 +98,7 @@ export class RetrievalResolver {
         maxScanTuples: ctx.config.maxScanTuples,
         bm25: ctx.config.bm25,
         defaultAlpha: ctx.config.alpha,
+        defaultPerDocument: ctx.config.perDocument,
         // The columns the selection reads come back with the ranking: one statement, one snapshot.
         rows: retrieveRowFetch(info),
       },
