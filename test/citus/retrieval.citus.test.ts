@@ -154,7 +154,7 @@ describe('Citus: every mode answers as on one server', () => {
   for (const mode of Object.keys(MODES) as RetrievalMode[]) {
     it(`${mode}, exact: the same passages, documents and scores as one server`, async () => {
       for (const q of questions) {
-        const overs: Partial<VectorSearch>[] = [{}, { filter: { sources: ['alpha'] } }, { k1: 3, k2: 7, lambda: 0.5 }];
+        const overs: Partial<VectorSearch>[] = [{}, { filter: { sources: ['alpha'] } }, { k1: 3, k2: 7, lambda: 0.5 }, { k1: 4, k2: 9, perDocument: 1 }];
         // HYBRID_HIERARCHICAL's other document stages: several summary vectors, scores from passages
         if (mode === 'HYBRID_HIERARCHICAL') {
           overs.push({ summaryPieces: true }, { summaryPieces: true, summaryShare: 0.5, documentPassages: 'top3' }, { summaryShare: 0, documentPassages: 'centroid' });
