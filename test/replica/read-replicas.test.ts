@@ -46,10 +46,21 @@ async function sql<T = Record<string, unknown>>(url: string, text: string): Prom
   }
 }
 
+/**
+ * Polls until check() is true. A check that throws counts as "not yet": the standby answers
+ * "database … does not exist" until it has replayed the CREATE DATABASE (a local .ci/run in session 20
+ * failed every test in beforeAll so); the last error is in the timeout's message.
+ */
 async function until(what: string, check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
   const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+  let last: unknown;
+  for (;;) {
+    try {
+      if (await check()) return;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
