@@ -243,6 +243,10 @@ describe('GraphQL retrieve with PER_DOCUMENT set', () => {
     expect(own.perDocument).toBe(2);
     const ownKeys = own.passages.map((p: any) => p.passage.document.key);
     expect(new Set(ownKeys).size).toBeLessThan(ownKeys.length);
+    // a documents-only mode returns no passages, so no bound applies to it
+    const documentsOnly = dataOf(await api.exec(`{ retrieve(question: "Which river flows through the city?", mode: LEXICAL_DOCUMENTS) { perDocument documents { rank } } }`)).retrieve;
+    expect(documentsOnly.perDocument).toBeNull();
+    expect(documentsOnly.documents.length).toBeGreaterThan(0);
   });
 
   it('refuses a PER_DOCUMENT outside 1–1000 at startup, naming it', () => {

@@ -160,7 +160,7 @@ export function buildProgram(run: (action: Action) => Promise<void>): Command {
     .option('--k2 <n>', 'passages shown', integer(1, 1000), 5)
     .option('--lambda <x>', "weight of the document score (default: the mode's tuned one)", decimal(0, 10))
     .option('--alpha <x>', "hybrid modes: weight of the dense score (default: the mode's tuned one)", decimal(0, 1))
-    .option('--per-document <n>', "at most n passages of one document (default: the mode's tuned bound, if any)", integer(1, 1000))
+    .option('--per-document <n>', "at most n passages of one document (default: the server's PER_DOCUMENT, else none)", integer(1, 1000))
     .option('--json', 'print the retrieval as JSON')
     .option('--url <server>', 'ask a running server (its GraphQL URL) instead of the local store', serverUrl)
     .addOption(new Option('--key <key>', 'API key for --url (servers with READ_ACCESS=key); prefer the environment variable').env('DHR_API_KEY'))

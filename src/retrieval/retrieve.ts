@@ -76,8 +76,8 @@ export async function retrieve(
     lambda: valid.lambda ?? spec.defaults.lambda,
     alpha: valid.alpha ?? options.defaultAlpha ?? spec.defaults.alpha ?? 0,
     documentAlpha: valid.documentAlpha ?? valid.alpha ?? spec.defaults.documentAlpha,
-    // k2 or more bounds nothing: the bound that applies, if any
-    perDocument: perDocument !== undefined && perDocument < valid.k2 ? perDocument : undefined,
+    // the bound that applies, if any: k2 or more bounds nothing, and a documents-only mode returns no passages
+    perDocument: perDocument !== undefined && perDocument < valid.k2 && !spec.documentsOnly ? perDocument : undefined,
   };
   const encoded = needsVectors && targets ? await targets.encoders.encodeQuestion(args.question) : undefined;
   // The adapter maps question vectors only; stored vectors and the SQL are the same as without it.

@@ -42,7 +42,7 @@ export interface RetrieveArgs {
   alpha?: number;
   /** HYBRID_HIERARCHICAL: the same for its document stage; the mode's tuned default when left out. */
   documentAlpha?: number;
-  /** At most this many passages of one document among the k2 returned; left out: the mode's default (none unless tuned). */
+  /** At most this many passages of one document among the k2 returned; left out: the server's PER_DOCUMENT, else the mode's default (none). */
   perDocument?: number;
   /** Left out: the default mode (DEFAULT_MODE, or LEXICAL on a server without encoders). */
   mode?: RetrievalMode;

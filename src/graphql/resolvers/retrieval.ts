@@ -46,7 +46,7 @@ export class RetrieveArgs {
 
   @Field(() => Int, {
     nullable: true,
-    description: `At most this many passages of one document among those returned (1–${RETRIEVAL_LIMITS.maxK}; k2 or more: no bound). Left out: the mode’s tuned default.`,
+    description: `At most this many passages of one document among those returned (1–${RETRIEVAL_LIMITS.maxK}; k2 or more: no bound). Left out: the server’s PER_DOCUMENT, else none.`,
   })
   perDocument?: number | null;
 
