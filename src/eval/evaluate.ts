@@ -285,11 +285,11 @@ export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: E
   const defaultAtDevBest = { params: devBest, scores: scoreOutcomes(await run(test, DEFAULT_MODE, devBest)) };
   // What PER_DOCUMENT at this set's dev-best bound would give (a per-corpus setting; none is the product's default).
   const bound = perDocumentSweep?.best.params.perDocument;
-  const perDocumentParams = { ...defaults(DEFAULT_MODE), perDocument: Number(bound) };
-  const defaultAtDevPerDocument =
-    typeof bound === 'number' && bound < settings.k2 && bound !== (MODES.HYBRID_HIERARCHICAL.defaults as ModeSpec['defaults']).perDocument
-      ? { params: perDocumentParams, scores: scoreOutcomes(await run(test, DEFAULT_MODE, perDocumentParams)) }
-      : undefined;
+  let defaultAtDevPerDocument: EvalOutcome['defaultAtDevPerDocument'];
+  if (typeof bound === 'number' && bound < settings.k2 && bound !== defaults(DEFAULT_MODE).perDocument) {
+    const params = { ...defaults(DEFAULT_MODE), perDocument: bound };
+    defaultAtDevPerDocument = { params, scores: scoreOutcomes(await run(test, DEFAULT_MODE, params)) };
+  }
   const modesAtLambda1: EvalOutcome['modesAtLambda1'] = {};
   for (const mode of ['HIERARCHICAL', 'PARALLEL'] as const) {
     modesAtLambda1[mode] = chosen.lambda === 1 ? modes[mode] : scoreOutcomes(await run(test, mode, { lambda: 1 }));
