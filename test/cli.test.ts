@@ -61,6 +61,17 @@ describe('dhr CLI', () => {
     ]);
   });
 
+  it('rebuild-bm25 rebuilds the postings and statistics to what the ingest left', async () => {
+    const stats = JSON.parse((await dhr(['stats'], env)).stdout);
+    const rebuilt = await dhr(['rebuild-bm25'], env);
+    expect(rebuilt.code).toBe(0);
+    const result = JSON.parse(rebuilt.stdout);
+    // Every passage and document was already indexed by the ingest, and is counted again.
+    expect(result).toMatchObject({ indexed: 0, passages: stats.passages, documents: stats.documents });
+    expect(result.passagePostings).toBeGreaterThan(stats.passages);
+    expect(result.terms).toBeGreaterThan(0);
+  });
+
   it('creates, lists and revokes API keys; the key is printed once and never listed', async () => {
     const created = await dhr(['keys', 'create', '--role', 'admin', '--name', 'ops'], env);
     expect(created.code).toBe(0);

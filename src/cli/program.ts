@@ -16,7 +16,7 @@ import { jobsCommand, modelsCommand, reembedCommand, workerCommand } from './job
 import { createKeyCommand, listKeysCommand, revokeKeyCommand } from './keys';
 import { remoteCreateKey, remoteIngest, remoteListKeys, remoteRevokeKey, remoteStats, type RemoteTarget } from './remote-commands';
 import { serve } from './serve';
-import { migrateCommand, statsCommand } from './store';
+import { migrateCommand, rebuildBm25Command, statsCommand } from './store';
 import { feedbackImportCommand, pairsCommand } from './pairs';
 import { isPairKind, PAIR_KINDS, type PairKind } from '../training/pair';
 
@@ -169,6 +169,11 @@ export function buildProgram(run: (action: Action) => Promise<void>): Command {
   remotable(program.command('stats').description('count documents, sections, passages, links and embeddings per model')).action(
     (options: RemoteOptions) => run(async (config) => (options.url ? remoteStats(remoteTarget(options)!) : statsCommand(config))),
   );
+
+  program
+    .command('rebuild-bm25')
+    .description('rebuild every BM25 posting and statistic from the stored rows in one set-based pass (after a bulk SQL load, or to repair); writers wait meanwhile')
+    .action(() => run(async (config) => rebuildBm25Command(config)));
 
   const models = program.command('models').description('registered embedding models: list, register, activate, drop');
   models

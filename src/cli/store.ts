@@ -1,4 +1,5 @@
 import type { Config } from '../config';
+import { rebuildBm25 } from '../store/bm25-rebuild';
 import { modelCounts } from '../store/embeddings';
 import { migrate } from '../store/migrate';
 import { openDatabase, openMigratedDatabase } from '../store/open';
@@ -23,6 +24,23 @@ export async function statsCommand(config: Config): Promise<number> {
   try {
     const stats = { database: db.kind, location: db.location, ...(await storeStats(db)), pending: await pendingWork(db), models: await modelCounts(db) };
     console.log(JSON.stringify(stats, null, 2));
+  } finally {
+    await db.close();
+  }
+  return 0;
+}
+
+/** `dhr rebuild-bm25`: what it rebuilt, as JSON. */
+export async function rebuildBm25Command(config: Config): Promise<number> {
+  const db = await openMigratedDatabase(config);
+  try {
+    if (db.distributed) {
+      console.error('rebuild-bm25: not on Citus: each shard group keeps its own BM25 statistics through its triggers');
+      return 1;
+    }
+    const started = Date.now();
+    const result = await rebuildBm25(db);
+    console.log(JSON.stringify({ ...result, seconds: (Date.now() - started) / 1000 }, null, 2));
   } finally {
     await db.close();
   }
