@@ -53,8 +53,12 @@ async function nodeUrls(coordinator: string, name: string): Promise<{ urls: stri
   return { urls, workers };
 }
 
-/** A fresh database on every node with citus and vector, the workers registered, migrated with DHR_DISTRIBUTED=citus. */
-export async function createCitusDatabase(options: { migrated?: boolean } = {}): Promise<CitusTestDatabase> {
+/**
+ * A fresh database on every node with citus and vector, the workers registered, migrated with
+ * DHR_DISTRIBUTED=citus. `workers`: register only the first n (the others get the database and
+ * its extensions, ready for a citus_add_node later).
+ */
+export async function createCitusDatabase(options: { migrated?: boolean; workers?: number } = {}): Promise<CitusTestDatabase> {
   const coordinator = citusUrl();
   const name = `citus_t${process.pid}_${randomBytes(3).toString('hex')}`;
   const { urls, workers } = await nodeUrls(coordinator, name);
@@ -64,7 +68,7 @@ export async function createCitusDatabase(options: { migrated?: boolean } = {}):
   }
   const [host, port] = [new URL(coordinator).hostname, new URL(coordinator).port || '5432'];
   await run(urls[0], `SELECT citus_set_coordinator_host('${host}', ${port})`);
-  for (const w of workers) {
+  for (const w of workers.slice(0, options.workers ?? workers.length)) {
     const [h, p] = w.split(':');
     await run(urls[0], `SELECT citus_add_node('${h}', ${p})`);
   }
