@@ -257,6 +257,58 @@ describe('BM25 against brute force', () => {
   });
 });
 
+describe('bounded BM25: partial scores, probes and the seen mask', () => {
+  // 90 made-up words, so a question can hold more terms than the 62 a candidate's seen mask flags.
+  const VOCABULARY = Array.from({ length: 90 }, (_, i) => `zor${i}x`);
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    const rand = prng(17);
+    // Skewed: low-numbered words are common (long lists, truncated), high-numbered ones rare.
+    const word = () => VOCABULARY[Math.floor(rand() * rand() * VOCABULARY.length)];
+    const text = (n: number) => Array.from({ length: n }, word).join(' ') + '.';
+    await load(t.db, Array.from({ length: 25 }, (_, i) => ({
+      key: `w${i}`,
+      source: 'words',
+      title: `Item ${word()}`,
+      abstract: text(4),
+      sections: Array.from({ length: 4 }, () => ({ title: word(), text: text(5 + Math.floor(rand() * 20)) })),
+    })));
+  });
+  afterAll(() => t.drop());
+
+  const cases = [
+    { name: 'a short question', question: 'zor0x zor1x zor5x zor40x zor70x' },
+    { name: 'a question of every word (terms past the mask are always probed)', question: VOCABULARY.join(' ') },
+  ];
+  for (const c of cases) {
+    it(`${c.name}: every returned passage and document scored exactly, with small caps and rescoring`, async () => {
+      const { passages, docs } = await loadItems(t.db);
+      const terms = await questionTerms(t.db, c.question);
+      const exactPassages = new Map(bm25(passages, terms, DEFAULT_BM25));
+      const exactDocuments = new Map(bm25(docs, terms, DEFAULT_BM25));
+      let truncated = false;
+      for (const bm of [{ termCap: 4, rescore: 5 }, { termCap: 15, rescore: 40 }]) {
+        const lexical = await search(t.db, textOnly({ mode: 'LEXICAL', questionText: c.question, k2: 10, bm25: bm }));
+        // A bounded read may find fewer candidates than asked for; each one found is scored exactly.
+        expect(lexical.passages.length).toBeGreaterThan(3);
+        for (const r of lexical.passages) expect(Math.abs(r.score - exactPassages.get(r.passageId)!)).toBeLessThan(1e-6 * Math.max(1, r.score));
+        const documents = await search(t.db, textOnly({ mode: 'LEXICAL_DOCUMENTS', questionText: c.question, k1: 8, bm25: bm }));
+        expect(documents.documents.length).toBeGreaterThan(3);
+        for (const r of documents.documents) expect(Math.abs(r.score - exactDocuments.get(r.documentId)!)).toBeLessThan(1e-6 * Math.max(1, r.score));
+        const top = ranked(exactPassages).slice(0, 10).map(([id]) => id);
+        truncated ||= lexical.passages.map((p) => p.passageId).join() !== top.join();
+      }
+      // Caps that cover every list: the bounded path returns the exact ranking.
+      const full = await search(t.db, textOnly({ mode: 'LEXICAL', questionText: c.question, k2: 10, bm25: { termCap: 100_000, rescore: 20 } }));
+      expectScores(full.passages.map((p) => ({ id: p.passageId, score: p.score })), ranked(exactPassages), 10);
+      // The small caps did cut something, so the probes had work to do.
+      expect(truncated).toBe(true);
+      if (c.question.split(' ').length > 62) expect(terms.length).toBeGreaterThan(62);
+    });
+  }
+});
+
 const DIM = 8;
 const unit = (v: number[]) => {
   const n = Math.hypot(...v);

@@ -20,8 +20,13 @@ export interface Bm25Settings {
   b: number;
   /** A summary occurrence (title, abstract, table of contents) counts this many full-text ones. */
   summaryWeight: number;
-  /** Candidate postings read per question term, best impact first (exact search reads all). */
+  /**
+   * Candidate postings read for the question's rarest term, best impact first; a commoner term's
+   * share falls with its idf (exact search reads all).
+   */
   termCap: number;
+  /** Candidates (the best by partial score) scored exactly over every question term; at least 2 × the items asked for. */
+  rescore: number;
 }
 
 /**
@@ -29,9 +34,9 @@ export interface Bm25Settings {
  * the literature's 1.2 / 0.75 (MRR@20 summed over both dev splits 1.036 against 0.976; pydocs
  * alike, Factbook's short label passages want less saturation and length normalization). The
  * summary weight by document-stage recall@100, then MRR@20 (3: 92.9 / 100 against 90.5 / 100 at 1).
- * termCap: bench:bm25 (docs/benchmarks.md).
+ * termCap and rescore: bench:bm25 at 1M passages (docs/benchmarks.md).
  */
-export const DEFAULT_BM25: Bm25Settings = { k1: 0.9, b: 0.6, summaryWeight: 3, termCap: 10_000 };
+export const DEFAULT_BM25: Bm25Settings = { k1: 0.9, b: 0.6, summaryWeight: 3, termCap: 20_000, rescore: 1_000 };
 
 /**
  * A search over stored vectors and postings: the question is already encoded (once per distinct

@@ -11,28 +11,43 @@ import { filterJoin, filterSql } from './parts';
 export const bm25Of = (s: SearchInput): Bm25Settings => ({ ...DEFAULT_BM25, ...s.bm25 });
 
 /**
- * The question's lexemes with their idf and the level's average length: `pterms` (passages) and
- * `dterms` (documents). Terms no item holds drop out; a question without indexable words
+ * The question's lexemes with their idf (float8 once, not per posting) and the level's average
+ * length: `pterms` (passages) and `dterms` (documents), with boundedTerms' columns. Terms no item holds drop out; a question without indexable words
  * (only stop words) gives empty sets, so every lexical score is 0 rather than an SQL error.
  */
 export function termCtes(s: SearchInput, p: Params, levels: { passages?: boolean; documents?: boolean }): string {
   const b = bm25Of(s);
   const q = p.add(s.questionText ?? '');
   const ctes = [`qterms AS MATERIALIZED (SELECT DISTINCT t.lexeme FROM unnest(to_tsvector('english'::regconfig, ${q}::text)) t)`];
+  const cap = levels.passages || levels.documents ? p.add(b.termCap) : '';
   if (levels.passages) {
-    ctes.push(`pterms AS MATERIALIZED (
-      SELECT bt.lexeme, ln(1 + (st.items - bt.df + 0.5) / (bt.df + 0.5)) AS idf, st.total_length / greatest(st.items, 1) AS avgdl
-      FROM ${summedTerms('p', q)} bt CROSS JOIN ${summedStats('p')} st WHERE bt.df > 0)`);
+    ctes.push(`pterms AS MATERIALIZED (${boundedTerms(cap, `
+      SELECT bt.lexeme, bt.df, ln(1 + (st.items - bt.df + 0.5) / (bt.df + 0.5))::float8 AS idf, st.total_length / greatest(st.items, 1) AS avgdl
+      FROM ${summedTerms('p', q)} bt CROSS JOIN ${summedStats('p')} st WHERE bt.df > 0`)})`);
   }
   if (levels.documents) {
     const w = p.add(b.summaryWeight);
-    ctes.push(`dterms AS MATERIALIZED (
-      SELECT bt.lexeme, ln(1 + (st.items - bt.df + 0.5) / (bt.df + 0.5)) AS idf,
+    ctes.push(`dterms AS MATERIALIZED (${boundedTerms(cap, `
+      SELECT bt.lexeme, bt.df, ln(1 + (st.items - bt.df + 0.5) / (bt.df + 0.5))::float8 AS idf,
              greatest((st.total_length + ${w}::float8 * st.total_summary) / greatest(st.items, 1), 1e-9) AS avgdl,
              ${w}::float8 AS w
-      FROM ${summedTerms('d', q)} bt CROSS JOIN ${summedStats('d')} st WHERE bt.df > 0)`);
+      FROM ${summedTerms('d', q)} bt CROSS JOIN ${summedStats('d')} st WHERE bt.df > 0`)})`);
   }
   return ctes.join(',\n');
+}
+
+/**
+ * A level's question terms with what bounded candidate generation needs. `cap`: the postings read
+ * from the term's list, termCap scaled by the term's idf against the question's highest (a term
+ * adds at most idf·(k1+1) to a score, so a common word's long list is worth fewer reads;
+ * bench:bm25 at 1M passages, docs/benchmarks.md).
+ * `bit`: the term's flag in a candidate's `seen` mask (62 terms; a question's later terms get 0 and
+ * are always probed).
+ */
+function boundedTerms(cap: string, terms: string): string {
+  return `SELECT x.*, ceil(${cap}::float8 * x.idf / max(x.idf) OVER ())::int AS cap,
+           CASE WHEN x.ord <= 62 THEN 1::bigint << (x.ord - 1) ELSE 0 END AS bit
+    FROM (SELECT y.*, row_number() OVER (ORDER BY y.lexeme)::int AS ord FROM (${terms}) y) x`;
 }
 
 /**
@@ -66,32 +81,59 @@ function documentTerm(s: SearchInput, p: Params): string {
 }
 
 /**
- * The top `limit` passages by BM25 (columns passage_id, document_id, lexical). Candidates come
- * from each term's best postings by impact, at most termCap per term (all of them with `exact`),
- * so a word in most passages costs at most termCap rows; the best candidates are then scored
- * exactly over every question term.
+ * The top `limit` passages by BM25 (columns passage_id, document_id, lexical). Exact: every
+ * posting of every question term. Bounded: candidates from each term's best postings by impact,
+ * at most the term's cap (boundedTerms), ranked by their partial score; the best `rescore` of them
+ * are then scored exactly (rescoreExactly).
  */
 export function passageTop(s: SearchInput, p: Params, limit: number, exact: boolean): string {
   if (s.distributed) return passageTopDistributed(s, p, limit);
-  // Exact reads whole posting lists: no order needed. Bounded reads each list best impact first.
-  const cap = exact ? '' : ` ORDER BY pp.impact DESC LIMIT ${p.add(bm25Of(s).termCap)}`;
   const score = passageTerm(s, p);
-  const rescore = exact ? limit : Math.max(2 * limit, 100);
-  const candidates = `SELECT pp.passage_id, pp.document_id, sum(${score}) AS lexical
-      FROM pterms t CROSS JOIN LATERAL (
-        SELECT pp.document_id, pp.passage_id, pp.tf, pp.length FROM passage_postings pp${filterJoin(s, 'pp.document_id')}
-        WHERE pp.lexeme = t.lexeme${filterSql(p, s.filter)}${cap}) pp
+  const postings = `passage_postings pp${filterJoin(s, 'pp.document_id')} WHERE pp.lexeme = t.lexeme${filterSql(p, s.filter)}`;
+  if (exact) {
+    return `SELECT pp.passage_id, pp.document_id, sum(${score}) AS lexical
+      FROM pterms t CROSS JOIN LATERAL (SELECT pp.document_id, pp.passage_id, pp.tf, pp.length FROM ${postings}) pp
       GROUP BY pp.passage_id, pp.document_id
-      ORDER BY lexical DESC, pp.passage_id LIMIT ${p.add(rescore)}`;
-  if (exact) return candidates;
-  // One key lookup per (candidate, term); LIMIT 1 keeps the planner from turning the probes into
-  // a join over whole posting lists (bench:bm25 at 100k: slowest question 92 → 54 ms).
-  return `SELECT c.passage_id, c.document_id, sum(${score}) AS lexical
-    FROM (${candidates}) c CROSS JOIN pterms t
-    CROSS JOIN LATERAL (SELECT pp.tf, pp.length FROM passage_postings pp
-      WHERE pp.lexeme = t.lexeme AND pp.document_id = c.document_id AND pp.passage_id = c.passage_id LIMIT 1) pp
-    GROUP BY c.passage_id, c.document_id
-    ORDER BY lexical DESC, c.passage_id LIMIT ${p.add(limit)}`;
+      ORDER BY lexical DESC, pp.passage_id LIMIT ${p.add(limit)}`;
+  }
+  return rescoreExactly(p, {
+    terms: 'pterms',
+    score,
+    keys: ['passage_id', 'document_id'],
+    candidates: `SELECT pp.passage_id, pp.document_id, ${score} AS s FROM ${postings} ORDER BY pp.impact DESC LIMIT t.cap`,
+    probe: `SELECT pp.tf, pp.length FROM passage_postings pp
+        WHERE pp.lexeme = t.lexeme AND pp.document_id = c.document_id AND pp.passage_id = c.passage_id LIMIT 1`,
+    alias: 'pp',
+    rescore: Math.max(2 * limit, bm25Of(s).rescore),
+    limit,
+  });
+}
+
+/**
+ * Bounded candidates, then the best `rescore` of them by partial score scored exactly. A
+ * candidate's partial score is already exact for the terms it was read under (its bit in `seen`)
+ * and for the terms whose whole list was read (df ≤ cap: not read means absent), so only the
+ * truncated lists it was not read under are probed, one key lookup each (LIMIT 1 keeps the planner
+ * from joining whole posting lists). At 1M passages the misses of the earlier bound (only 100
+ * candidates rescored, every term probed) were all candidates cut before rescoring, hence a deeper
+ * and cheaper rescoring (docs/benchmarks.md).
+ */
+function rescoreExactly(
+  p: Params,
+  q: { terms: string; score: string; keys: string[]; candidates: string; probe: string; alias: string; rescore: number; limit: number },
+): string {
+  const keys = q.keys.map((k) => `${q.alias}.${k}`).join(', ');
+  const id = q.keys[0];
+  return `SELECT ${q.keys.map((k) => `c.${k}`).join(', ')}, c.known + coalesce(x.missing, 0) AS lexical
+    FROM (SELECT ${keys}, sum(${q.alias}.s) AS partial,
+                 coalesce(sum(${q.alias}.s) FILTER (WHERE t.bit <> 0), 0) AS known, bit_or(t.bit) AS seen
+          FROM ${q.terms} t CROSS JOIN LATERAL (${q.candidates}) ${q.alias}
+          GROUP BY ${keys}
+          ORDER BY partial DESC, ${q.alias}.${id} LIMIT ${p.add(q.rescore)}) c
+    CROSS JOIN LATERAL (
+      SELECT sum(${q.score}) AS missing FROM ${q.terms} t CROSS JOIN LATERAL (${q.probe}) ${q.alias}
+      WHERE t.bit = 0 OR (t.df > t.cap AND c.seen & t.bit = 0)) x
+    ORDER BY lexical DESC, c.${id} LIMIT ${p.add(q.limit)}`;
 }
 
 /**
@@ -119,22 +161,26 @@ function documentTopDistributed(s: SearchInput, p: Params, limit: number): strin
 /** The top `limit` documents by BM25F (columns document_id, lexical), bounded like passageTop. */
 export function documentTop(s: SearchInput, p: Params, limit: number, exact: boolean): string {
   if (s.distributed) return documentTopDistributed(s, p, limit);
-  const cap = exact ? '' : ` ORDER BY dp.impact DESC LIMIT ${p.add(bm25Of(s).termCap)}`;
   const score = documentTerm(s, p);
-  const rescore = exact ? limit : Math.max(2 * limit, 100);
-  const candidates = `SELECT dp.document_id, sum(${score}) AS lexical
+  const postings = `document_postings dp${filterJoin(s, 'dp.document_id')} WHERE dp.lexeme = t.lexeme${filterSql(p, s.filter)}`;
+  if (exact) {
+    return `SELECT dp.document_id, sum(${score}) AS lexical
       FROM dterms t CROSS JOIN LATERAL (
-        SELECT dp.document_id, dp.tf_body, dp.tf_summary, dp.length_body, dp.length_summary
-        FROM document_postings dp${filterJoin(s, 'dp.document_id')}
-        WHERE dp.lexeme = t.lexeme${filterSql(p, s.filter)}${cap}) dp
+        SELECT dp.document_id, dp.tf_body, dp.tf_summary, dp.length_body, dp.length_summary FROM ${postings}) dp
       GROUP BY dp.document_id
-      ORDER BY lexical DESC, dp.document_id LIMIT ${p.add(rescore)}`;
-  if (exact) return candidates;
-  return `SELECT c.document_id, sum(${score}) AS lexical
-    FROM (${candidates}) c CROSS JOIN dterms t
-    JOIN document_postings dp ON dp.lexeme = t.lexeme AND dp.document_id = c.document_id
-    GROUP BY c.document_id
-    ORDER BY lexical DESC, c.document_id LIMIT ${p.add(limit)}`;
+      ORDER BY lexical DESC, dp.document_id LIMIT ${p.add(limit)}`;
+  }
+  return rescoreExactly(p, {
+    terms: 'dterms',
+    score,
+    keys: ['document_id'],
+    candidates: `SELECT dp.document_id, ${score} AS s FROM ${postings} ORDER BY dp.impact DESC LIMIT t.cap`,
+    probe: `SELECT dp.tf_body, dp.tf_summary, dp.length_body, dp.length_summary FROM document_postings dp
+        WHERE dp.lexeme = t.lexeme AND dp.document_id = c.document_id LIMIT 1`,
+    alias: 'dp',
+    rescore: Math.max(2 * limit, bm25Of(s).rescore),
+    limit,
+  });
 }
 
 /** Exact BM25 of the passages of the documents in CTE `docs` (columns passage_id, lexical). */
