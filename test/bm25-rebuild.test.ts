@@ -1,11 +1,11 @@
 import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
 import { ingestDocuments } from '../src/pipeline/ingest';
 import { search } from '../src/retrieval/search';
-import type { VectorSearch } from '../src/retrieval/sql';
 import { rebuildBm25 } from '../src/store/bm25-rebuild';
 import type { Database } from '../src/store/db';
 import { indexLexical } from '../src/store/lexical';
 import { prng } from './helpers/prng';
+import { textSearch } from './helpers/text-search';
 import { createTestDatabase, type TestDatabase } from './helpers/database';
 
 /**
@@ -57,16 +57,8 @@ async function snapshot(db: Database): Promise<Snapshot> {
   };
 }
 
-const lexical = (mode: 'LEXICAL' | 'LEXICAL_DOCUMENTS', questionText: string): VectorSearch => ({
-  mode,
-  questionText,
-  documentModel: { id: 0, dimension: 1 },
-  passageModel: { id: 0, dimension: 1 },
-  k1: 1000,
-  k2: 1000,
-  lambda: 1,
-  exact: true,
-});
+const lexical = (mode: 'LEXICAL' | 'LEXICAL_DOCUMENTS', questionText: string) =>
+  textSearch({ mode, questionText, exact: true });
 
 const QUESTIONS = ['Which river flows past the castle?', 'capital museum', 'railway bridge to the island', 'mountain festival market'];
 

@@ -1,7 +1,6 @@
 import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
 import { retrieve } from '../src/retrieval/retrieve';
 import { search } from '../src/retrieval/search';
-import type { VectorSearch } from '../src/retrieval/sql';
 import { DEFAULT_BM25, type Bm25Settings } from '../src/retrieval/types';
 import type { Database } from '../src/store/db';
 import { registerModel, vectorLiteral, type EmbeddingModelRow } from '../src/store/embeddings';
@@ -11,6 +10,7 @@ import { indexLexical } from '../src/store/lexical';
 import { PgliteDatabase } from '../src/store/pglite';
 import { migrate } from '../src/store/migrate';
 import { prng } from './helpers/prng';
+import { textSearch } from './helpers/text-search';
 import { syntheticModel } from './helpers/synthetic-model';
 import { createTestDatabase, type TestDatabase } from './helpers/database';
 
@@ -99,15 +99,7 @@ function bm25(items: Item[], terms: string[], p: Bm25Settings): Map<number, numb
 
 const ranked = (scores: Map<number, number>) => [...scores].sort((a, b) => b[1] - a[1] || a[0] - b[0]);
 
-const textOnly = (over: Partial<VectorSearch>): VectorSearch => ({
-  mode: 'LEXICAL',
-  documentModel: { id: 0, dimension: 1 },
-  passageModel: { id: 0, dimension: 1 },
-  k1: 1000,
-  k2: 1000,
-  lambda: 1,
-  ...over,
-});
+const textOnly = textSearch;
 
 const QUESTIONS = ['Which river flows past the castle?', 'capital museum', 'the railway bridge over the river to the island', 'mountain festival market forest'];
 

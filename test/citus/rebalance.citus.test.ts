@@ -1,11 +1,11 @@
 import { DEFAULT_INGEST_OPTIONS } from '../../src/ingest/types';
 import { ingest } from '../../src/pipeline/ingest';
 import { search } from '../../src/retrieval/search';
-import type { VectorSearch } from '../../src/retrieval/sql';
 import { rebuildBm25 } from '../../src/store/bm25-rebuild';
 import type { Database } from '../../src/store/db';
 import { createCitusDatabase, createSingleDatabase, type CitusTestDatabase } from '../helpers/citus';
 import { prng } from '../helpers/prng';
+import { textSearch } from '../helpers/text-search';
 
 /**
  * Scaling out a running store (docs/scale-out.md, "Rebalancing"): a distributed store on one
@@ -32,16 +32,8 @@ function corpus(seed: number, count: number, prefix = 'doc') {
 
 const QUESTIONS = ['river of the mountain', 'engine protein violin', 'harbor glacier senate orbit', 'copper theory market island'];
 
-const lexical = (mode: 'LEXICAL' | 'LEXICAL_DOCUMENTS', questionText: string): VectorSearch => ({
-  mode,
-  questionText,
-  documentModel: { id: 0, dimension: 1 },
-  passageModel: { id: 0, dimension: 1 },
-  k1: 50,
-  k2: 50,
-  lambda: 1,
-  exact: true,
-});
+const lexical = (mode: 'LEXICAL' | 'LEXICAL_DOCUMENTS', questionText: string) =>
+  textSearch({ mode, questionText, exact: true, k1: 50, k2: 50 });
 
 /** Per question and level, [key, score] in rank order (keys: ids are drawn differently by the two stores). */
 async function rankings(db: Database): Promise<[string, number][][]> {
