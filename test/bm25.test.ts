@@ -273,6 +273,23 @@ describe('bounded BM25: partial scores, probes and the seen mask', () => {
     { name: 'a short question', question: 'zor0x zor1x zor5x zor40x zor70x' },
     { name: 'a question of every word (terms past the mask are always probed)', question: VOCABULARY.join(' ') },
   ];
+  it('reads every list whole when the question’s lists hold at most termCap postings in all: the exact ranking', async () => {
+    const question = cases[0].question;
+    const terms = await questionTerms(t.db, question);
+    const [{ total }] = await t.db.query<{ total: number }>(
+      `SELECT sum(df)::int AS total FROM bm25_terms WHERE level = 'p' AND lexeme = ANY($1::text[])`,
+      [terms],
+    );
+    const { passages } = await loadItems(t.db);
+    const expected = ranked(bm25(passages, terms, DEFAULT_BM25));
+    expect(total).toBeGreaterThan(20);
+    // k2 covers every passage, so what comes back is every candidate: all of them only if every list was read whole.
+    const whole = await search(t.db, textOnly({ mode: 'LEXICAL', questionText: question, bm25: { termCap: total } }));
+    expectScores(whole.passages.map((p) => ({ id: p.passageId, score: p.score })), expected, 1000);
+    const cut = await search(t.db, textOnly({ mode: 'LEXICAL', questionText: question, bm25: { termCap: 4 } }));
+    expect(cut.passages.length).toBeLessThan(expected.length);
+  });
+
   for (const c of cases) {
     it(`${c.name}: every returned passage and document scored exactly, with small caps and rescoring`, async () => {
       const { passages, docs } = await loadItems(t.db);

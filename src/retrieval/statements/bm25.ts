@@ -38,14 +38,16 @@ export function termCtes(s: SearchInput, p: Params, levels: { passages?: boolean
 
 /**
  * A level's question terms with what bounded candidate generation needs. `cap`: the postings read
- * from the term's list, termCap scaled by the term's idf against the question's highest (a term
- * adds at most idf·(k1+1) to a score, so a common word's long list is worth fewer reads;
- * bench:bm25 at 1M passages, docs/benchmarks.md).
+ * from the term's list: all of them when the question's lists hold at most termCap postings in
+ * all (then the bounded search is exact and probes nothing; scaled caps cut small corpora's common
+ * lists, and a probe's plan there is poor: bench:bm25 at 10k, p95 202 ms), otherwise termCap scaled
+ * by the term's idf against the question's highest (a term adds at most idf·(k1+1) to a score, so
+ * a common word's long list is worth fewer reads; bench:bm25 at 1M passages, docs/benchmarks.md).
  * `bit`: the term's flag in a candidate's `seen` mask (62 terms; a question's later terms get 0 and
  * are always probed).
  */
 function boundedTerms(cap: string, terms: string): string {
-  return `SELECT x.*, ceil(${cap}::float8 * x.idf / max(x.idf) OVER ())::int AS cap,
+  return `SELECT x.*, CASE WHEN sum(x.df) OVER () <= ${cap} THEN x.df ELSE ceil(${cap}::float8 * x.idf / max(x.idf) OVER ())::int END AS cap,
            CASE WHEN x.ord <= 62 THEN 1::bigint << (x.ord - 1) ELSE 0 END AS bit
     FROM (SELECT y.*, row_number() OVER (ORDER BY y.lexeme)::int AS ord FROM (${terms}) y) x`;
 }
