@@ -32,7 +32,7 @@ const IMPACT_B = 0.75;
 
 export async function rebuildBm25(db: Database, options: { workMem?: string } = {}): Promise<Bm25RebuildResult> {
   if (db.distributed === 'citus') {
-    throw new Error('rebuildBm25: not on Citus (each shard group keeps its own BM25 statistics through its triggers)');
+    throw new Error('the BM25 rebuild is not on Citus: each shard group keeps its own BM25 statistics through its triggers');
   }
   const result = await db.transaction(async (tx) => {
     // Writers queue behind this (ingest, delete); readers of the title tree go on.

@@ -12,8 +12,9 @@ export const bm25Of = (s: SearchInput): Bm25Settings => ({ ...DEFAULT_BM25, ...s
 
 /**
  * The question's lexemes with their idf (float8 once, not per posting) and the level's average
- * length: `pterms` (passages) and `dterms` (documents), with boundedTerms' columns. Terms no item holds drop out; a question without indexable words
- * (only stop words) gives empty sets, so every lexical score is 0 rather than an SQL error.
+ * length: `pterms` (passages) and `dterms` (documents), with boundedTerms' columns. Terms no
+ * item holds drop out; a question without indexable words (only stop words) gives empty sets,
+ * so every lexical score is 0 rather than an SQL error.
  */
 export function termCtes(s: SearchInput, p: Params, levels: { passages?: boolean; documents?: boolean }): string {
   const b = bm25Of(s);
@@ -98,7 +99,7 @@ export function passageTop(s: SearchInput, p: Params, limit: number, exact: bool
       GROUP BY pp.passage_id, pp.document_id
       ORDER BY lexical DESC, pp.passage_id LIMIT ${p.add(limit)}`;
   }
-  return rescoreExactly(p, {
+  return rescoreExactly(s, p, {
     terms: 'pterms',
     score,
     keys: ['passage_id', 'document_id'],
@@ -106,7 +107,6 @@ export function passageTop(s: SearchInput, p: Params, limit: number, exact: bool
     probe: `SELECT pp.tf, pp.length FROM passage_postings pp
         WHERE pp.lexeme = t.lexeme AND pp.document_id = c.document_id AND pp.passage_id = c.passage_id LIMIT 1`,
     alias: 'pp',
-    rescore: Math.max(2 * limit, bm25Of(s).rescore),
     limit,
   });
 }
@@ -121,9 +121,11 @@ export function passageTop(s: SearchInput, p: Params, limit: number, exact: bool
  * and cheaper rescoring (docs/benchmarks.md).
  */
 function rescoreExactly(
+  s: SearchInput,
   p: Params,
-  q: { terms: string; score: string; keys: string[]; candidates: string; probe: string; alias: string; rescore: number; limit: number },
+  q: { terms: string; score: string; keys: string[]; candidates: string; probe: string; alias: string; limit: number },
 ): string {
+  const rescore = Math.max(2 * q.limit, bm25Of(s).rescore);
   const keys = q.keys.map((k) => `${q.alias}.${k}`).join(', ');
   const id = q.keys[0];
   return `SELECT ${q.keys.map((k) => `c.${k}`).join(', ')}, c.known + coalesce(x.missing, 0) AS lexical
@@ -131,7 +133,7 @@ function rescoreExactly(
                  coalesce(sum(${q.alias}.s) FILTER (WHERE t.bit <> 0), 0) AS known, bit_or(t.bit) AS seen
           FROM ${q.terms} t CROSS JOIN LATERAL (${q.candidates}) ${q.alias}
           GROUP BY ${keys}
-          ORDER BY partial DESC, ${q.alias}.${id} LIMIT ${p.add(q.rescore)}) c
+          ORDER BY partial DESC, ${q.alias}.${id} LIMIT ${p.add(rescore)}) c
     CROSS JOIN LATERAL (
       SELECT sum(${q.score}) AS missing FROM ${q.terms} t CROSS JOIN LATERAL (${q.probe}) ${q.alias}
       WHERE t.bit = 0 OR (t.df > t.cap AND c.seen & t.bit = 0)) x
@@ -172,7 +174,7 @@ export function documentTop(s: SearchInput, p: Params, limit: number, exact: boo
       GROUP BY dp.document_id
       ORDER BY lexical DESC, dp.document_id LIMIT ${p.add(limit)}`;
   }
-  return rescoreExactly(p, {
+  return rescoreExactly(s, p, {
     terms: 'dterms',
     score,
     keys: ['document_id'],
@@ -180,7 +182,6 @@ export function documentTop(s: SearchInput, p: Params, limit: number, exact: boo
     probe: `SELECT dp.tf_body, dp.tf_summary, dp.length_body, dp.length_summary FROM document_postings dp
         WHERE dp.lexeme = t.lexeme AND dp.document_id = c.document_id LIMIT 1`,
     alias: 'dp',
-    rescore: Math.max(2 * limit, bm25Of(s).rescore),
     limit,
   });
 }
