@@ -272,16 +272,18 @@ describe('query-side adapters in the store and retrieval', () => {
     });
 
     it.each([
-      ['too few pairs', () => distortedPairs(5, 41), ErrorCode.BAD_USER_INPUT, /5 training pairs are too few/],
-      ['a bad line', () => [...distortedPairs(30, 42).slice(0, 2), '{"kind": "dual-link"}', ...distortedPairs(30, 43)], ErrorCode.BAD_USER_INPUT, /bad\.jsonl:3: question must be/],
-    ])('refuses %s with a typed error, storing and activating nothing', async (_, make, code, message) => {
+      // The last column: the line a PairsFileError names (none for a problem of the whole set).
+      ['too few pairs', () => distortedPairs(5, 41), ErrorCode.BAD_USER_INPUT, /5 training pairs are too few/, undefined],
+      ['a bad line', () => [...distortedPairs(30, 42).slice(0, 2), '{"kind": "dual-link"}', ...distortedPairs(30, 43)], ErrorCode.BAD_USER_INPUT, /bad\.jsonl:3: question must be/, 3],
+    ])('refuses %s with a typed error, storing and activating nothing', async (_, make, code, message, line) => {
       const file = await writePairs('bad.jsonl', make());
       const before = await adapterCount();
       const error = (await adapt(t.db, await current(), [file], { name: 'refused', activate: true }).catch((e: unknown) => e)) as DomainError;
       expect(error).toBeInstanceOf(DomainError);
       expect(error.code).toBe(code);
       expect(error.message).toMatch(message);
-      if (/line/.test(String(message))) expect(error).toBeInstanceOf(PairsFileError);
+      expect(error instanceof PairsFileError).toBe(line !== undefined);
+      expect((error as Partial<PairsFileError>).line).toBe(line);
       expect(await adapterCount()).toBe(before);
       expect(await activeName()).toBeNull();
     });
