@@ -51,9 +51,12 @@ describe('question micro-batching', () => {
   it('gives USE-lite questions batched together the vectors they get alone', async () => {
     const useLite = await UseLiteEncoder.load();
     try {
-      const q = new QuestionEncoder(useLite, 'questionDocument', { maxBatch: 16, maxWaiting: 100, cacheEntries: 0 });
+      const model = new RecordingEncoder(useLite);
+      const q = new QuestionEncoder(model, 'questionDocument', { maxBatch: 16, maxWaiting: 100, cacheEntries: 0 });
       const texts = ['What is the capital of Norway?', 'population', 'Which rivers flow through the country and where do they end?', ''];
       const batched = await Promise.all(texts.map((t) => q.encode(t)));
+      // Asked in the same turn, within maxBatch: one model run of all four, in order.
+      expect(model.calls).toEqual([texts]);
       for (const [i, t] of texts.entries()) expectClose(batched[i].vector, (await useLite.encode([t], 'questionDocument')).vectors[0]);
     } finally {
       await useLite.close();
