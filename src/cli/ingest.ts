@@ -11,7 +11,7 @@ import { crashPoint } from './crash';
 import { ProgressBar } from './progress';
 
 /** `dhr ingest <paths…>`: exit code 2 when some documents failed. */
-export async function ingestCommand(config: Config, paths: string[], options: { source?: string; embed: boolean }): Promise<number> {
+export async function ingestCommand(config: Config, paths: string[], options: { source?: string; embed: boolean; batchPassages?: number }): Promise<number> {
   const db = await openMigratedDatabase(config);
   let models: ModelRegistry | undefined;
   let targets: EmbeddingTargets | undefined;
@@ -36,6 +36,9 @@ export async function ingestCommand(config: Config, paths: string[], options: { 
         ...config.ingest,
         labelOf: (i) => items[i].origin,
         embedBatchSize: config.embedBatchSize,
+        // 16 documents or more (a directory, a JSONL file) take the bulk path: batches of documents
+        // per transaction, BM25 built once a batch (pipeline/bulk-ingest.ts).
+        batchPassages: options.batchPassages,
         // Whatever an earlier, interrupted run left pending is finished too, whichever files it read.
         finishAll: true,
         // When embedding, passages are split to the active passage model's token budget (with

@@ -132,8 +132,9 @@ export function buildProgram(run: (action: Action) => Promise<void>): Command {
       .description('ingest .json (title tree or array), .jsonl, .md, .txt files, then embed them')
       .argument('<paths...>', 'files or directories')
       .option('--source <s>', 'source recorded on documents that name none')
-      .option('--no-embed', 'write and index only; embed later with `dhr embed` (not with --url: the server decides)'),
-  ).action((paths: string[], options: { source?: string; embed: boolean } & RemoteOptions) =>
+      .option('--no-embed', 'write and index only; embed later with `dhr embed` (not with --url: the server decides)')
+      .option('--batch-passages <n>', 'passages per transaction of the bulk path (16 documents or more; default 2000)', integer(1, 1_000_000)),
+  ).action((paths: string[], options: { source?: string; embed: boolean; batchPassages?: number } & RemoteOptions) =>
     run(async (config) => {
       const target = remoteTarget(options);
       if (!target) return ingestCommand(config, paths, options);

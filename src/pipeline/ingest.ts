@@ -9,6 +9,7 @@ import { writeDocument, type WriteStatus } from '../store/write';
 import { passageTokenBudget } from './token-budget';
 import type { EmbeddingTargets, EmbedProgress, EmbedSummary } from './embed';
 import { finishPending } from './pending';
+import { ingestBulk } from './bulk-ingest';
 
 export const INGEST_STATUSES = ['created', 'updated', 'unchanged', 'failed'] as const satisfies readonly (WriteStatus | 'failed')[];
 export type IngestStatus = (typeof INGEST_STATUSES)[number];
@@ -43,6 +44,8 @@ export interface IngestRunOptions extends IngestOptions {
 export type IngestEvent =
   | { stage: 'write'; outcome: IngestOutcome; done: number; total: number }
   | { stage: 'index'; passages: number }
+  /** Bulk path: a batch's rows and postings are written (committed: false, before its commit) or committed. */
+  | { stage: 'batch'; batch: number; committed: boolean }
   | ({ stage: 'embed' } & EmbedProgress);
 
 export interface IngestPipelineOptions extends IngestOptions {
@@ -65,10 +68,21 @@ export interface IngestPipelineOptions extends IngestOptions {
    */
   splitFor?: () => Promise<Encoder | undefined>;
   onEvent?: (event: IngestEvent) => void;
+  /**
+   * The set-based bulk path (`pipeline/bulk-ingest.ts`): true or false forces it on or off;
+   * absent, it is taken for BULK_FROM_DOCUMENTS documents or more, except on Citus, whose shard
+   * triggers keep BM25 on each shard.
+   */
+  bulk?: boolean;
+  /** Passages per bulk transaction (default BULK_BATCH_PASSAGES). */
+  batchPassages?: number;
 }
 
+/** From this many documents an ingest takes the bulk path; fewer keep one transaction per document. */
+export const BULK_FROM_DOCUMENTS = 16;
+
 export interface IngestResult extends IngestSummary {
-  /** Passages given a full-text vector. */
+  /** Passages given a full-text vector (by the bulk write, and by the index step). */
   indexed: number;
   /** Null when no models were given to embed with, or nothing needed vectors. */
   embedded: EmbedSummary | null;
@@ -96,12 +110,27 @@ export async function ingest(
   let done = 0;
   const splitter = await options.splitFor?.();
   const tokenBudget = splitter ? passageTokenBudget(splitter) : options.tokenBudget;
-  const summary = await ingestDocuments(
-    db,
-    inputs,
-    { ...options, tokenBudget, onOutcome: (outcome) => options.onEvent?.({ stage: 'write', outcome, done: ++done, total: inputs.length }) },
-    options.labelOf,
-  );
+  const bulk = options.bulk ?? (inputs.length >= BULK_FROM_DOCUMENTS && db.distributed !== 'citus');
+  const runOptions = {
+    ...options,
+    tokenBudget,
+    onOutcome: (outcome: IngestOutcome) => options.onEvent?.({ stage: 'write', outcome, done: ++done, total: inputs.length }),
+  };
+  const summary = bulk
+    ? await ingestBulk(
+        db,
+        inputs,
+        {
+          ...runOptions,
+          onBatchWritten: (batch) => options.onEvent?.({ stage: 'batch', batch, committed: false }),
+          onBatchCommitted: (batch) => options.onEvent?.({ stage: 'batch', batch, committed: true }),
+        },
+        options.labelOf,
+      )
+    : await ingestDocuments(db, inputs, runOptions, options.labelOf);
+  // The bulk path writes passages with their full-text vector (a batch written again one
+  // document at a time, after a failure, leaves its passages to the index step below).
+  const indexedByWrite = bulk ? await countIndexed(db, summary.outcomes) : 0;
   const write = clock();
   let index = 0;
   // Not only what this run wrote: documents it found unchanged may have been written by a run
@@ -121,12 +150,20 @@ export async function ingest(
   const embed = clock();
   return {
     ...summary,
-    indexed: finished.indexed,
+    indexed: indexedByWrite + finished.indexed,
     embedded: finished.embedded,
     resumed,
     pendingFinished: finished.cleared,
     seconds: { write, index, embed },
   };
+}
+
+/** Passages the bulk write gave their full-text vector: those of the documents it created or updated that have one. */
+async function countIndexed(db: Database, outcomes: readonly IngestOutcome[]): Promise<number> {
+  const ids = outcomes.flatMap((o) => ((o.status === 'created' || o.status === 'updated') && o.documentId !== null ? [o.documentId] : []));
+  if (ids.length === 0) return 0;
+  const [{ n }] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM passages WHERE document_id = ANY($1::int[]) AND search IS NOT NULL', [ids]);
+  return n;
 }
 
 /** Documents of the batch that were written, now or before (failed ones have nothing to finish). */

@@ -2,9 +2,10 @@ import type { PreparedDocument } from '../ingest/types';
 import { DomainError, ErrorCode } from '../errors';
 import type { Database, Queryable } from './db';
 
-const LINK_RESOLUTION_LOCK = 7240312;
+/** Advisory lock held to commit by every writer of links (bulk-write.ts too). */
+export const LINK_RESOLUTION_LOCK = 7240312;
 /** Advisory lock class of document keys (the second key is the key's hash). */
-const DOCUMENT_KEY_LOCK = 7240313;
+export const DOCUMENT_KEY_LOCK = 7240313;
 
 export type WriteStatus = 'created' | 'updated' | 'unchanged';
 

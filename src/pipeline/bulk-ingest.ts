@@ -1,0 +1,141 @@
+import { messageOf } from '../errors';
+import { IngestError } from '../ingest/errors';
+import { prepareDocument } from '../ingest/prepare';
+import type { DocumentInput, PreparedDocument } from '../ingest/types';
+import type { Database } from '../store/db';
+import { isDatabaseUnavailable } from '../store/faults';
+import { writeBatch } from '../store/bulk-write';
+import { writeDocument, type WriteResult } from '../store/write';
+import type { IngestOutcome, IngestRunOptions, IngestSummary } from './ingest';
+import { summarize } from './ingest';
+
+/** Passages per bulk transaction: large enough that per-statement costs vanish, small enough to keep a crash's loss and the locks short. */
+export const BULK_BATCH_PASSAGES = 2_000;
+
+export interface BulkRunOptions extends IngestRunOptions {
+  /** Passages per batch transaction (default BULK_BATCH_PASSAGES); a batch holds at least one document. */
+  batchPassages?: number;
+  /** A batch's rows and postings are written, not yet committed (crash tests). */
+  onBatchWritten?: (batch: number) => void;
+  /** A batch committed. */
+  onBatchCommitted?: (batch: number, documents: number) => void;
+}
+
+interface Batch {
+  number: number;
+  items: { index: number; doc: PreparedDocument }[];
+  /** Batches before this one that hold one of its keys: it is written after them (batch order per key). */
+  after: Batch[];
+  /** Settles once this batch is written (or failed). */
+  finished: Promise<void>;
+  finish: () => void;
+}
+
+/**
+ * The write stage for many documents (`ingest` picks it; same outcomes as `ingestDocuments`):
+ * documents are validated, then written a batch at a time, each batch one transaction with
+ * multi-row statements and its BM25 postings and statistics built once (store/bulk-write.ts).
+ * A batch that fails for anything but a lost database is written again one document at a time
+ * (today's path), so a bad document fails alone. Committed batches are complete — rows, full-text
+ * vectors, postings, statistics, pending records (for the embedding still to come) — and an
+ * interrupted run leaves the batch in flight absent, so running it again finishes the job.
+ */
+export async function ingestBulk(
+  db: Database,
+  inputs: readonly (DocumentInput | IngestError)[],
+  options: BulkRunOptions,
+  labelOf: (index: number) => string = (i) => `#${i}`,
+): Promise<IngestSummary> {
+  const outcomes: IngestOutcome[] = new Array(inputs.length);
+  const report = (outcome: IngestOutcome) => {
+    outcomes[outcome.index] = outcome;
+    options.onOutcome?.(outcome);
+  };
+  const prepared: { index: number; doc: PreparedDocument }[] = [];
+  inputs.forEach((item, index) => {
+    if (item instanceof IngestError) return report(failed(index, null, null, item.message));
+    try {
+      prepared.push({ index, doc: prepareDocument(item, options, labelOf(index)) });
+    } catch (error) {
+      report(failed(index, item.key ?? null, item.title ?? null, messageOf(error)));
+    }
+  });
+
+  const batches = plan(prepared, Math.max(1, options.batchPassages ?? BULK_BATCH_PASSAGES));
+  const writeOne = async (batch: Batch): Promise<void> => {
+    await Promise.all(batch.after.map((b) => b.finished));
+    let results: (WriteResult | Error)[];
+    try {
+      results = await writeBatch(
+        db,
+        batch.items.map((i) => i.doc),
+        { beforeCommit: () => options.onBatchWritten?.(batch.number) },
+      );
+      options.onBatchCommitted?.(batch.number, batch.items.length);
+    } catch (error) {
+      if (isDatabaseUnavailable(error)) throw error;
+      // One document at a time, as ingestDocuments would: the bad one fails, the others go in.
+      results = [];
+      for (const { doc } of batch.items) {
+        try {
+          results.push(await writeDocument(db, doc));
+        } catch (e) {
+          if (isDatabaseUnavailable(e)) throw e;
+          results.push(e as Error);
+        }
+      }
+    }
+    batch.items.forEach(({ index, doc }, i) => {
+      const r = results[i];
+      report(
+        r instanceof Error
+          ? failed(index, doc.key, doc.title, `document "${doc.key}": ${messageOf(r)}`)
+          : { index, key: doc.key, title: doc.title, status: r.status, documentId: r.documentId, passages: doc.passages.length, message: null },
+      );
+    });
+  };
+
+  // PGlite has one connection; on a server a few batches overlap (their BM25 step queues on the statistics rows).
+  const concurrency = db.kind === 'postgres' ? Math.max(1, options.concurrency ?? 4) : 1;
+  let next = 0;
+  const worker = async () => {
+    while (next < batches.length) {
+      // Batches start in order, so one that waits for an earlier batch waits for one already running.
+      const batch = batches[next++];
+      try {
+        await writeOne(batch);
+      } finally {
+        batch.finish();
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, batches.length) }, worker));
+  return summarize(outcomes);
+}
+
+/** Consecutive documents up to `passages` passages a batch; a key seen again starts a new batch, written after the earlier one. */
+function plan(prepared: { index: number; doc: PreparedDocument }[], passages: number): Batch[] {
+  const batches: Batch[] = [];
+  const lastBatchOfKey = new Map<string, Batch>();
+  let current: Batch | undefined;
+  let size = 0;
+  for (const item of prepared) {
+    const earlier = lastBatchOfKey.get(item.doc.key);
+    if (!current || size >= passages || earlier === current) {
+      let finish!: () => void;
+      const finished = new Promise<void>((resolve) => (finish = resolve));
+      current = { number: batches.length + 1, items: [], after: [], finished, finish };
+      batches.push(current);
+      size = 0;
+    }
+    if (earlier && earlier !== current && !current.after.includes(earlier)) current.after.push(earlier);
+    current.items.push(item);
+    lastBatchOfKey.set(item.doc.key, current);
+    size += item.doc.passages.length;
+  }
+  return batches;
+}
+
+function failed(index: number, key: string | null, title: string | null, message: string): IngestOutcome {
+  return { index, key, title, status: 'failed', documentId: null, passages: 0, message };
+}
