@@ -37,13 +37,12 @@ import { searchStatement, type VectorSearch } from '../src/retrieval/sql';
 import type { RetrievalMode } from '../src/retrieval/modes';
 import { DEFAULT_BM25, type SearchResult } from '../src/retrieval/types';
 import type { Database } from '../src/store/db';
-import { rebuildBm25 } from '../src/store/bm25-rebuild';
-import { indexLexical } from '../src/store/lexical';
 import { migrate } from '../src/store/migrate';
 import { PostgresDatabase } from '../src/store/postgres';
 import { prng } from '../test/helpers/prng';
 import { openBenchDatabase } from './database';
-import { makeVocabulary, questionPassages, questionsFrom, TextCorpus, textTierSpec, type TextCorpusSpec } from './bm25-corpus';
+import { makeVocabulary, questionPassages, questionsFrom, textTierSpec } from './bm25-corpus';
+import { loadText, previousTextLoad } from './bm25-load';
 
 const tier = (process.env.BENCH_TIER ?? '100k').toLowerCase();
 const fresh = process.env.BENCH_FRESH === '1';
@@ -71,90 +70,9 @@ const seconds = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e9
 const fmt = (n: number, digits = 1) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 
-interface LoadRecord {
-  corpus: TextCorpusSpec;
-  rowsSeconds: number;
-  generatingSeconds: number;
-  indexSeconds: number;
-  vacuumAnalyzeSeconds: number;
-  loadedAt: string;
-  /** Absent in records of runs before BENCH_LOAD: the triggers. */
-  loadPath?: 'triggers' | 'rebuild';
-}
-
 async function openDatabase(drop: boolean): Promise<{ db: PostgresDatabase; name: string }> {
   const name = `dhr_bench_bm25_${tier}`;
   return { db: await openBenchDatabase(baseUrl, name, drop), name };
-}
-
-/** The load recorded by an earlier run, when it was for this very corpus and finished. */
-async function previousLoad(db: Database): Promise<LoadRecord | undefined> {
-  await db.exec('CREATE TABLE IF NOT EXISTS bench_bm25_load (record jsonb NOT NULL)');
-  const [row] = await db.query<{ record: LoadRecord }>('SELECT record FROM bench_bm25_load');
-  if (!row) return undefined;
-  const same = (Object.keys(spec) as (keyof TextCorpusSpec)[]).every((k) => row.record.corpus[k] === spec[k]);
-  return same ? row.record : undefined;
-}
-
-async function load(db: Database): Promise<LoadRecord> {
-  const { documents, passagesPerDocument: per } = spec;
-  console.log(`loading: ${documents.toLocaleString()} documents, ${(documents * per).toLocaleString()} passages, vocabulary ${spec.vocabulary.toLocaleString()} (seed ${spec.seed})`);
-  const corpus = new TextCorpus(spec);
-
-  // Rows first, without their tsvector (as ingest writes them); generating the next batch in JS
-  // while the server inserts the previous one.
-  let t = process.hrtime.bigint();
-  let generating = 0;
-  let pending: Promise<unknown> = Promise.resolve();
-  for (let done = 0; done < documents; done += batchDocuments) {
-    const g = process.hrtime.bigint();
-    const b = corpus.nextDocuments(batchDocuments);
-    const passageTitles = b.passageDocumentIds.map((d) => b.titles[d - b.firstDocumentId]);
-    generating += seconds(g);
-    await pending;
-    pending = (async () => {
-      await db.query(
-        `INSERT INTO documents (id, key, title, abstract, summary, content_hash)
-         SELECT i, k, t, a, s, md5(k) FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[]) AS u(i, k, t, a, s)`,
-        [b.ids, b.keys, b.titles, b.abstracts, b.summaries],
-      );
-      await db.query(
-        `INSERT INTO passages (id, document_id, ordinal, text, title_path, word_count)
-         SELECT i, d, o, x, CASE WHEN st = '' THEN ARRAY[dt] ELSE ARRAY[dt, st] END, w
-         FROM unnest($1::int[], $2::int[], $3::int[], $4::text[], $5::text[], $6::text[], $7::int[]) AS u(i, d, o, x, dt, st, w)`,
-        [b.passageIds, b.passageDocumentIds, b.ordinals, b.texts, passageTitles, b.sectionTitles, b.wordCounts],
-      );
-    })();
-    if ((done / batchDocuments) % 10 === 9) console.log(`    … ${(done + batchDocuments).toLocaleString()} documents (${seconds(t).toFixed(0)} s)`);
-  }
-  await pending;
-  await db.query(`SELECT setval(pg_get_serial_sequence('documents', 'id'), $1), setval(pg_get_serial_sequence('passages', 'id'), $2)`, [documents, documents * per]);
-  const rowsSeconds = seconds(t);
-  console.log(`  documents + passages rows (unnest batches of ${batchDocuments} documents): ${rowsSeconds.toFixed(1).padStart(7)} s  (of which generating text in JS ${generating.toFixed(1)} s)`);
-
-  t = process.hrtime.bigint();
-  if (loadPath === 'rebuild') {
-    const r = await rebuildBm25(db);
-    console.log(`  set-based rebuild (full-text step, postings, statistics, indexes; VACUUM ANALYZE of the postings): ${seconds(t).toFixed(1).padStart(7)} s  ${JSON.stringify(r)}`);
-  } else {
-    // The full-text step, as the product runs it: the passages trigger writes postings and statistics.
-    for (let first = 1; first <= documents; first += indexDocuments) {
-      const ids = Array.from({ length: Math.min(indexDocuments, documents - first + 1) }, (_, i) => first + i);
-      await indexLexical(db, ids);
-      if (((first - 1) / indexDocuments) % 10 === 9) console.log(`    … ${(first + ids.length - 1).toLocaleString()} documents indexed (${seconds(t).toFixed(0)} s)`);
-    }
-    console.log(`  full-text step + BM25 triggers (indexLexical, ${indexDocuments} documents/UPDATE): ${seconds(t).toFixed(1).padStart(7)} s`);
-  }
-  const indexSeconds = seconds(t);
-
-  t = process.hrtime.bigint();
-  await db.exec('VACUUM ANALYZE');
-  const vacuumAnalyzeSeconds = seconds(t);
-  console.log(`  VACUUM ANALYZE: ${vacuumAnalyzeSeconds.toFixed(1).padStart(7)} s`);
-
-  const record: LoadRecord = { corpus: spec, rowsSeconds, generatingSeconds: generating, indexSeconds, vacuumAnalyzeSeconds, loadedAt: new Date().toISOString(), loadPath };
-  await db.query('INSERT INTO bench_bm25_load (record) VALUES ($1::jsonb)', [JSON.stringify(record)]);
-  return record;
 }
 
 interface Variant {
@@ -229,7 +147,7 @@ async function main() {
   try {
     console.log(`BM25 retrieval at scale — tier ${tier}, database ${name}`);
     await migrate(db);
-    let record = await previousLoad(db);
+    let record = await previousTextLoad(db, spec);
     if (!record) {
       const [{ n }] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM documents');
       if (n > 0) {
@@ -237,9 +155,9 @@ async function main() {
         await db.close();
         ({ db, name } = await openDatabase(true));
         await migrate(db);
-        await previousLoad(db);
+        await previousTextLoad(db, spec);
       }
-      record = await load(db);
+      record = await loadText(db, spec, { loadPath, batchDocuments, indexDocuments });
     } else {
       console.log(`reusing the corpus loaded ${record.loadedAt} (BENCH_FRESH=1 reloads); times of that load:`);
     }

@@ -46,6 +46,8 @@ export interface LoadOptions {
   buildMemory: string;
   /** Build the passage HNSW index too (FLAT and PARALLEL need it; HIERARCHICAL does not). */
   passageIndex: boolean;
+  /** false: the documents and passages rows exist already (bench:hybrid's text corpus, same ids); only vectors are loaded. */
+  rows?: boolean;
   /**
    * A Citus coordinator: the build settings are sent to the shards (citus.propagate_set_commands),
    * and ANALYZE names the distributed tables (a bare ANALYZE stays on the coordinator).
@@ -88,20 +90,22 @@ export async function load(db: Database, spec: CorpusSpec, options: LoadOptions)
   const loadStart = process.hrtime.bigint();
 
   let t = process.hrtime.bigint();
-  await db.query(
-    `INSERT INTO documents (id, key, title, summary, content_hash)
-     SELECT g, 'bench/' || g, 'Document ' || g, '', md5(g::text) FROM generate_series(1, $1::int) g`,
-    [documents],
-  );
-  for (let first = 1; first <= passages; first += 250_000) {
+  if (options.rows !== false) {
     await db.query(
-      `INSERT INTO passages (id, document_id, ordinal, text, title_path, word_count)
-       SELECT g, (g - 1) / $3::int + 1, (g - 1) % $3::int, '', '{}', 1 FROM generate_series($1::int, $2::int) g`,
-      [first, Math.min(passages, first + 249_999), per],
+      `INSERT INTO documents (id, key, title, summary, content_hash)
+       SELECT g, 'bench/' || g, 'Document ' || g, '', md5(g::text) FROM generate_series(1, $1::int) g`,
+      [documents],
     );
+    for (let first = 1; first <= passages; first += 250_000) {
+      await db.query(
+        `INSERT INTO passages (id, document_id, ordinal, text, title_path, word_count)
+         SELECT g, (g - 1) / $3::int + 1, (g - 1) % $3::int, '', '{}', 1 FROM generate_series($1::int, $2::int) g`,
+        [first, Math.min(passages, first + 249_999), per],
+      );
+    }
+    await db.query(`SELECT setval(pg_get_serial_sequence('documents', 'id'), $1), setval(pg_get_serial_sequence('passages', 'id'), $2)`, [documents, passages]);
+    console.log(`  documents + passages rows (generate_series):     ${seconds(t).toFixed(1).padStart(7)} s`);
   }
-  await db.query(`SELECT setval(pg_get_serial_sequence('documents', 'id'), $1), setval(pg_get_serial_sequence('passages', 'id'), $2)`, [documents, passages]);
-  console.log(`  documents + passages rows (generate_series):     ${seconds(t).toFixed(1).padStart(7)} s`);
 
   // The model row without its indexes: they are built after the load (registerModel then finds them).
   const [{ id }] = await db.query<{ id: number }>(
