@@ -116,7 +116,9 @@ export function passageTop(s: SearchInput, p: Params, limit: number, exact: bool
  * candidate's partial score is already exact for the terms it was read under (its bit in `seen`)
  * and for the terms whose whole list was read (df ≤ cap: not read means absent), so only the
  * truncated lists it was not read under are probed, one key lookup each (LIMIT 1 keeps the planner
- * from joining whole posting lists). At 1M passages the misses of the earlier bound (only 100
+ * from joining whole posting lists); a question whose lists were all read whole probes nothing,
+ * and the uncorrelated test skips the per-candidate scan of the terms (bench:hybrid at 10k: 1,000
+ * candidates × terms). At 1M passages the misses of the earlier bound (only 100
  * candidates rescored, every term probed) were all candidates cut before rescoring, hence a deeper
  * and cheaper rescoring (docs/benchmarks.md).
  */
@@ -136,7 +138,8 @@ function rescoreExactly(
           ORDER BY partial DESC, ${q.alias}.${id} LIMIT ${p.add(rescore)}) c
     CROSS JOIN LATERAL (
       SELECT sum(${q.score}) AS missing FROM ${q.terms} t CROSS JOIN LATERAL (${q.probe}) ${q.alias}
-      WHERE t.bit = 0 OR (t.df > t.cap AND c.seen & t.bit = 0)) x
+      WHERE (SELECT bool_or(u.bit = 0 OR u.df > u.cap) FROM ${q.terms} u)
+        AND (t.bit = 0 OR (t.df > t.cap AND c.seen & t.bit = 0))) x
     ORDER BY lexical DESC, c.${id} LIMIT ${p.add(q.limit)}`;
 }
 
@@ -186,11 +189,23 @@ export function documentTop(s: SearchInput, p: Params, limit: number, exact: boo
   });
 }
 
+/**
+ * Postings of a (term, item) pair read by their key (lexeme, document_id, …), one probe each: the
+ * work is bounded by items × terms, where a join on the lexeme may be planned as a hash join over
+ * every posting of a common term (bench:hybrid at 100k: docs/benchmarks.md). OFFSET 0 keeps the
+ * planner from flattening the probe back into that join. Citus gets the plain join, which it pushes
+ * down to the shards (a correlated LATERAL it cannot).
+ */
+const probeJoin = (s: SearchInput, table: string, alias: string, columns: string, on: string) =>
+  s.distributed
+    ? `JOIN ${table} ${alias} ON ${on}`
+    : `CROSS JOIN LATERAL (SELECT ${columns} FROM ${table} ${alias} WHERE ${on} OFFSET 0) ${alias}`;
+
 /** Exact BM25 of the passages of the documents in CTE `docs` (columns passage_id, lexical). */
 export function passagesOfDocuments(s: SearchInput, p: Params, docs: string): string {
   return `SELECT pp.passage_id, sum(${passageTerm(s, p)}) AS lexical
     FROM ${docs} x CROSS JOIN pterms t
-    JOIN passage_postings pp ON pp.lexeme = t.lexeme AND pp.document_id = x.document_id
+    ${probeJoin(s, 'passage_postings', 'pp', 'pp.passage_id, pp.tf, pp.length', 'pp.lexeme = t.lexeme AND pp.document_id = x.document_id')}
     GROUP BY pp.passage_id`;
 }
 
@@ -198,7 +213,7 @@ export function passagesOfDocuments(s: SearchInput, p: Params, docs: string): st
 export function passagesExact(s: SearchInput, p: Params, rows: string): string {
   return `SELECT x.passage_id, sum(${passageTerm(s, p)}) AS lexical
     FROM ${rows} x CROSS JOIN pterms t
-    JOIN passage_postings pp ON pp.lexeme = t.lexeme AND pp.document_id = x.document_id AND pp.passage_id = x.passage_id
+    ${probeJoin(s, 'passage_postings', 'pp', 'pp.tf, pp.length', 'pp.lexeme = t.lexeme AND pp.document_id = x.document_id AND pp.passage_id = x.passage_id')}
     GROUP BY x.passage_id`;
 }
 
@@ -206,6 +221,6 @@ export function passagesExact(s: SearchInput, p: Params, rows: string): string {
 export function documentsExact(s: SearchInput, p: Params, docs: string): string {
   return `SELECT x.document_id, sum(${documentTerm(s, p)}) AS lexical
     FROM ${docs} x CROSS JOIN dterms t
-    JOIN document_postings dp ON dp.lexeme = t.lexeme AND dp.document_id = x.document_id
+    ${probeJoin(s, 'document_postings', 'dp', 'dp.tf_body, dp.tf_summary, dp.length_body, dp.length_summary', 'dp.lexeme = t.lexeme AND dp.document_id = x.document_id')}
     GROUP BY x.document_id`;
 }
