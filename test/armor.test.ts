@@ -37,19 +37,16 @@ describe('operation limits over HTTP', () => {
     await t.drop();
   });
 
-  it('refuses a fragment bomb of 30 levels (under 1 KB) at once, without walking 2^30 fields', async () => {
-    for (const levels of [22, 30]) {
-      const query = fragmentBomb(levels);
-      expect(Buffer.byteLength(query)).toBeLessThan(1024 + 400);
-      const started = performance.now();
-      const { status, body } = await post(url, query);
-      const ms = performance.now() - started;
+  it('refuses fragment bombs of 30 levels (under 1 KB) and 60 without walking their 2^n fields', async () => {
+    expect(Buffer.byteLength(fragmentBomb(30))).toBeLessThan(1024 + 400);
+    // No wall-clock bound: at 60 levels a walk of the 2^60 fields would never end, so the test's
+    // timeout catches a walk that is exponential again.
+    for (const levels of [22, 30, 60]) {
+      const { status, body } = await post(url, fragmentBomb(levels));
       expect(status).toBe(400);
       expect(body.data).toBeUndefined();
       expect(body.errors[0].extensions.code).toBe('QUERY_TOO_COSTLY');
       expect(body.errors[0].message).toBe('query selects more than 10000 fields once its fragments are expanded (MAX_QUERY_NODES)');
-      // Measured in single-digit milliseconds; the bound only catches a walk that is exponential again.
-      expect(ms).toBeLessThan(2000);
     }
     // The server still answers.
     expect((await post(url, '{ stats { documents } }')).body).toEqual({ data: { stats: { documents: 0 } } });
@@ -67,9 +64,7 @@ describe('operation limits over HTTP', () => {
     // With the token limit out of the way, the alias limit refuses them before anything runs.
     const api = await createTestApi({ MAX_QUERY_TOKENS: '1000000' });
     try {
-      const started = performance.now();
       const result = await api.exec(`{ ${retrieves} }`);
-      expect(performance.now() - started).toBeLessThan(5000);
       expect(result.data).toBeUndefined();
       expect(result.errors?.[0]).toMatchObject({
         message: 'query has 2000 aliases, over the limit of 30 (MAX_ALIASES)',
@@ -107,9 +102,7 @@ describe('operation limits over HTTP', () => {
 
   it('refuses a string argument longer than MAX_ARGUMENT_LENGTH with BAD_USER_INPUT naming it', async () => {
     const huge = 'x'.repeat(1_000_000);
-    const started = performance.now();
     const variable = await post(url, `query($t: String) { documents(titleContains: $t) { totalCount } }`, { t: huge });
-    expect(performance.now() - started).toBeLessThan(2000);
     expect(variable.status).toBe(400);
     expect(variable.body.errors[0]).toEqual({
       message: 'titleContains is 1000000 characters long, over the limit of 4096 (MAX_ARGUMENT_LENGTH)',
@@ -220,9 +213,8 @@ onServer('statement timeout and request deadline (PostgreSQL)', () => {
     const db = new PostgresDatabase({ url: t.url!, statementTimeoutMs: config.statementTimeoutMs });
     const { url, stop } = await startServer(db, config);
     try {
-      const started = performance.now();
+      // The lock is held until the answer comes: without the timeout this would wait for the test's timeout.
       const result = await withTableLocked(() => post(url, '{ documents(first: 1) { totalCount } }'));
-      expect(performance.now() - started).toBeLessThan(10_000);
       expect(result.body.errors).toHaveLength(1);
       expect(result.body.errors[0].extensions).toEqual({ code: 'TIMEOUT' });
       expect(result.body.errors[0].message).toMatch(/^a database statement ran longer than 300 ms \(STATEMENT_TIMEOUT_MS\) and was cancelled/);
