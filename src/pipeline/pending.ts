@@ -1,3 +1,4 @@
+import { foldBm25Stats } from '../store/bm25-fold';
 import type { Database, Queryable } from '../store/db';
 import { indexLexical } from '../store/lexical';
 import { clearFinished, pendingDocuments, type PendingDocument, type PendingQuery } from '../store/pending';
@@ -34,7 +35,11 @@ export interface FinishResult {
  */
 export async function finishPending(db: Queryable, options: FinishOptions = {}): Promise<FinishResult> {
   const documents = await pendingDocuments(db, options);
-  return finishDocuments(db, documents, options);
+  const result = await finishDocuments(db, documents, options);
+  // After the writes and their index step have committed: the BM25 statistics rows concurrent
+  // writers left in other slots go back into one (migration 0013; a no-op when there are none).
+  await foldBm25Stats(db);
+  return result;
 }
 
 async function finishDocuments(db: Queryable, documents: PendingDocument[], options: FinishOptions): Promise<FinishResult> {
@@ -60,10 +65,14 @@ export async function finishPendingStep(
   targets: EmbeddingTargets,
   options: { limit: number; olderThanSeconds: number; embedBatchSize?: number },
 ): Promise<number> {
-  return db.transaction(async (tx) => {
+  const cleared = await db.transaction(async (tx) => {
     const lock = db.distributed === 'citus' ? 'advisory' : true;
     const documents = await pendingDocuments(tx, { limit: options.limit, olderThanSeconds: options.olderThanSeconds, lock });
     const { cleared } = await finishDocuments(tx, documents, { embedWith: async () => targets, embedBatchSize: options.embedBatchSize });
     return cleared;
   });
+  // The idle worker's turn to fold BM25 statistics slots (outside the step's transaction, so the
+  // fold's slot locks are held only for its own statement).
+  await foldBm25Stats(db);
+  return cleared;
 }

@@ -8,8 +8,9 @@ export interface LevelCounts {
 
 /**
  * Documents and passages: how many exist, how many have a vector of the given models, how many
- * BM25 has counted. Counts rows (one index-only scan per level): asked for only when a client
- * selects coverage or warnings.
+ * BM25 has counted (summed over statistics rows: slots on one server, migration 0013; shard groups
+ * on Citus). Counts rows (one index-only scan per level): asked for only when a client selects
+ * coverage or warnings.
  */
 export async function coverage(
   db: Queryable,
@@ -17,8 +18,8 @@ export async function coverage(
 ): Promise<{ documents: LevelCounts; passages: LevelCounts }> {
   const [row] = await db.query<Record<string, number>>(
     `SELECT (SELECT count(*) FROM documents)::int AS documents, (SELECT count(*) FROM passages)::int AS passages,
-            (SELECT items FROM bm25_stats WHERE level = 'd')::int AS documents_indexed,
-            (SELECT items FROM bm25_stats WHERE level = 'p')::int AS passages_indexed,
+            (SELECT coalesce(sum(items), 0) FROM bm25_stats WHERE level = 'd')::int AS documents_indexed,
+            (SELECT coalesce(sum(items), 0) FROM bm25_stats WHERE level = 'p')::int AS passages_indexed,
             (SELECT count(*) FROM document_embeddings WHERE model_id = $1)::int AS documents_embedded,
             (SELECT count(*) FROM passage_embeddings WHERE model_id = $2)::int AS passages_embedded`,
     [models.document ?? 0, models.passage ?? 0],
