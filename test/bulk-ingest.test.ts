@@ -77,8 +77,11 @@ interface Snapshot {
 /** Every BM25 row (impact aside) and the rows the write owns, by document key and passage ordinal. */
 async function snapshot(db: Database): Promise<Snapshot> {
   return {
-    stats: await db.query('SELECT level, items::int, total_length, total_summary FROM bm25_stats ORDER BY level'),
-    terms: await db.query('SELECT level, lexeme, df FROM bm25_terms WHERE df > 0 ORDER BY level, lexeme'),
+    // Summed over a level's rows (one per writer slot since migration 0013).
+    stats: await db.query(
+      'SELECT level, sum(items)::int AS items, sum(total_length) AS total_length, sum(total_summary) AS total_summary FROM bm25_stats GROUP BY level ORDER BY level',
+    ),
+    terms: await db.query('SELECT level, lexeme, sum(df)::int AS df FROM bm25_terms GROUP BY level, lexeme HAVING sum(df) > 0 ORDER BY level, lexeme'),
     passagePostings: await db.query(
       `SELECT pp.lexeme, d.key, p.ordinal, pp.tf, pp.length FROM passage_postings pp
          JOIN passages p ON p.id = pp.passage_id AND p.document_id = pp.document_id JOIN documents d ON d.id = p.document_id
@@ -187,7 +190,7 @@ describe('bulk ingest gives what the per-document path and its triggers give', (
       const avgdl = (0.75 * r.length) / ((r.tf / r.impact - r.tf) / 1.2 - 0.25);
       implied.set(r.key, [...(implied.get(r.key) ?? []), avgdl]);
     }
-    const [{ final }] = await bulk.db.query<{ final: number }>(`SELECT total_length / items AS final FROM bm25_stats WHERE level = 'p'`);
+    const [{ final }] = await bulk.db.query<{ final: number }>(`SELECT sum(total_length) / sum(items) AS final FROM bm25_stats WHERE level = 'p'`);
     expect(implied.size).toBeGreaterThan(50);
     for (const values of implied.values()) {
       const lo = Math.min(...values);
