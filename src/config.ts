@@ -155,6 +155,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       summaryWeight: numberSetting(env, 'BM25_SUMMARY_WEIGHT', DEFAULT_BM25.summaryWeight, 0, 100),
       termCap: intSetting(env, 'BM25_TERM_CAP', DEFAULT_BM25.termCap, 1, 100_000_000),
       rescore: intSetting(env, 'BM25_RESCORE', DEFAULT_BM25.rescore, 1, 1_000_000),
+      candidateCap: intSetting(env, 'BM25_CANDIDATE_CAP', DEFAULT_BM25.candidateCap, 1, 100_000_000),
     },
     alpha: env.HYBRID_ALPHA ? numberSetting(env, 'HYBRID_ALPHA', 0, 0, 1) : undefined,
     perDocument: env.PER_DOCUMENT ? intSetting(env, 'PER_DOCUMENT', 0, 1, 1000) : undefined,

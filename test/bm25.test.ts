@@ -496,4 +496,38 @@ describe('hybrid modes against brute force', () => {
       for (const p of r.passages) expect(p.documentId).toBe(docOf.get(p.passageId));
     }
   });
+
+  it('bounded hybrid modes: every candidate is scored exactly (HYBRID_HIERARCHICAL: BM25 only proposes them, candidateCap)', async () => {
+    const { passages, docs } = await loadItems(t.db);
+    for (const q of [QUESTIONS[0], QUESTIONS[3]]) {
+      const terms = await questionTerms(t.db, q);
+      const docBm25 = bm25(docs, terms, DEFAULT_BM25);
+      const passageBm25 = bm25(passages, terms, DEFAULT_BM25);
+      const qd = randomUnit();
+      const qp = randomUnit();
+      const ask = (mode: 'HYBRID_HIERARCHICAL' | 'HYBRID', bm: Partial<Bm25Settings> | undefined, exact: boolean) =>
+        search(t.db, {
+          mode, documentModel: model, passageModel: model, questionForDocuments: qd, questionForPassages: qp,
+          questionText: q, k1: 4, k2: 12, lambda: 0.5, alpha: 0.3, documentAlpha: 0.6, summaryPieces: true, bm25: bm, exact,
+        });
+      for (const mode of ['HYBRID_HIERARCHICAL', 'HYBRID'] as const) {
+        const exact = await ask(mode, undefined, true);
+        // caps that read every list whole: the exact ranking and scores
+        const whole = await ask(mode, { candidateCap: 1_000_000, termCap: 1_000_000 }, false);
+        expectScores(whole.passages.map((p) => ({ id: p.passageId, score: p.score })), exact.passages.map((p) => [p.passageId, p.score]), 12);
+        // tiny caps: lists cut, 2 × k rescored; what comes back is still scored exactly (the lexical
+        // stage's own rows are reused, the dense-only candidates probed)
+        for (const candidateCap of [1, 3]) {
+          // flat HYBRID bounds its lexical stage by termCap (its candidates compete as passages)
+          const cut = await ask(mode, mode === 'HYBRID' ? { termCap: candidateCap, rescore: 1 } : { candidateCap }, false);
+          expect(cut.passages.length).toBeGreaterThan(0);
+          for (const p of cut.passages) {
+            expect(p.lexicalScore).toBeCloseTo(passageBm25.get(p.passageId) ?? 0, 4);
+            if (mode === 'HYBRID_HIERARCHICAL') expect(p.documentLexicalScore).toBeCloseTo(docBm25.get(p.documentId) ?? 0, 4);
+          }
+          for (const d of cut.documents) expect(d.lexicalScore).toBeCloseTo(docBm25.get(d.documentId) ?? 0, 4);
+        }
+      }
+    }
+  });
 });

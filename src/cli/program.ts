@@ -39,7 +39,7 @@ Environment:
   DHR_DISTRIBUTED (citus: DATABASE_URL is a Citus coordinator, docs/scale-out.md),
   STATEMENT_TIMEOUT_MS (30000), REQUEST_TIMEOUT_MS (60000), DB_CONNECT_TIMEOUT_MS (5000),
   RATE_LIMIT_QUERIES (1200), RATE_LIMIT_MUTATIONS (120), RATE_LIMIT_WINDOW_S (60),
-  BM25_K1 (0.9), BM25_B (0.6), BM25_SUMMARY_WEIGHT (3), BM25_TERM_CAP (20000), BM25_RESCORE (1000), HYBRID_ALPHA (each mode's tuned default), PER_DOCUMENT (none),
+  BM25_K1 (0.9), BM25_B (0.6), BM25_SUMMARY_WEIGHT (3), BM25_TERM_CAP (20000), BM25_RESCORE (1000), BM25_CANDIDATE_CAP (5000), HYBRID_ALPHA (each mode's tuned default), PER_DOCUMENT (none),
   MAX_SECTION_DEPTH (64), MAX_METADATA_DEPTH (32), MODELS_DIR (DATA_DIR/models: the folders registerEmbeddingModel may load),
   DHR_API_KEY (the key for --url), DHR_DEBUG (1: error responses carry stack traces; never in production)`;
 

@@ -27,6 +27,12 @@ export interface Bm25Settings {
   termCap: number;
   /** Candidates (the best by partial score) scored exactly over every question term; at least 2 × the items asked for. */
   rescore: number;
+  /**
+   * termCap where BM25 only proposes candidates that are then scored exactly anyway
+   * (HYBRID_HIERARCHICAL's document stage: its union with the dense candidates gets exact BM25F
+   * afterwards), with the shallowest rescoring (2 × k1).
+   */
+  candidateCap: number;
 }
 
 /**
@@ -34,9 +40,9 @@ export interface Bm25Settings {
  * the literature's 1.2 / 0.75 (MRR@20 summed over both dev splits 1.036 against 0.976; pydocs
  * alike, Factbook's short label passages want less saturation and length normalization). The
  * summary weight by document-stage recall@100, then MRR@20 (3: 92.9 / 100 against 90.5 / 100 at 1).
- * termCap and rescore: bench:bm25 at 1M passages (docs/benchmarks.md).
+ * termCap and rescore: bench:bm25 at 1M passages; candidateCap: bench:hybrid at 1M (docs/benchmarks.md).
  */
-export const DEFAULT_BM25: Bm25Settings = { k1: 0.9, b: 0.6, summaryWeight: 3, termCap: 20_000, rescore: 1_000 };
+export const DEFAULT_BM25: Bm25Settings = { k1: 0.9, b: 0.6, summaryWeight: 3, termCap: 20_000, rescore: 1_000, candidateCap: 5_000 };
 
 /**
  * A search over stored vectors and postings: the question is already encoded (once per distinct

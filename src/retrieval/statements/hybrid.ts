@@ -1,5 +1,5 @@
 import type { SearchInput } from '../types';
-import { documentsExact, documentTop, passagesExact, passagesOfDocuments, passageTop, termCtes } from './bm25';
+import { bm25Of, documentsExact, documentTop, passagesExact, passagesOfDocuments, passageTop, termCtes } from './bm25';
 import { documentStage, passageStage } from './dense';
 import type { Params } from './params';
 import { DOCUMENTS_JSON, innerProduct, minMax, NO_DOCUMENTS, PASSAGES_JSON, type ModeStatement } from './parts';
@@ -13,6 +13,26 @@ const fuse = (p: Params, alpha: number, dense: string, lexical: string) => {
   const a = p.add(alpha);
   return `${a}::float8 * ${minMax(dense)} + (1 - ${a}::float8) * ${minMax(lexical)}`;
 };
+
+/**
+ * BM25 in HYBRID_HIERARCHICAL's document stage only proposes candidates: their union with the
+ * dense ones is scored exactly afterwards, and the stage keeps k1 of them, so it reads candidateCap
+ * postings for its rarest term and rescores only 2 × k1 (bench:hybrid: docs/benchmarks.md). Not
+ * in flat HYBRID, whose lexical candidates compete as passages directly: there the same bound
+ * lost recall (100k: recall@20 0.970 against its exact form).
+ */
+const proposing = (s: SearchInput): SearchInput => ({ ...s, bm25: { ...s.bm25, termCap: bm25Of(s).candidateCap, rescore: 0 } });
+
+/**
+ * The exact BM25 of every candidate in `candidates` (key column `key`): bounded, the lexical
+ * stage's own rows are already exact (rescored) and only the others are probed; exact, every
+ * candidate is probed, as the exact form always was.
+ */
+function candidateLexical(exact: boolean, lexicalRows: string, candidates: string, key: string, probe: (rows: string) => string): string {
+  if (exact) return probe(candidates);
+  return `SELECT ${key}, lexical FROM ${lexicalRows}
+      UNION ALL ${probe(`(SELECT c.* FROM ${candidates} c WHERE NOT EXISTS (SELECT 1 FROM ${lexicalRows} l WHERE l.${key} = c.${key}))`)}`;
+}
 
 /**
  * `name`: the rows of `scored` (key, document_id, a dense score) with their BM25 from `lexical`
@@ -66,9 +86,9 @@ export function hybridHierarchical(s: SearchInput, p: Params, exact: boolean): M
   const summaryScore = s.summaryPieces
     ? `greatest(${innerProduct('de.embedding', ddim, qd)}, (SELECT max(${innerProduct('x', ddim, qd)}) FROM unnest(de.summary_pieces) AS x))`
     : innerProduct('de.embedding', ddim, qd);
-  const sql = `WITH ${termCtes(s, p, { passages: true, documents: true })},
+  const sql = `WITH ${termCtes(proposing(s), p, { passages: true, documents: true })},
     dense_docs AS MATERIALIZED (${documentStage(s, p, exact)}),
-    lexical_docs AS MATERIALIZED (${documentTop(s, p, s.k1, exact)}),
+    lexical_docs AS MATERIALIZED (${documentTop(proposing(s), p, s.k1, exact)}),
     ${bestPassages}
     doc_candidates AS MATERIALIZED (
       SELECT document_id FROM dense_docs UNION SELECT document_id FROM lexical_docs${share < 1 ? ' UNION SELECT document_id FROM best_docs' : ''}),
@@ -78,7 +98,7 @@ export function hybridHierarchical(s: SearchInput, p: Params, exact: boolean): M
              ${share < 1 ? 'bp.best' : 'NULL::float8'} AS best_passage
       FROM doc_candidates c
       LEFT JOIN document_embeddings de ON de.model_id = ${p.add(s.documentModel.id)} AND de.document_id = c.document_id
-      LEFT JOIN (${documentsExact(s, p, 'doc_candidates')}) l ON l.document_id = c.document_id
+      LEFT JOIN (${candidateLexical(exact, 'lexical_docs', 'doc_candidates', 'document_id', (rows) => documentsExact(s, p, rows))}) l ON l.document_id = c.document_id
       ${share < 1 ? `LEFT JOIN ${passagePart} bp ON bp.document_id = c.document_id` : ''}
     ),
     doc_dense AS (
@@ -137,12 +157,12 @@ export function hybridFlat(s: SearchInput, p: Params, exact: boolean): ModeState
     dense_hits AS MATERIALIZED (${passageStage(s, p, candidates, exact)}),
     lexical_hits AS MATERIALIZED (${passageTop(s, p, candidates, exact)}),
     hits AS MATERIALIZED (SELECT passage_id, document_id FROM dense_hits UNION SELECT passage_id, document_id FROM lexical_hits),
-    scored AS MATERIALIZED (
-      SELECT h.passage_id, h.document_id, ${innerProduct('pe.embedding', pdim, qp)} AS dense_score, coalesce(l.lexical, 0) AS lexical_score
-      FROM hits h
-      LEFT JOIN passage_embeddings pe ON pe.model_id = ${p.add(s.passageModel.id)} AND pe.passage_id = h.passage_id
-      LEFT JOIN (${passagesExact(s, p, 'hits')}) l ON l.passage_id = h.passage_id
+    hits_dense AS MATERIALIZED (
+      SELECT h.passage_id, h.document_id, ${innerProduct('pe.embedding', pdim, qp)} AS dense_score
+      FROM hits h LEFT JOIN passage_embeddings pe ON pe.model_id = ${p.add(s.passageModel.id)} AND pe.passage_id = h.passage_id
     ),
+    hits_lexical AS MATERIALIZED (${candidateLexical(exact, 'lexical_hits', 'hits', 'passage_id', (rows) => passagesExact(s, p, rows))}),
+    ${mergeLexical('scored', 'hits_dense', 'hits_lexical', 'passage_id', 'dense_score', 'lexical_score')},
     fused AS (
       SELECT passage_id, document_id, score AS passage_score, NULL::float8 AS document_score, score,
              dense_score, lexical_score, NULL::float8 AS document_dense, NULL::float8 AS document_lexical
