@@ -61,9 +61,10 @@ BEGIN
     ON CONFLICT (level, slot) DO UPDATE SET items = st.items + excluded.items,
       total_length = st.total_length + excluded.total_length, total_summary = st.total_summary + excluded.total_summary;
   INSERT INTO bm25_terms AS t (level, lexeme, slot, df)
-    SELECT level, lexeme, 0, sum(df) FROM bm25_terms WHERE slot = ANY(folded) GROUP BY level, lexeme ORDER BY level DESC, lexeme
+    SELECT level, lexeme, 0, sum(df) FROM bm25_terms WHERE slot = ANY(folded) AND slot <> 0 GROUP BY level, lexeme ORDER BY level DESC, lexeme
     ON CONFLICT (level, lexeme, slot) DO UPDATE SET df = t.df + excluded.df;
-  DELETE FROM bm25_terms WHERE slot = ANY(folded);
+  -- (slot <> 0 repeated so even a generic plan reads bm25_terms_slot_idx, not the whole table)
+  DELETE FROM bm25_terms WHERE slot = ANY(folded) AND slot <> 0;
   DELETE FROM bm25_stats WHERE slot = ANY(folded);
   RETURN cardinality(folded);
 END $$;
