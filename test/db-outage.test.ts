@@ -3,8 +3,9 @@
  * test's own (never the shared server), 8 clients reading and one writing, a re-embedding job
  * running. `pg_ctl restart -m fast` terminates every connection in use; then the database stays
  * down for a while and comes back. The process must live, answers during the outage must be typed
- * (SERVICE_UNAVAILABLE, HTTP 503, Retry-After), service must resume within 5 s of the database's
- * return, every acknowledged write must be there and the job must finish.
+ * (SERVICE_UNAVAILABLE, HTTP 503, Retry-After), service must resume once the database is back
+ * (every client answered again, then nothing fails), every acknowledged write must be there and the
+ * job, held mid-way by a lock the restart breaks, must finish. No wall-clock bounds: waits only.
  *
  * Runs on the PostgreSQL leg of the suite (DATABASE_URL set); PGlite has no server to lose.
  */
@@ -19,8 +20,19 @@ import { startPrivatePostgres, type PrivatePostgres } from './helpers/private-po
 
 const onServer = process.env.DATABASE_URL ? describe : describe.skip;
 
+/** Polls until check() holds; a generous deadline only turns a hang into a named failure. */
+async function waitFor(what: string, check: () => boolean, timeoutMs = 90_000): Promise<void> {
+  for (const deadline = Date.now() + timeoutMs; !check(); await sleep(100)) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+  }
+}
+
 interface Answer {
+  /** Which load client asked (0–7 readers, 8 the writer). */
+  client: number;
+  /** When it was asked and when the answer (or failure) came. */
   at: number;
+  done: number;
   status: number;
   codes: string[];
   retryAfter: string | null;
@@ -50,6 +62,8 @@ onServer('PostgreSQL restarts under load', () => {
         EMBED_ON_INGEST: 'false',
         RATE_LIMIT_QUERIES: '0',
         RATE_LIMIT_MUTATIONS: '0',
+        // The held job's write waits on the test's lock until the restart: no statement timeout may cancel it.
+        STATEMENT_TIMEOUT_MS: '0',
       },
     });
     let stdout = '';
@@ -84,7 +98,7 @@ onServer('PostgreSQL restarts under load', () => {
     await pg?.destroy();
   });
 
-  async function post(query: string, variables?: unknown): Promise<Answer & { body: any }> {
+  async function post(query: string, variables?: unknown, client = -1): Promise<Answer & { body: any }> {
     const at = Date.now();
     try {
       const response = await fetch(url, {
@@ -95,23 +109,30 @@ onServer('PostgreSQL restarts under load', () => {
       });
       const body = (await response.json()) as any;
       const codes: string[] = (body.errors ?? []).map((e: any) => e.extensions?.code);
-      return { at, status: response.status, codes, retryAfter: response.headers.get('retry-after'), ok: !body.errors, body };
+      return { client, at, done: Date.now(), status: response.status, codes, retryAfter: response.headers.get('retry-after'), ok: !body.errors, body };
     } catch (error) {
       // The server not answering at all (it died, or refused the connection).
-      return { at, status: 0, codes: [`NO_ANSWER: ${(error as Error).message}`], retryAfter: null, ok: false, body: undefined };
+      return { client, at, done: Date.now(), status: 0, codes: [`NO_ANSWER: ${(error as Error).message}`], retryAfter: null, ok: false, body: undefined };
     }
   }
 
-  it('lives through a restart and an outage, answers typed errors, resumes within 5 s, loses nothing', async () => {
-    // Enough work that the job is still running when the database restarts (about 3 passages a document).
+  it('lives through a restart and an outage, answers typed errors, resumes once the database is back, loses nothing', async () => {
+    // The job is held (below), so it needs no size to outlast anything (about 3 passages a document).
     const sentence = (d: number, s: number) => `The river of country ${d} crosses plain number ${s} before it reaches the sea near the old harbour.`;
-    const documents = Array.from({ length: 300 }, (_, d) => ({
+    const documents = Array.from({ length: 60 }, (_, d) => ({
       key: `base-${d}`,
       title: `Country ${d}`,
       text: Array.from({ length: 16 }, (_, s) => sentence(d, s)).join(' '),
     }));
     const seeded = await post(`mutation($d: [DocumentInput!]!) { ingestDocuments(documents: $d) { created } }`, { d: documents });
-    expect(seeded.body).toEqual({ data: { ingestDocuments: { created: 300 } } });
+    expect(seeded.body).toEqual({ data: { ingestDocuments: { created: documents.length } } });
+    // Hold the job mid-way: while this transaction holds SHARE locks on the vector tables, the worker
+    // claims a batch and waits to write it (reads and ingests go on). The restart ends the transaction.
+    const locker = new Client({ connectionString: pg.url });
+    locker.on('error', () => undefined); // terminated by the restart, as intended
+    await locker.connect();
+    await locker.query('BEGIN');
+    await locker.query('LOCK TABLE document_embeddings, passage_embeddings IN SHARE MODE');
     const job = await post(`mutation { reembed(model: "use-lite", scope: ALL) { id status } }`);
     expect(job.ok).toBe(true);
     const jobId: string = job.body.data.reembed.id;
@@ -120,6 +141,7 @@ onServer('PostgreSQL restarts under load', () => {
     const written: string[] = [];
     const writtenAt: number[] = [];
     let running = true;
+    const WRITER = 8;
     const reader = async (i: number) => {
       while (running) {
         // Lexical and dense retrieval (encoder + pgvector), and Prisma reads.
@@ -128,7 +150,7 @@ onServer('PostgreSQL restarts under load', () => {
           i % 2 === 0
             ? `{ retrieve(question: "capital harbour river ${i}", k1: 10, k2: 5, mode: ${mode}) { passages { rank passage { text } } } }`
             : `{ stats { documents passages } documents(first: 5) { edges { node { title } } } }`;
-        answers.push(await post(query));
+        answers.push(await post(query, undefined, i));
         await sleep(20);
       }
     };
@@ -136,7 +158,7 @@ onServer('PostgreSQL restarts under load', () => {
       for (let n = 0; running; n++) {
         const answer = await post(`mutation($d: [DocumentInput!]!) { ingestDocuments(documents: $d) { created } }`, {
           d: [{ key: `live-${n}`, title: `Live ${n}`, text: `Written during the test, number ${n}.` }],
-        });
+        }, WRITER);
         // Acknowledged means created: a document that failed inside a 200 answer counts as a failed answer.
         const created = answer.body?.data?.ingestDocuments?.created === 1;
         answers.push({ ...answer, ok: created });
@@ -149,26 +171,43 @@ onServer('PostgreSQL restarts under load', () => {
     };
     const load = [...Array.from({ length: 8 }, (_, i) => reader(i)), writer()];
 
-    await sleep(1500);
-    // At least one write acknowledged before the restart, however loaded the machine is (a fixed wait
-    // alone was not always enough on CI's 2 cores: the first write was still queued at the outage).
-    for (const deadline = Date.now() + 60_000; written.length === 0 && Date.now() < deadline; ) await sleep(100);
-    expect(written.length).toBeGreaterThan(0);
-    const before = await post(`query($id: ID!) { job(id: $id) { status passages { done total } } }`, { id: jobId });
-    // The restart must hit the job mid-way, or "jobs resume" proves nothing.
-    expect(['QUEUED', 'RUNNING']).toContain(before.body.data.job.status);
-    // 1. Restart with connections in use: every one of them is terminated (57P01).
-    await pg.restart();
-    await sleep(1500);
-    // 2. Down for 3 s: every answer meanwhile must be typed.
-    await pg.stop();
-    const downAt = Date.now();
-    await sleep(3000);
-    await pg.start();
-    const backAt = Date.now();
-    // 3. Let it run on the returned database.
-    await sleep(6000);
-    running = false;
+    let downAt = 0;
+    let upAt = 0;
+    let backAt = 0;
+    let recoveredAt = 0;
+    // A failed check below stops the load (else its loops would keep jest from exiting).
+    try {
+      await sleep(1500);
+      // At least one write acknowledged before the restart, however loaded the machine is (a fixed wait
+      // alone was not always enough on CI's 2 cores: the first write was still queued at the outage).
+      await waitFor('a write acknowledged', () => written.length > 0);
+      const before = await post(`query($id: ID!) { job(id: $id) { status documents { done total } passages { done total } } }`, { id: jobId });
+      // The restart must hit the job mid-way, or "jobs resume" proves nothing: held, nothing written yet.
+      expect(['QUEUED', 'RUNNING']).toContain(before.body.data.job.status);
+      expect(before.body.data.job.documents.done + before.body.data.job.passages.done).toBe(0);
+      expect(before.body.data.job.passages.total).toBeGreaterThan(0);
+      // 1. Restart with connections in use: every one of them is terminated (57P01), the lock's too.
+      await pg.restart();
+      await sleep(1500);
+      // 2. Down for 3 s and until answers asked meanwhile have come back: every one must be typed.
+      await pg.stop();
+      downAt = Date.now();
+      await sleep(3000);
+      await waitFor('an answer asked during the outage', () => answers.some((a) => a.at >= downAt));
+      upAt = Date.now();
+      await pg.start();
+      backAt = Date.now();
+      // 3. Back in service: every client is answered again (a generous wait, not a bound on the time)...
+      const clients = (from: number) => new Set(answers.filter((a) => a.ok && a.at >= from).map((a) => a.client)).size;
+      await waitFor('every client answered after the return', () => clients(backAt) === WRITER + 1);
+      // ...and from then on nothing fails: three more answers for every client.
+      recoveredAt = Date.now();
+      const counts = () => Array.from({ length: WRITER + 1 }, (_, c) => answers.filter((a) => a.client === c && a.at >= recoveredAt).length);
+      await waitFor('three more answers for every client', () => Math.min(...counts()) >= 3);
+    } finally {
+      running = false;
+      await locker.end().catch(() => undefined); // already ended by the restart, unless a check failed first
+    }
     await Promise.all(load);
 
     expect(exit).toBeUndefined();
@@ -181,14 +220,12 @@ onServer('PostgreSQL restarts under load', () => {
       expect(a.status).toBe(503);
       expect(a.retryAfter).toMatch(/^\d+$/);
     }
-    const duringOutage = answers.filter((a) => a.at > downAt + 500 && a.at < backAt - 500);
+    // Asked and answered while the database was down: every one refused, typed.
+    const duringOutage = answers.filter((a) => a.at >= downAt && a.done <= upAt);
     expect(duringOutage.length).toBeGreaterThan(0);
     expect(duringOutage.every((a) => a.codes.includes('SERVICE_UNAVAILABLE'))).toBe(true);
-    const firstOk = answers.filter((a) => a.ok && a.at >= backAt).sort((a, b) => a.at - b.at)[0];
-    expect(firstOk).toBeDefined();
-    expect(firstOk.at - backAt).toBeLessThan(5000);
-    // Once back, everything succeeds.
-    expect(answers.filter((a) => a.at > backAt + 5000 && !a.ok)).toEqual([]);
+    // Once every client was answered again, everything succeeds.
+    expect(answers.filter((a) => a.at >= recoveredAt && !a.ok)).toEqual([]);
 
     // Nothing acknowledged is lost.
     const check = new Client({ connectionString: pg.url });
