@@ -35,18 +35,18 @@ function candidateLexical(exact: boolean, lexicalRows: string, candidates: strin
 }
 
 /**
- * `name`: the rows of `scored` (key, document_id, a dense score) with their BM25 from `lexical`
- * (key, lexical; rows without a posting of any question term are absent: 0). Merged by one
- * grouping over both rather than a join: the planner cannot estimate an aggregate's rows and
- * planned the join as a nested loop over the lexical CTE per row (bench:hybrid at 10k: 1,000 × 544
- * rows, 270 ms). Each candidate's dense score is computed once, in its materialized CTE.
+ * `name`: one row per passage (passage_id, document_id, dense_score, lexical_score) from `parts`,
+ * each a SELECT of (passage_id, document_id, dense_score, lexical) that fills what it knows and
+ * leaves the rest NULL (no vector: dense NULL; no posting of a question term: lexical 0). Merged by
+ * one grouping rather than joins: the planner cannot estimate an aggregate's rows and planned such
+ * a join as a nested loop over the lexical CTE per row (bench:hybrid at 10k: 1,000 × 544 rows,
+ * 270 ms). Each dense score is computed once, in this materialized CTE.
  */
-function mergeLexical(name: string, scored: string, lexical: string, key: string, dense: string, out: string): string {
+function mergeScores(name: string, parts: string[]): string {
   return `${name} AS MATERIALIZED (
-      SELECT ${key}, max(document_id) AS document_id, max(${dense}) AS ${dense}, coalesce(sum(lexical), 0) AS ${out} FROM (
-        SELECT ${key}, document_id, ${dense}, NULL::float8 AS lexical FROM ${scored}
-        UNION ALL SELECT ${key}, NULL, NULL, lexical FROM ${lexical}) u
-      GROUP BY ${key})`;
+      SELECT passage_id, max(document_id) AS document_id, max(dense_score) AS dense_score, coalesce(sum(lexical), 0) AS lexical_score
+      FROM (${parts.join('\n        UNION ALL ')}) u
+      GROUP BY passage_id)`;
 }
 
 /**
@@ -110,12 +110,14 @@ export function hybridHierarchical(s: SearchInput, p: Params, exact: boolean): M
       ORDER BY document_score DESC, document_id LIMIT ${p.add(s.k1)}
     ),
     passage_lexical AS MATERIALIZED (${passagesOfDocuments(s, p, 'docs')}),
-    passage_dense AS MATERIALIZED (
-      SELECT ps.id AS passage_id, ps.document_id, ${innerProduct('pe.embedding', pdim, qp)} AS dense_score
-      FROM docs JOIN passages ps ON ps.document_id = docs.document_id
-      LEFT JOIN passage_embeddings pe ON pe.model_id = ${p.add(s.passageModel.id)} AND pe.document_id = ps.document_id AND pe.passage_id = ps.id
-    ),
-    ${mergeLexical('passage_scored', 'passage_dense', 'passage_lexical', 'passage_id', 'dense_score', 'lexical_score')},
+    ${mergeScores('passage_scored', [
+      // every passage of the documents, embedded or not (a passage without a vector still ranks by BM25)
+      `SELECT ps.id AS passage_id, ps.document_id, NULL::float8 AS dense_score, NULL::float8 AS lexical FROM docs JOIN passages ps ON ps.document_id = docs.document_id`,
+      // their vectors by (model, document), as HIERARCHICAL reads them: one index range per document
+      `SELECT pe.passage_id, NULL, ${innerProduct('pe.embedding', pdim, qp)}, NULL FROM docs
+        JOIN passage_embeddings pe ON pe.model_id = ${p.add(s.passageModel.id)} AND pe.document_id = docs.document_id`,
+      `SELECT passage_id, NULL, NULL, lexical FROM passage_lexical`,
+    ])},
     passage_fused AS (
       SELECT x.*, docs.document_score, docs.document_dense, docs.document_lexical, ${fuse(p, alpha, 'x.dense_score', 'x.lexical_score')} AS passage_score
       FROM passage_scored x JOIN docs ON docs.document_id = x.document_id),
@@ -157,12 +159,12 @@ export function hybridFlat(s: SearchInput, p: Params, exact: boolean): ModeState
     dense_hits AS MATERIALIZED (${passageStage(s, p, candidates, exact)}),
     lexical_hits AS MATERIALIZED (${passageTop(s, p, candidates, exact)}),
     hits AS MATERIALIZED (SELECT passage_id, document_id FROM dense_hits UNION SELECT passage_id, document_id FROM lexical_hits),
-    hits_dense AS MATERIALIZED (
-      SELECT h.passage_id, h.document_id, ${innerProduct('pe.embedding', pdim, qp)} AS dense_score
-      FROM hits h LEFT JOIN passage_embeddings pe ON pe.model_id = ${p.add(s.passageModel.id)} AND pe.passage_id = h.passage_id
-    ),
     hits_lexical AS MATERIALIZED (${candidateLexical(exact, 'lexical_hits', 'hits', 'passage_id', (rows) => passagesExact(s, p, rows))}),
-    ${mergeLexical('scored', 'hits_dense', 'hits_lexical', 'passage_id', 'dense_score', 'lexical_score')},
+    ${mergeScores('scored', [
+      `SELECT h.passage_id, h.document_id, ${innerProduct('pe.embedding', pdim, qp)} AS dense_score, NULL::float8 AS lexical
+        FROM hits h LEFT JOIN passage_embeddings pe ON pe.model_id = ${p.add(s.passageModel.id)} AND pe.passage_id = h.passage_id`,
+      `SELECT passage_id, NULL, NULL, lexical FROM hits_lexical`,
+    ])},
     fused AS (
       SELECT passage_id, document_id, score AS passage_score, NULL::float8 AS document_score, score,
              dense_score, lexical_score, NULL::float8 AS document_dense, NULL::float8 AS document_lexical
