@@ -6,8 +6,7 @@ import type { Database } from '../store/db';
 import { isDatabaseUnavailable } from '../store/faults';
 import { writeBatch } from '../store/bulk-write';
 import { writeDocument, type WriteResult } from '../store/write';
-import type { IngestOutcome, IngestRunOptions, IngestSummary } from './ingest';
-import { summarize } from './ingest';
+import { failed, summarize, type IngestOutcome, type IngestRunOptions, type IngestSummary } from './outcomes';
 
 /** Passages per bulk transaction: large enough that per-statement costs vanish, small enough to keep a crash's loss and the locks short. */
 export const BULK_BATCH_PASSAGES = 2_000;
@@ -134,8 +133,4 @@ function plan(prepared: { index: number; doc: PreparedDocument }[], passages: nu
     size += item.doc.passages.length;
   }
   return batches;
-}
-
-function failed(index: number, key: string | null, title: string | null, message: string): IngestOutcome {
-  return { index, key, title, status: 'failed', documentId: null, passages: 0, message };
 }

@@ -5,40 +5,14 @@ import { prepareDocument } from '../ingest/prepare';
 import type { DocumentInput, IngestOptions } from '../ingest/types';
 import type { Database } from '../store/db';
 import { isDatabaseUnavailable } from '../store/faults';
-import { writeDocument, type WriteStatus } from '../store/write';
+import { writeDocument } from '../store/write';
 import { passageTokenBudget } from './token-budget';
 import type { EmbeddingTargets, EmbedProgress, EmbedSummary } from './embed';
 import { finishPending } from './pending';
 import { ingestBulk } from './bulk-ingest';
+import { failed, summarize, type IngestOutcome, type IngestRunOptions, type IngestSummary } from './outcomes';
 
-export const INGEST_STATUSES = ['created', 'updated', 'unchanged', 'failed'] as const satisfies readonly (WriteStatus | 'failed')[];
-export type IngestStatus = (typeof INGEST_STATUSES)[number];
-
-export interface IngestOutcome {
-  /** Position of the document in the batch. */
-  index: number;
-  key: string | null;
-  title: string | null;
-  status: IngestStatus;
-  documentId: number | null;
-  passages: number;
-  message: string | null;
-}
-
-export interface IngestSummary {
-  outcomes: IngestOutcome[];
-  created: number;
-  updated: number;
-  unchanged: number;
-  failed: number;
-  passages: number;
-}
-
-export interface IngestRunOptions extends IngestOptions {
-  /** Documents written at once (PostgreSQL: up to the pool size; PGlite runs one at a time anyway). */
-  concurrency?: number;
-  onOutcome?: (outcome: IngestOutcome) => void;
-}
+export { INGEST_STATUSES, summarize, type IngestOutcome, type IngestRunOptions, type IngestStatus, type IngestSummary } from './outcomes';
 
 /** What ingest reports as it goes, for progress bars and logs. */
 export type IngestEvent =
@@ -238,20 +212,4 @@ export async function ingestDocuments(
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, inputs.length) }, worker));
   return summarize(outcomes);
-}
-
-function failed(index: number, key: string | null, title: string | null, message: string): IngestOutcome {
-  return { index, key, title, status: 'failed', documentId: null, passages: 0, message };
-}
-
-export function summarize(outcomes: IngestOutcome[]): IngestSummary {
-  const count = (s: IngestStatus) => outcomes.filter((o) => o.status === s).length;
-  return {
-    outcomes,
-    created: count('created'),
-    updated: count('updated'),
-    unchanged: count('unchanged'),
-    failed: count('failed'),
-    passages: outcomes.reduce((n, o) => n + (o.status === 'created' || o.status === 'updated' ? o.passages : 0), 0),
-  };
 }
