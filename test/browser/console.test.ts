@@ -193,6 +193,29 @@ describe('the console', () => {
     await page.click('.graphiql-execute-button');
     await page.waitForFunction(() => document.querySelector('.result-window')?.textContent?.includes('"retrieve"'));
     await page.screenshot({ path: join(SHOTS, 'graphiql.png') });
+
+    // The docs: the explorer shows retrieve with the description and arguments the server's schema
+    // gives (asked here by introspection, not copied from the schema's source).
+    const introspection = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ __type(name: "Query") { fields { name description args { name } } } }' }),
+    });
+    const fields: { name: string; description: string; args: { name: string }[] }[] = ((await introspection.json()) as any).data.__type.fields;
+    const retrieve = fields.find((f) => f.name === 'retrieve')!;
+    expect(retrieve.description.length).toBeGreaterThan(0);
+    await page.click('button[aria-label="Show Documentation Explorer"]');
+    const clickLink = async (selector: string, text: string) => {
+      await page.waitForFunction((s, t) => [...document.querySelectorAll(s)].some((a) => a.textContent === t), {}, selector, text);
+      await page.$$eval(selector, (links, t) => (links.find((a) => a.textContent === t) as HTMLElement).click(), text);
+    };
+    await clickLink('.graphiql-doc-explorer a.graphiql-doc-explorer-type-name', 'Query');
+    await clickLink('.graphiql-doc-explorer a.graphiql-doc-explorer-field-name', 'retrieve');
+    await page.waitForFunction(() => document.querySelector('.graphiql-doc-explorer-title')?.textContent === 'retrieve');
+    const docs = await textOf(page, '.graphiql-doc-explorer');
+    expect(docs).toContain(retrieve.description);
+    for (const arg of retrieve.args) expect(docs).toContain(arg.name);
+    await page.screenshot({ path: join(SHOTS, 'graphiql-docs.png') });
     await page.close();
   });
 
