@@ -46,6 +46,8 @@ describe('the columns a retrieve selection reads', () => {
       { retrieve(question: "q") { passages { p: passage { ...P ... on Passage { ordinal } } answer { text } } } }`);
     expect(new Set(fetch.passages)).toEqual(new Set(['id', 'documentId', 'wordCount', 'ordinal', 'text']));
     expect(fetch.ofPassages).toBe(true);
+    // the ranked documents' own rows are not selected: only the passages' documents are read
+    expect(fetch.ofDocuments).toBe(false);
     expect(new Set(fetch.documents)).toEqual(new Set(['id', 'title']));
   });
 
@@ -56,6 +58,7 @@ describe('the columns a retrieve selection reads', () => {
     expect(new Set(fetch.passages)).toEqual(new Set(['id', 'documentId', 'sectionId', 'ordinal']));
     expect(fetch.documents).toEqual(['id']);
     expect(fetch.ofPassages).toBeUndefined();
+    expect(fetch.ofDocuments).toBeUndefined();
   });
 });
 
@@ -90,5 +93,8 @@ describe('retrieve returns the ranked rows with the ranking', () => {
     expect(api.testDb.db.statements.count - before).toBe(1);
     expect(result.passages.length).toBeGreaterThan(0);
     for (const p of result.passages) expect(p.passage.text).toContain('harbour');
+    // each passage's document came with the ranking (a missing row would cost another statement)
+    const titles = new Map(docs.map((d: { key: string; title: string }) => [d.key, d.title]));
+    for (const p of result.passages) expect(p.passage.document.title).toBe(titles.get(p.passage.document.key));
   });
 });

@@ -86,5 +86,6 @@ export function retrieveRowFetch(info: Pick<GraphQLResolveInfo, 'fieldNodes' | '
     documentFields.push(...fieldsOf(passage.get('document')!, f).keys());
   }
   if (scoredDocument.has('document') || fetch.ofPassages) fetch.documents = documentColumns(documentFields);
+  if (fetch.ofPassages && !scoredDocument.has('document')) fetch.ofDocuments = false;
   return fetch;
 }

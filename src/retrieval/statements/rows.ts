@@ -36,9 +36,14 @@ export type DocumentField = keyof typeof DOCUMENT_FIELDS;
 export interface RowFetch {
   /** Columns of the ranked passages. */
   passages?: readonly PassageField[];
-  /** Columns of the ranked documents, and of the ranked passages' documents when `ofPassages`. */
+  /** Columns of the ranked documents (unless `ofDocuments` is false), and of the ranked passages' documents when `ofPassages`. */
   documents?: readonly DocumentField[];
   ofPassages?: boolean;
+  /**
+   * false: only the ranked passages' documents are read, not the k1 ranked documents (a selection
+   * of passages and their document's title reads 20 rows, not 100: bench:hybrid, docs/benchmarks.md).
+   */
+  ofDocuments?: boolean;
 }
 
 const object = (fields: readonly string[], columns: Record<string, string>) =>
@@ -58,7 +63,10 @@ export function withRows(sql: string, fetch: RowFetch | undefined): string {
       FROM passages p WHERE p.id IN (${ids('passages', 'passageId')})) AS passage_rows`);
   }
   if (fetch.documents) {
-    const wanted = fetch.ofPassages ? `${ids('documents', 'documentId')} UNION ${ids('passages', 'documentId')}` : ids('documents', 'documentId');
+    const wanted = [
+      ...(fetch.ofDocuments === false ? [] : [ids('documents', 'documentId')]),
+      ...(fetch.ofPassages ? [ids('passages', 'documentId')] : []),
+    ].join(' UNION ');
     parts.push(`(SELECT coalesce(json_agg(${object(fetch.documents, DOCUMENT_FIELDS)}), '[]'::json)
       FROM documents d WHERE d.id IN (${wanted})) AS document_rows`);
   }
