@@ -206,7 +206,7 @@ describe('the console', () => {
     expect(retrieve.description.length).toBeGreaterThan(0);
     await page.click('button[aria-label="Show Documentation Explorer"]');
     const clickLink = async (selector: string, text: string) => {
-      await page.waitForFunction((s, t) => [...document.querySelectorAll(s)].some((a) => a.textContent === t), {}, selector, text);
+      await page.waitForFunction((s, t) => Array.from(document.querySelectorAll(s)).some((a) => a.textContent === t), {}, selector, text);
       await page.$$eval(selector, (links, t) => (links.find((a) => a.textContent === t) as HTMLElement).click(), text);
     };
     await clickLink('.graphiql-doc-explorer a.graphiql-doc-explorer-type-name', 'Query');
