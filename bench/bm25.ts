@@ -174,10 +174,13 @@ async function main() {
     console.log('\n| table | rows (est.) | total | heap | indexes |\n|---|---:|---:|---:|---:|');
     for (const s of sizes) console.log(`| ${s.name} | ${Number(s.rows).toLocaleString('en-US')} | ${s.total} | ${s.heap} | ${s.indexes} |`);
     const [stats] = await db.query<{ p: string; d: string; terms_p: number; terms_d: number; avgdl_p: number; max_df: number }>(
-      `SELECT (SELECT items FROM bm25_stats WHERE level = 'p')::text AS p, (SELECT items FROM bm25_stats WHERE level = 'd')::text AS d,
-              (SELECT count(*) FROM bm25_terms WHERE level = 'p' AND df > 0)::int AS terms_p, (SELECT count(*) FROM bm25_terms WHERE level = 'd' AND df > 0)::int AS terms_d,
-              (SELECT total_length / greatest(items, 1) FROM bm25_stats WHERE level = 'p')::float8 AS avgdl_p,
-              (SELECT max(df) FROM bm25_terms WHERE level = 'p')::int AS max_df`,
+      // statistics summed over their rows (writer slots, migration 0013), as retrieval reads them
+      `WITH st AS (SELECT level, sum(items) AS items, sum(total_length) AS total_length FROM bm25_stats GROUP BY level),
+            tm AS (SELECT level, lexeme, sum(df) AS df FROM bm25_terms GROUP BY level, lexeme)
+       SELECT (SELECT items FROM st WHERE level = 'p')::text AS p, (SELECT items FROM st WHERE level = 'd')::text AS d,
+              (SELECT count(*) FROM tm WHERE level = 'p' AND df > 0)::int AS terms_p, (SELECT count(*) FROM tm WHERE level = 'd' AND df > 0)::int AS terms_d,
+              (SELECT total_length / greatest(items, 1) FROM st WHERE level = 'p')::float8 AS avgdl_p,
+              (SELECT max(df) FROM tm WHERE level = 'p')::int AS max_df`,
     );
     console.log(`\nbm25_stats: ${Number(stats.p).toLocaleString()} passages (avg length ${fmt(stats.avgdl_p)} lexemes), ${Number(stats.d).toLocaleString()} documents; ` +
       `${stats.terms_p.toLocaleString()} passage lexemes, ${stats.terms_d.toLocaleString()} document lexemes; largest passage df ${stats.max_df.toLocaleString()}`);
@@ -192,7 +195,7 @@ async function main() {
       `SELECT u.q::int AS q, coalesce(sum(bt.df), 0)::int AS n, count(bt.df)::int AS terms, coalesce(max(bt.df), 0)::int AS max_df
        FROM unnest($1::text[]) WITH ORDINALITY AS u(text, q)
        LEFT JOIN LATERAL (SELECT DISTINCT lexeme FROM unnest(to_tsvector('english'::regconfig, u.text))) l ON true
-       LEFT JOIN bm25_terms bt ON bt.level = 'p' AND bt.lexeme = l.lexeme GROUP BY u.q ORDER BY u.q`,
+       LEFT JOIN LATERAL (SELECT sum(df) AS df FROM bm25_terms WHERE level = 'p' AND lexeme = l.lexeme HAVING count(*) > 0) bt ON true GROUP BY u.q ORDER BY u.q`,
       [questions],
     );
     const sortedPostings = postings.map((p) => p.n).sort((a, b) => a - b);
