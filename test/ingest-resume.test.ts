@@ -125,7 +125,9 @@ describe('ingest killed with SIGKILL, then resumed', () => {
         unembeddedDocuments: rows.documentsWithoutVector,
       });
       if (point.startsWith('write') || point === 'index:0') expect(pending.unembeddedPassages).toBeGreaterThan(0);
-      if (point.startsWith('write')) expect(pending.unindexedPassages).toBeGreaterThan(0);
+      // The corpus (30 documents) takes the bulk path, which writes passages with their full-text
+      // vector and postings in the batch's transaction: a kill after the write leaves none unindexed.
+      if (point.startsWith('write')) expect(pending.unindexedPassages).toBe(0);
       if (point === 'index:0' || point.startsWith('embed')) expect(pending.unindexedPassages).toBe(0);
       if (point.startsWith('embed')) expect(pending.unembeddedPassages).toBeGreaterThan(0);
       expect(left.length).toBeGreaterThan(0);
