@@ -11,7 +11,7 @@ export class IngestResolver {
   @Authorized<Role>('admin')
   @Mutation(() => IngestResult, {
     description:
-      'Ingests documents, each in its own transaction: a bad document fails alone with a message; a known key with new content replaces the old; the same content is a no-op.',
+      'Ingests documents: fewer than 16 each in its own transaction, more in batches (one transaction and one BM25 update per batch; a failed batch is written again one document at a time): a bad document fails alone with a message; a known key with new content replaces the old; the same content is a no-op.',
   })
   async ingestDocuments(
     @Ctx() ctx: Context,
