@@ -4,7 +4,7 @@ import { search } from '../src/retrieval/search';
 import { rebuildBm25 } from '../src/store/bm25-rebuild';
 import type { Database } from '../src/store/db';
 import { indexLexical } from '../src/store/lexical';
-import { prng } from './helpers/prng';
+import { placeCorpus } from './helpers/place-corpus';
 import { textSearch } from './helpers/text-search';
 import { createTestDatabase, type TestDatabase } from './helpers/database';
 
@@ -15,22 +15,7 @@ import { createTestDatabase, type TestDatabase } from './helpers/database';
  * working afterwards, and the same exact BM25 rankings.
  */
 
-const WORDS = ['river', 'capital', 'bridge', 'museum', 'harbour', 'mountain', 'castle', 'railway', 'festival', 'island', 'forest', 'market', 'the', 'of'];
-
-function corpus(seed: number, documents: number, prefix = 'd') {
-  const rand = prng(seed);
-  const pick = () => WORDS[Math.floor(rand() * WORDS.length)];
-  const sentence = (n: number) => Array.from({ length: n }, pick).join(' ') + '.';
-  return Array.from({ length: documents }, (_, i) => ({
-    key: `${prefix}${i}`,
-    title: `Place ${i} ${pick()}`,
-    abstract: sentence(2 + Math.floor(rand() * 6)),
-    sections: Array.from({ length: 1 + (i % 3) }, (_, s) => ({
-      title: s % 2 === 0 ? pick() : 'Details',
-      text: Array.from({ length: 1 + Math.floor(rand() * 4) }, () => sentence(2 + Math.floor(rand() * 12))).join(' '),
-    })),
-  }));
-}
+const corpus = placeCorpus;
 
 interface Snapshot {
   stats: Record<string, unknown>[];
