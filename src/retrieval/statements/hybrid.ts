@@ -86,9 +86,10 @@ export function hybridHierarchical(s: SearchInput, p: Params, exact: boolean): M
   const summaryScore = s.summaryPieces
     ? `greatest(${innerProduct('de.embedding', ddim, qd)}, (SELECT max(${innerProduct('x', ddim, qd)}) FROM unnest(de.summary_pieces) AS x))`
     : innerProduct('de.embedding', ddim, qd);
-  const sql = `WITH ${termCtes(proposing(s), p, { passages: true, documents: true })},
+  const lexical = proposing(s);
+  const sql = `WITH ${termCtes(lexical, p, { passages: true, documents: true })},
     dense_docs AS MATERIALIZED (${documentStage(s, p, exact)}),
-    lexical_docs AS MATERIALIZED (${documentTop(proposing(s), p, s.k1, exact)}),
+    lexical_docs AS MATERIALIZED (${documentTop(lexical, p, s.k1, exact)}),
     ${bestPassages}
     doc_candidates AS MATERIALIZED (
       SELECT document_id FROM dense_docs UNION SELECT document_id FROM lexical_docs${share < 1 ? ' UNION SELECT document_id FROM best_docs' : ''}),
