@@ -52,6 +52,12 @@ export interface Database extends Queryable {
   readonly statements: StatementCounter;
   /** Connections of the pool (PostgreSQL; PGlite has one in-process connection and no pool). */
   poolUsage?(): PoolUsage;
+  /**
+   * Runs one read-only statement on a connection of its own, never queued behind the pool, so a
+   * health check tells whether the database answers even while every pooled connection is busy
+   * (PostgreSQL; absent: use query).
+   */
+  probe?<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T[]>;
   close(): Promise<void>;
 }
 

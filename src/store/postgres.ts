@@ -1,4 +1,4 @@
-import { Pool, types, type PoolClient } from 'pg';
+import { Client, Pool, types, type PoolClient } from 'pg';
 import { guardPool } from './faults';
 import { localSettingsStatement, settingsStatement, type Database, type Distribution, type PoolUsage, type Queryable } from './db';
 import { StatementCounter } from './statements';
@@ -27,6 +27,10 @@ export class PostgresDatabase implements Database {
   private readonly pool: Pool;
   /** Session settings each pooled connection last received (a new connection starts unknown). */
   private readonly applied = new WeakMap<PoolClient, string>();
+  /** The health checks' own connection (probe), opened on first use and again after it breaks. */
+  private prober?: Promise<Client>;
+  private readonly url: string;
+  private readonly connectTimeoutMs: number;
 
   constructor(options: PostgresOptions) {
     this.pool = new Pool({
@@ -38,11 +42,41 @@ export class PostgresDatabase implements Database {
     // A connection dropping (server restart), idle or in use, must not crash the process.
     guardPool(this.pool, options.log);
     this.location = redactUrl(options.url);
+    this.url = options.url;
+    this.connectTimeoutMs = options.connectTimeoutMs ?? 5000;
     this.prisma = createPrismaClient({ pool: this.pool }, this.statements);
   }
 
   poolUsage(): PoolUsage {
     return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount, max: this.pool.options.max };
+  }
+
+  async probe<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
+    this.prober ??= this.openProber();
+    const client = await this.prober.catch((error: unknown) => {
+      this.prober = undefined;
+      throw error;
+    });
+    try {
+      return (await client.query(sql, params as unknown[])).rows as T[];
+    } catch (error) {
+      // A broken connection is replaced on the next probe; an error of the statement keeps it.
+      if (!(error as { code?: string }).code) {
+        this.prober = undefined;
+        client.end().catch(() => undefined);
+      }
+      throw error;
+    }
+  }
+
+  private async openProber(): Promise<Client> {
+    const client = new Client({ connectionString: this.url, connectionTimeoutMillis: this.connectTimeoutMs });
+    // A dropped probe connection must not crash the process (as guardPool does for the pool's).
+    client.on('error', () => {
+      this.prober = undefined;
+    });
+    await client.connect();
+    return client;
   }
 
   /** Binary: see vectorBinary for what it saves per query. */
@@ -109,6 +143,9 @@ export class PostgresDatabase implements Database {
   }
 
   async close(): Promise<void> {
+    const prober = this.prober;
+    this.prober = undefined;
+    await prober?.then((c) => c.end()).catch(() => undefined);
     await this.prisma.$disconnect();
     await this.pool.end();
   }
