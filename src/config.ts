@@ -42,6 +42,8 @@ export interface Config {
   questionQueue: QuestionQueueOptions;
   /** PostgreSQL connections in the API's pool (default from the machine: defaultPoolSize). */
   dbPoolMax: number;
+  /** Pooled connections one GraphQL operation may hold at once (DB_CONNECTIONS_PER_REQUEST). */
+  dbConnectionsPerRequest: number;
   /** Rows read, encoded and written per step when embedding the corpus (the encoder picks its own forward batch). */
   embedBatchSize: number;
   /** Embed new and changed documents as part of ingest. */
@@ -82,6 +84,10 @@ export interface Config {
   maxQueryTokens: number;
   /** Most aliases in an operation, fragments expanded (QUERY_TOO_COSTLY). */
   maxAliases: number;
+  /** Retrievals one operation may start (MAX_RETRIEVES). */
+  maxRetrieves: number;
+  /** Σ k1 × k2 over an operation's retrievals (MAX_RETRIEVAL_WORK). */
+  maxRetrievalWork: number;
   /** Most directives in an operation (QUERY_TOO_COSTLY). */
   maxDirectives: number;
   /** Most selections the cost estimate visits, fragments expanded (QUERY_TOO_COSTLY). */
@@ -113,6 +119,7 @@ export type ReadAccess = 'public' | 'key';
 export class ConfigError extends Error {}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const dbPoolMax = intSetting(env, 'DB_POOL_MAX', defaultPoolSize(availableParallelism()), 1, 10_000);
   return {
     databaseUrl: env.DATABASE_URL || undefined,
     readUrls: readUrls(env),
@@ -142,7 +149,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxWaiting: intSetting(env, 'QUESTION_QUEUE', DEFAULT_QUESTION_QUEUE.maxWaiting, 1, 1_000_000),
       cacheEntries: intSetting(env, 'QUESTION_CACHE', DEFAULT_QUESTION_QUEUE.cacheEntries, 0, 10_000_000),
     },
-    dbPoolMax: intSetting(env, 'DB_POOL_MAX', defaultPoolSize(availableParallelism()), 1, 10_000),
+    dbPoolMax,
+    dbConnectionsPerRequest: intSetting(env, 'DB_CONNECTIONS_PER_REQUEST', defaultConnectionShare(dbPoolMax), 1, 10_000),
     embedBatchSize: intSetting(env, 'EMBED_BATCH_SIZE', 64, 1, 4096),
     embedOnIngest: boolSetting(env, 'EMBED_ON_INGEST', true),
     efSearch: intSetting(env, 'HNSW_EF_SEARCH', 100, 1, 1000),
@@ -169,6 +177,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxBodyBytes: intSetting(env, 'MAX_BODY_BYTES', 4 << 20, 1024, 1 << 30),
     maxQueryTokens: intSetting(env, 'MAX_QUERY_TOKENS', 5000, 10, 10_000_000),
     maxAliases: intSetting(env, 'MAX_ALIASES', 30, 0, 100_000),
+    // 10 retrievals of the default size (100 × 20), or two of the largest (1000 × 1000): what a
+    // page comparing modes needs, not a pool's worth of stage-2 scans.
+    maxRetrieves: intSetting(env, 'MAX_RETRIEVES', 10, 1, 100_000),
+    maxRetrievalWork: intSetting(env, 'MAX_RETRIEVAL_WORK', 2_000_000, 1, 1_000_000_000),
     maxDirectives: intSetting(env, 'MAX_DIRECTIVES', 50, 0, 100_000),
     maxQueryNodes: intSetting(env, 'MAX_QUERY_NODES', 10_000, 10, 10_000_000),
     maxArgumentLength: intSetting(env, 'MAX_ARGUMENT_LENGTH', 4096, 16, 1 << 30),
@@ -194,6 +206,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
  */
 export function defaultPoolSize(cores: number): number {
   return Math.min(32, Math.max(4, 2 * cores));
+}
+
+/**
+ * Connections one operation may hold: a quarter of the pool, at least one. Four heavy operations
+ * can fill the pool together, one cannot (store/connection-share.ts).
+ */
+export function defaultConnectionShare(poolMax: number): number {
+  return Math.max(1, Math.ceil(poolMax / 4));
 }
 
 function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {

@@ -43,6 +43,10 @@ export interface OperationMeasures {
   /** Undefined when the selections passed maxQueryNodes (the walk stopped) or the variables do not coerce (execution reports them). */
   cost?: number;
   tooManyNodes: boolean;
+  /** Retrievals the operation starts (fields sized by both k1 and k2), fragments and aliases expanded. */
+  retrieves: number;
+  /** Σ k1 × k2 over those retrievals: the document–passage pairs stage 2 may score, the work a retrieval starts. */
+  retrievalWork: number;
 }
 
 /** Only the chosen operation and the fragments: the armor rules measure every operation in a document. */
@@ -58,7 +62,7 @@ export function measureOperation(
   maxQueryNodes: number,
 ): OperationMeasures {
   const doc = alone(document, operation);
-  const measures: OperationMeasures = { depth: 0, aliases: 0, directives: 0, tooManyNodes: false };
+  const measures: OperationMeasures = { depth: 0, aliases: 0, directives: 0, tooManyNodes: false, retrieves: 0, retrievalWork: 0 };
   // Limits of Infinity: the rules only measure (onAccept); the caller decides, with our error codes.
   validate(
     schema,
@@ -71,13 +75,34 @@ export function measureOperation(
     { maxErrors: 1 },
   );
   try {
-    measures.cost = getComplexity({ schema, query: doc, variables, estimators: [costEstimator(schema)], maxQueryNodes });
+    measures.cost = getComplexity({ schema, query: doc, variables, estimators: [retrievalCounter(measures), costEstimator(schema)], maxQueryNodes });
   } catch (error) {
+    measures.retrieves = 0;
+    measures.retrievalWork = 0;
     if (error instanceof Error && /maximum allowed number of nodes/.test(error.message)) measures.tooManyNodes = true;
     // otherwise the variables do not coerce: execution refuses them before anything runs
   }
   return measures;
 }
+
+/**
+ * Counts the retrievals an operation starts, on the same walk as the cost (so fragments, aliases
+ * and @skip/@include count as they run), and returns nothing so the cost estimator prices the field.
+ * The cost bounds what a response carries; k1 × k2 bounds the work behind it, which a cheap
+ * selection (`{ r: retrieve(k1: 1000, k2: 1000) { timings { totalMs } } }`) does not show.
+ */
+function retrievalCounter(measures: OperationMeasures): ComplexityEstimator {
+  return ({ field, args }) => {
+    if (!RETRIEVAL_SIZES.every((name) => field.args.some((a) => a.name === name))) return undefined;
+    const [k1, k2] = RETRIEVAL_SIZES.map((name) => (typeof args[name] === 'number' ? (args[name] as number) : 1));
+    measures.retrieves += 1;
+    measures.retrievalWork += k1 * k2;
+    return undefined;
+  };
+}
+
+/** The sizes of a retrieval: documents stage 1 keeps, passages returned. */
+const RETRIEVAL_SIZES = ['k1', 'k2'] as const;
 
 const estimators = new WeakMap<GraphQLSchema, ComplexityEstimator>();
 

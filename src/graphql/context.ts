@@ -1,6 +1,7 @@
 import type { Config } from '../config';
 import type { ModelRegistry } from '../pipeline/jobs/registry';
 import type { ServerMetrics } from '../observability/metrics';
+import { shareOf } from '../store/connection-share';
 import type { Database } from '../store/db';
 import type { Principal } from '../store/keys';
 import type { Replica } from '../store/replicas';
@@ -33,6 +34,18 @@ export interface ReadsState {
   replicaFailed?: boolean;
 }
 
+/**
+ * One operation's context. On a pooled database its statements get a share of the pool
+ * (DB_CONNECTIONS_PER_REQUEST, store/connection-share.ts), so one operation cannot hold every
+ * connection; work still queued when REQUEST_TIMEOUT_MS has passed is not started.
+ */
 export function createContext(db: Database, config: Config, models?: ModelRegistry, principal?: Principal): Context {
-  return { db, config, loaders: createLoaders(db), models, principal };
+  const shared = db.poolUsage
+    ? shareOf(db, {
+        connections: config.dbConnectionsPerRequest,
+        deadline: config.requestTimeoutMs > 0 ? Date.now() + config.requestTimeoutMs : Infinity,
+        deadlineSetting: 'REQUEST_TIMEOUT_MS',
+      })
+    : db;
+  return { db: shared, config, loaders: createLoaders(shared), models, principal };
 }

@@ -6,7 +6,7 @@ export { DEFAULT_PAGE_ESTIMATE, UNSIZED_LIST_ESTIMATE } from './armor';
 /**
  * Static limits on an operation, checked after validation and before anything runs: depth
  * (nesting of fields), an estimated cost (fields multiplied by the list sizes their arguments
- * imply), aliases, directives, and the length of string arguments. The measures come from
+ * imply), the retrievals started and their k1 × k2 (the work behind a cheap-looking response), aliases, directives, and the length of string arguments. The measures come from
  * libraries (armor.ts). Introspection fields (`__schema`, `__type`, `__typename`) cost nothing
  * and `__schema` adds no depth, so tools such as Apollo Sandbox can always read the schema.
  */
@@ -18,6 +18,8 @@ export interface OperationLimits {
   maxDirectives: number;
   maxQueryNodes: number;
   maxArgumentLength: number;
+  maxRetrieves: number;
+  maxRetrievalWork: number;
 }
 
 export function limitError(code: string, message: string): GraphQLError {
@@ -54,6 +56,18 @@ export function checkOperationLimits(
       `query cost ${m.cost} is over the limit of ${limits.maxQueryCost} (MAX_QUERY_COST); ask for smaller pages (first, k1, k2) or fewer nested lists`,
     );
   }
+  if (m.retrieves > limits.maxRetrieves) {
+    throw limitError(
+      'QUERY_TOO_COSTLY',
+      `query starts ${m.retrieves} retrievals, over the limit of ${limits.maxRetrieves} per operation (MAX_RETRIEVES); send them as separate requests`,
+    );
+  }
+  if (m.retrievalWork > limits.maxRetrievalWork) {
+    throw limitError(
+      'QUERY_TOO_COSTLY',
+      `query's retrievals ask for k1 × k2 = ${m.retrievalWork} in all, over the limit of ${limits.maxRetrievalWork} (MAX_RETRIEVAL_WORK); ask for smaller k1 or k2`,
+    );
+  }
   const long = overlongArgument(schema, document, operation, rawVariables, limits.maxArgumentLength);
   if (long) {
     throw new GraphQLError(
@@ -69,10 +83,10 @@ export function estimateOperation(
   document: DocumentNode,
   rawVariables?: Record<string, unknown>,
   maxQueryNodes = 10_000,
-): { depth: number; cost: number } {
+): { depth: number; cost: number; retrieves: number; retrievalWork: number } {
   const operation = document.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
   if (!operation) throw new Error('no operation in document');
   const m = measureOperation(schema, document, operation, rawVariables, maxQueryNodes);
   if (m.cost === undefined) throw new Error('cost not measured (too many nodes or bad variables)');
-  return { depth: m.depth, cost: m.cost };
+  return { depth: m.depth, cost: m.cost, retrieves: m.retrieves, retrievalWork: m.retrievalWork };
 }

@@ -1,4 +1,5 @@
 import { Client, Pool, types, type PoolClient } from 'pg';
+import { DomainError, ErrorCode } from '../errors';
 import { guardPool } from './faults';
 import { localSettingsStatement, settingsStatement, type Database, type Distribution, type PoolUsage, type Queryable } from './db';
 import { StatementCounter } from './statements';
@@ -29,6 +30,8 @@ export class PostgresDatabase implements Database {
   private readonly applied = new WeakMap<PoolClient, string>();
   /** The health checks' own connection (probe), opened on first use and again after it breaks. */
   private prober?: Promise<Client>;
+  /** Connections checked out now (the pool counts only open and idle ones). */
+  private acquired = 0;
   private readonly url: string;
   private readonly connectTimeoutMs: number;
 
@@ -41,6 +44,8 @@ export class PostgresDatabase implements Database {
     });
     // A connection dropping (server restart), idle or in use, must not crash the process.
     guardPool(this.pool, options.log);
+    this.pool.on('acquire', () => this.acquired++);
+    this.pool.on('release', () => this.acquired--);
     this.location = redactUrl(options.url);
     this.url = options.url;
     this.connectTimeoutMs = options.connectTimeoutMs ?? 5000;
@@ -86,18 +91,39 @@ export class PostgresDatabase implements Database {
 
   async query<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
     this.statements.add();
-    const result = await this.pool.query(sql, params as unknown[]);
+    const result = await this.pool.query(sql, params as unknown[]).catch(this.busyOr);
     return result.rows as T[];
   }
 
   async exec(sql: string): Promise<void> {
     this.statements.add();
-    await this.pool.query(sql);
+    await this.pool.query(sql).catch(this.busyOr);
+  }
+
+  /**
+   * pg-pool says "timeout exceeded when trying to connect" both when the database does not answer
+   * and when every connection stayed checked out for connectionTimeoutMillis. The second is this
+   * server being busy, not the database being down: OVERLOADED (HTTP 503, Retry-After), which
+   * clients retry, instead of SERVICE_UNAVAILABLE "the database is unavailable".
+   */
+  private readonly busyOr = (error: unknown): never => {
+    const max = this.pool.options.max ?? 10;
+    if (error instanceof Error && /timeout exceeded when trying to connect/i.test(error.message) && this.acquired >= max) {
+      throw new DomainError(
+        ErrorCode.OVERLOADED,
+        `the server is busy: all ${max} database connections (DB_POOL_MAX) stayed in use while this request waited; retry shortly`,
+      );
+    }
+    throw error;
+  };
+
+  private connect(): Promise<PoolClient> {
+    return this.pool.connect().catch(this.busyOr);
   }
 
   async queryWithSettings<T>(settings: Record<string, string>, sql: string, params: readonly unknown[] = []): Promise<T[]> {
     if (this.distributed === 'citus' && Object.keys(settings).length > 0) return this.queryWithLocalSettings<T>(settings, sql, params);
-    const client = await this.pool.connect();
+    const client = await this.connect();
     try {
       const key = JSON.stringify(settings);
       if (Object.keys(settings).length > 0 && this.applied.get(client) !== key) {
@@ -127,7 +153,7 @@ export class PostgresDatabase implements Database {
 
   /** fn on one connection between `begin` (BEGIN and any SET LOCAL) and COMMIT; ROLLBACK if it throws. */
   private async inTransaction<T>(begin: string, fn: (tx: Queryable) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
+    const client = await this.connect();
     const tx = clientQueryable(client, this.statements);
     try {
       await tx.query(begin);
