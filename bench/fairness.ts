@@ -1,0 +1,140 @@
+/**
+ * npm run bench:fairness — small readers beside one heavy operation (issue 30 §1).
+ *
+ * BENCH_READERS (8) clients loop a small retrieve (`k1: 10, k2: 5`, LEXICAL) through the real HTTP
+ * server (startServer, in this process) for BENCH_SECONDS (10): first alone, then while one more
+ * client loops the heaviest operation the limits let through (MAX_RETRIEVES = 10 aliased retrievals
+ * whose k1 × k2 sum to MAX_RETRIEVAL_WORK, passage text selected). Printed: the readers' p50/p99
+ * alone and beside the heavy client, and their ratio (goal: p99 ≤ 2× alone), once with an
+ * operation allowed the whole pool (DB_CONNECTIONS_PER_REQUEST = DB_POOL_MAX, what every operation
+ * had before) and once with the default share. LEXICAL: no encoder, so the pool is what is
+ * measured. The issue's own request (20 aliases at k1 = k2 = 1000) is refused by the limits and
+ * has no run here; test/connection-share.test.ts checks that.
+ *
+ * Corpus: BENCH_DOCUMENTS (3000) synthetic documents of 6 passages written by the product's ingest
+ * into BENCH_DATABASE (dhr_bench_fairness) on DATABASE_URL's server (kept; BENCH_FRESH=1 reloads).
+ */
+import 'reflect-metadata';
+import { availableParallelism, loadavg } from 'node:os';
+import { defaultConnectionShare, defaultPoolSize, loadConfig } from '../src/config';
+import { ingest } from '../src/pipeline/ingest';
+import { migrate } from '../src/store/migrate';
+import { PostgresDatabase } from '../src/store/postgres';
+import { startServer } from '../src/server';
+import { prng } from '../test/helpers/prng';
+import { WORDS } from '../test/helpers/tiny-tokenizer';
+import { databaseUrl, openBenchDatabase } from './database';
+
+const baseUrl = process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+const DOCS = Number(process.env.BENCH_DOCUMENTS ?? 3000);
+const READERS = Number(process.env.BENCH_READERS ?? 8);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const NAME = process.env.BENCH_DATABASE ?? 'dhr_bench_fairness';
+const POOL = defaultPoolSize(availableParallelism());
+const TEXT_WORDS = WORDS.filter((w) => /^[a-z]+$/.test(w));
+
+function corpus(seed: number) {
+  const rand = prng(seed);
+  const words = (n: number) => Array.from({ length: n }, () => TEXT_WORDS[Math.floor(rand() * TEXT_WORDS.length)]).join(' ');
+  return Array.from({ length: DOCS }, (_, d) => ({
+    key: `bench/${d}`,
+    title: `${words(3)} ${d}`,
+    abstract: `${words(20)} item${d}.`,
+    sections: Array.from({ length: 5 }, (_, s) => ({ title: words(2), text: `${words(40)} item${d} part${s}.` })),
+  }));
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
+
+async function post(url: string, query: string, variables?: unknown): Promise<{ status: number; errors?: { extensions?: { code?: string } }[] }> {
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) });
+  const body = (await response.json()) as { errors?: { extensions?: { code?: string } }[] };
+  return { status: response.status, errors: body.errors };
+}
+
+interface Phase {
+  p50: number;
+  p99: number;
+  count: number;
+  failed: number;
+  heavy: number;
+  heavyFailed: Record<string, number>;
+}
+
+async function phase(url: string, questions: string[], heavyQuery: string | undefined): Promise<Phase> {
+  const small = `query($q: String!) { retrieve(question: $q, k1: 10, k2: 5, mode: LEXICAL) { passages { rank passage { id } } } }`;
+  const end = Date.now() + SECONDS * 1000;
+  const latencies: number[] = [];
+  let failed = 0;
+  let heavy = 0;
+  const heavyFailed: Record<string, number> = {};
+  let next = 0;
+  const readers = Array.from({ length: READERS }, async () => {
+    while (Date.now() < end) {
+      const t = process.hrtime.bigint();
+      const r = await post(url, small, { q: questions[next++ % questions.length] });
+      latencies.push(Number(process.hrtime.bigint() - t) / 1e6);
+      if (r.status !== 200 || r.errors) failed++;
+    }
+  });
+  const heavyClient = heavyQuery
+    ? (async () => {
+        while (Date.now() < end) {
+          const r = await post(url, heavyQuery);
+          heavy++;
+          for (const e of r.errors ?? []) heavyFailed[e.extensions?.code ?? 'unknown'] = (heavyFailed[e.extensions?.code ?? 'unknown'] ?? 0) + 1;
+        }
+      })()
+    : Promise.resolve();
+  await Promise.all([...readers, heavyClient]);
+  latencies.sort((a, b) => a - b);
+  return { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), count: latencies.length, failed, heavy, heavyFailed };
+}
+
+async function main(): Promise<void> {
+  console.log(`load average at start ${loadavg().map((l) => l.toFixed(2)).join(' ')}; ${availableParallelism()} cores, pool ${POOL}`);
+  const loader = await openBenchDatabase(baseUrl, NAME, process.env.BENCH_FRESH === '1');
+  await loader.close();
+  const url = databaseUrl(baseUrl, NAME);
+  const db = new PostgresDatabase({ url, maxConnections: POOL });
+  await migrate(db);
+  const [{ n }] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM documents');
+  if (n < DOCS) {
+    const t = Date.now();
+    const result = await ingest(db, corpus(7), { ...loadConfig({}).ingest });
+    console.log(`loaded ${result.created} documents, ${result.passages} passages in ${((Date.now() - t) / 1000).toFixed(0)} s`);
+  }
+  const rand = prng(11);
+  const questions = Array.from({ length: 200 }, () => `${Array.from({ length: 4 }, () => TEXT_WORDS[Math.floor(rand() * TEXT_WORDS.length)]).join(' ')} item${Math.floor(rand() * DOCS)}`);
+
+  const limits = loadConfig({});
+  const k2 = Math.floor(limits.maxRetrievalWork / limits.maxRetrieves / 1000);
+  const heavyQuery = `{ ${Array.from({ length: limits.maxRetrieves }, (_, i) => `a${i}: retrieve(question: "${questions[i]}", k1: 1000, k2: ${k2}, mode: LEXICAL) { passages { rank score passage { id text } } }`).join(' ')} }`;
+  console.log(`heavy operation: ${limits.maxRetrieves} aliased retrievals, k1 = 1000, k2 = ${k2} (k1 × k2 in all: ${limits.maxRetrieves * 1000 * k2})`);
+  console.log(`readers: ${READERS} clients, retrieve(k1: 10, k2: 5, mode: LEXICAL), ${SECONDS} s per phase\n`);
+
+  const rows: string[] = [];
+  for (const share of [POOL, defaultConnectionShare(POOL)]) {
+    const config = loadConfig({ PORT: '0', DB_CONNECTIONS_PER_REQUEST: String(share), LOG_LEVEL: 'error' });
+    const server = await startServer(db, config);
+    await phase(server.url, questions.slice(0, 20), undefined); // warm-up (short: the first 20 questions)
+    const alone = await phase(server.url, questions, undefined);
+    const beside = await phase(server.url, questions, heavyQuery);
+    await server.stop();
+    const label = share === POOL ? `whole pool (${share})` : `default share (${share} of ${POOL})`;
+    rows.push(
+      `| ${label} | ${alone.p50.toFixed(1)} / ${alone.p99.toFixed(1)} | ${beside.p50.toFixed(1)} / ${beside.p99.toFixed(1)} | ${(beside.p99 / alone.p99).toFixed(2)}× | ${alone.failed + beside.failed} | ${beside.heavy}${Object.keys(beside.heavyFailed).length ? ` (${JSON.stringify(beside.heavyFailed)})` : ''} |`,
+    );
+    console.log(rows[rows.length - 1]);
+  }
+  console.log('\n| connections per operation | readers alone p50 / p99 ms | beside the heavy operation p50 / p99 ms | p99 ratio | readers failed | heavy operations done |');
+  console.log('|---|---|---|---|---|---|');
+  for (const r of rows) console.log(r);
+  console.log(`\nload average at end ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  await db.close();
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
