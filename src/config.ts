@@ -105,6 +105,8 @@ export interface Config {
   /** Mutations per API key (or client address) per window; 0: unlimited. */
   rateLimitMutations: number;
   rateLimitWindowS: number;
+  /** Failed authentications (unknown, revoked or malformed keys) per client address per window; 0: unlimited. */
+  rateLimitAuthFailures: number;
   // --- observability and shutdown (docs/operations.md#observability)
   /** pino level of the server's JSON log. */
   logLevel: LogLevel;
@@ -190,6 +192,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitQueries: intSetting(env, 'RATE_LIMIT_QUERIES', 1200, 0, 1_000_000_000),
     rateLimitMutations: intSetting(env, 'RATE_LIMIT_MUTATIONS', 120, 0, 1_000_000_000),
     rateLimitWindowS: intSetting(env, 'RATE_LIMIT_WINDOW_S', 60, 1, 86_400),
+    rateLimitAuthFailures: intSetting(env, 'RATE_LIMIT_AUTH_FAILURES', 20, 0, 1_000_000_000),
     // --- observability and shutdown
     logLevel: choiceSetting(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     metricsAccess: choiceSetting(env, 'METRICS_ACCESS', ['public', 'key'] as const, choiceSetting(env, 'READ_ACCESS', ['public', 'key'] as const, 'public')),

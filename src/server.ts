@@ -1,4 +1,5 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, maxHeaderSize, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { ApolloServer, HeaderMap, type HTTPGraphQLRequest } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
@@ -6,28 +7,29 @@ import type { Config } from './config';
 import { DomainError, ErrorCode, unauthenticated } from './errors';
 import { bearerKey } from './graphql/auth';
 import { createContext, type Context, type ReadsState } from './graphql/context';
-import { errorStatus, formatError, httpStatusOf, newRequestId, toGraphQLError } from './graphql/errors';
+import { errorStatus, formatError, httpStatusOf, newRequestId, retryAfterOf, toGraphQLError } from './graphql/errors';
 import { requestGuard } from './graphql/guard';
 import { buildGraphQLSchema } from './graphql/schema';
 import { BodyTooLargeError, readBody } from './http/body';
 import { consoleHandler } from './http/console';
 import { contextFault, databaseFaultPlugin } from './graphql/db-faults';
 import { TIMED_OUT, withDeadline } from './http/deadline';
-import { attachClientAddress, rateLimitPlugin } from './graphql/rate-limit';
+import { attachClientAddress, authFailureLimit, rateLimitPlugin, type AuthFailureLimit } from './graphql/rate-limit';
+import { refuseSubscriptions } from './graphql/subscriptions';
 import type { ModelRegistry } from './pipeline/jobs/registry';
 import { JobWorker } from './pipeline/jobs/worker';
 import type { Database } from './store/db';
-import { authenticateKey } from './store/keys';
+import { authenticateKey, type Principal } from './store/keys';
 import type { ReplicaSet } from './store/replicas';
 import { readRouting } from './graphql/read-routing';
 import type { DestinationStream } from 'pino';
 import { readinessCheck } from './http/readiness';
 import { operationalRoutes } from './http/routes';
 import { metricsPlugin } from './observability/graphql-plugin';
-import { logRequestWhenDone } from './observability/http-log';
+import { logRequestWhenDone, noteOperationName } from './observability/http-log';
 import { createLogger, type Logger } from './observability/logger';
 import { ServerMetrics } from './observability/metrics';
-import { runInRequest, type RequestScope } from './observability/request-scope';
+import { currentRequest, runInRequest, type RequestScope } from './observability/request-scope';
 
 export async function createApolloServer(config?: Pick<Config, 'maxQueryTokens'>): Promise<ApolloServer<Context>> {
   const schema = await buildGraphQLSchema();
@@ -45,8 +47,13 @@ export async function createApolloServer(config?: Pick<Config, 'maxQueryTokens'>
     // the server and then re-send the signal, killing the process before the database is closed.
     stopOnTerminationSignals: false,
     formatError,
+    // Automatic persisted queries stay on (Apollo's default, in its bounded in-memory cache): a hash
+    // the cache lacks answers PERSISTED_QUERY_NOT_FOUND with HTTP 200, as APQ clients expect before
+    // they resend the query; a hash that is not the query's, or a version other than 1, is a 400
+    // that formatError types as BAD_REQUEST.
     // The console (`/`) and GraphiQL (`/graphiql`) replace Apollo's landing page, which needs the network.
-    plugins: [requestGuard, errorStatus, databaseFaultPlugin, ApolloServerPluginLandingPageDisabled()],
+    // refuseSubscriptions first: an operation this server cannot run is refused before it is measured.
+    plugins: [refuseSubscriptions, requestGuard, errorStatus, databaseFaultPlugin, ApolloServerPluginLandingPageDisabled()],
     // graphql-js stops parsing past this many tokens, before validation can take quadratic time.
     parseOptions: { maxTokens: config?.maxQueryTokens ?? 5000 },
   });
@@ -73,10 +80,11 @@ export async function startServer(
   const metrics = new ServerMetrics(db, replicas);
   server.addPlugin(metricsPlugin(metrics));
   const unwatch = replicas ? watchReplicas(replicas, server, models, log) : undefined;
+  const authFailures = authFailureLimit(config);
   const routes = operationalRoutes({
     metrics,
     ready: readinessCheck(db, { modelsLoaded: models !== undefined, replicas }),
-    authorizeMetrics: (req) => authorizeMetrics(db, config, req),
+    authorizeMetrics: (req) => authorizeMetrics(db, config, authFailures, req),
     sendError: (res, error) => sendError(res, error),
   });
   const serveConsole = consoleHandler();
@@ -87,7 +95,8 @@ export async function startServer(
     logRequestWhenDone(req, res, scope);
     // The console's pages and assets (src/http/console.ts); then /healthz, /readyz, /metrics; the rest is GraphQL.
     if (serveConsole(req, res)) return;
-    const serve = async () => (await routes(req, res)) || (await handle(server, req, res, db, config, models, metrics, replicas));
+    const serve = async () =>
+      (await routes(req, res)) || (await handle(server, req, res, db, config, models, metrics, replicas, authFailures));
     runInRequest(scope, serve).catch((error: unknown) => {
       log.error({ requestId, err: error }, 'request failed');
       if (!res.headersSent) {
@@ -95,6 +104,7 @@ export async function startServer(
       } else res.end();
     });
   });
+  httpServer.on('clientError', (error: Error & { code?: string }, socket: Duplex) => refuseMalformed(error, socket, log));
   // stop(): close the listener, let in-flight requests finish for SHUTDOWN_GRACE_MS, then cut what is left.
   server.addPlugin(ApolloServerPluginDrainHttpServer({ httpServer, stopGracePeriodMillis: config.shutdownGraceMs }));
   await server.start();
@@ -115,16 +125,39 @@ export async function startServer(
 }
 
 /** METRICS_ACCESS=key: /metrics needs a reader or admin key, checked like a GraphQL request's. */
-async function authorizeMetrics(db: Database, config: Config, req: IncomingMessage): Promise<DomainError | undefined> {
+async function authorizeMetrics(db: Database, config: Config, authFailures: AuthFailureLimit, req: IncomingMessage): Promise<DomainError | undefined> {
   if (config.metricsAccess === 'public') return undefined;
   try {
-    const key = bearerKey(req.headers.authorization);
-    if (key === undefined) return unauthenticated('/metrics needs an API key here (METRICS_ACCESS=key): send "Authorization: Bearer <key>"');
-    return (await authenticateKey(db, key)) ? undefined : unauthenticated('the API key is unknown or revoked');
+    const header = req.headers.authorization;
+    if (header === undefined) return unauthenticated('/metrics needs an API key here (METRICS_ACCESS=key): send "Authorization: Bearer <key>"');
+    await authenticate(db, authFailures, req.socket.remoteAddress ?? 'unknown', header);
+    return undefined;
   } catch (error) {
     if (error instanceof DomainError) return error;
     throw error;
   }
+}
+
+/**
+ * The principal of a request that sends an Authorization header. A malformed, unknown or revoked
+ * key counts against the client address (RATE_LIMIT_AUTH_FAILURES); an address past that budget
+ * is refused (RATE_LIMITED) before its key is looked up. A database failure is not the
+ * caller's, so it counts nothing.
+ */
+async function authenticate(db: Database, authFailures: AuthFailureLimit, address: string, header: string, onFault?: (error: unknown) => unknown): Promise<Principal> {
+  const refusal = await authFailures.refusal(address);
+  if (refusal) throw refusal;
+  let key: string | undefined;
+  try {
+    key = bearerKey(header);
+  } catch (error) {
+    await authFailures.failed(address);
+    throw error;
+  }
+  const principal = key === undefined ? undefined : await authenticateKey(db, key).catch((e: unknown) => Promise.reject(onFault ? onFault(e) : e));
+  if (principal) return principal;
+  await authFailures.failed(address);
+  throw unauthenticated('the API key is unknown or revoked');
 }
 
 /**
@@ -171,8 +204,9 @@ async function handle(
   db: Database,
   config: Config,
   models: ModelRegistry | undefined,
-  metrics?: ServerMetrics,
-  replicas?: ReplicaSet,
+  metrics: ServerMetrics | undefined,
+  replicas: ReplicaSet | undefined,
+  authFailures: AuthFailureLimit,
 ): Promise<void> {
   res.setHeader('access-control-allow-origin', '*');
   if (req.method === 'OPTIONS') {
@@ -182,6 +216,11 @@ async function handle(
     res.setHeader('vary', 'Access-Control-Request-Headers');
     res.statusCode = 204;
     res.end();
+    return;
+  }
+  if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'POST') {
+    res.setHeader('allow', ALLOWED_METHODS);
+    sendError(res, new DomainError(ErrorCode.BAD_REQUEST, `${req.method} is not allowed: send GraphQL operations with POST (or GET for queries)`), {}, 405);
     return;
   }
 
@@ -216,10 +255,14 @@ async function handle(
   for (const [name, value] of Object.entries(req.headers)) {
     if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
   }
+  const search = new URL(req.url ?? '/', 'http://localhost').search;
+  // For the log line, before anything can refuse the request (a bad key, a limit).
+  noteOperationName(currentRequest(), typeof body === 'object' && body !== null ? (body as { operationName?: unknown }).operationName : new URLSearchParams(search).get('operationName'));
   const request: HTTPGraphQLRequest = {
-    method: (req.method ?? 'GET').toUpperCase(),
+    // HEAD is GET without the body (node:http leaves the body out of the response).
+    method: req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET'),
     headers,
-    search: new URL(req.url ?? '/', 'http://localhost').search,
+    search,
     body,
   };
   const address = req.socket.remoteAddress ?? 'unknown';
@@ -228,12 +271,12 @@ async function handle(
       httpGraphQLRequest: request,
       context: async () => {
         try {
-          const key = bearerKey(headers.get('authorization'));
-          if (key === undefined) return attachClientAddress({ ...createContext(db, config, models), metrics, reads }, address);
-          const principal = await authenticateKey(db, key).catch((e: unknown) => Promise.reject(contextFault(e, config.statementTimeoutMs)));
-          if (!principal) throw unauthenticated('the API key is unknown or revoked');
+          const header = headers.get('authorization');
+          if (header === undefined) return attachClientAddress({ ...createContext(db, config, models), metrics, reads }, address);
+          const principal = await authenticate(db, authFailures, address, header, (e) => contextFault(e, config.statementTimeoutMs));
           return attachClientAddress({ ...createContext(db, config, models, principal), metrics, reads }, address);
         } catch (error) {
+          if (error instanceof DomainError && error.code === ErrorCode.RATE_LIMITED) metrics?.rateLimited.inc({ kind: 'auth' });
           // Outside the request pipeline: Apollo takes the status from the error itself.
           throw toGraphQLError(error);
         }
@@ -256,6 +299,8 @@ async function handle(
   for (const [name, value] of response.headers) res.setHeader(name, value);
   res.statusCode = response.status ?? 200;
   if (response.body.kind === 'complete') {
+    // A HEAD answer says how long the GET one would be.
+    if (req.method === 'HEAD') res.setHeader('content-length', Buffer.byteLength(response.body.string));
     res.end(response.body.string);
     return;
   }
@@ -267,7 +312,55 @@ async function handle(
 function sendError(res: ServerResponse, error: DomainError, extensions: Record<string, unknown> = {}, status?: number): void {
   res.statusCode = status ?? httpStatusOf(error.code) ?? 500;
   res.setHeader('content-type', 'application/json; charset=utf-8');
-  res.end(JSON.stringify({ errors: [{ message: error.message, extensions: { code: error.code, ...extensions } }] }));
+  const retryAfter = retryAfterOf(error);
+  if (retryAfter !== undefined) res.setHeader('retry-after', retryAfter);
+  res.end(JSON.stringify({ errors: [{ message: error.message, extensions: { code: error.code, ...error.details, ...extensions } }] }));
+}
+
+const ALLOWED_METHODS = 'GET, HEAD, POST, OPTIONS';
+
+/**
+ * Requests node:http cannot parse never reach the handler: a header block over maxHeaderSize
+ * (431), an invalid Content-Length (400), a method it does not know (501), a request that took
+ * too long to arrive (408). Node would answer them with an empty body; they get the API's JSON
+ * error shape and a request id here, then the connection is closed (the parser cannot go on).
+ */
+function refuseMalformed(error: Error & { code?: string }, socket: Duplex, log: Logger): void {
+  // A response already under way on this connection (a pipelined request) cannot be followed by another.
+  const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage;
+  if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const [status, reason, code, message] = clientErrorAnswer(error.code);
+  const requestId = newRequestId();
+  const body = JSON.stringify({ errors: [{ message, extensions: { code } }] });
+  const head = [
+    `HTTP/1.1 ${status} ${reason}`,
+    'content-type: application/json; charset=utf-8',
+    `content-length: ${Buffer.byteLength(body)}`,
+    `x-request-id: ${requestId}`,
+    ...(status === 501 ? [`allow: ${ALLOWED_METHODS}`] : []),
+    'connection: close',
+  ];
+  socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
+  log.info({ requestId, status, parseError: error.code }, 'request refused unparsed');
+}
+
+function clientErrorAnswer(parseError: string | undefined): [number, string, ErrorCode, string] {
+  switch (parseError) {
+    case 'HPE_HEADER_OVERFLOW':
+      return [431, 'Request Header Fields Too Large', ErrorCode.BAD_REQUEST, `the request's headers are over the limit of ${maxHeaderSize} bytes`];
+    case 'HPE_INVALID_METHOD':
+      return [501, 'Not Implemented', ErrorCode.BAD_REQUEST, `the request method is not one this server knows: send GraphQL operations with POST (or GET for queries)`];
+    case 'HPE_INVALID_CONTENT_LENGTH':
+    case 'HPE_UNEXPECTED_CONTENT_LENGTH':
+      return [400, 'Bad Request', ErrorCode.BAD_REQUEST, 'the Content-Length header is not a valid length'];
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return [408, 'Request Timeout', ErrorCode.TIMEOUT, 'the request did not arrive in time'];
+    default:
+      return [400, 'Bad Request', ErrorCode.BAD_REQUEST, 'the request is not valid HTTP/1.1'];
+  }
 }
 
 function urlOf(httpServer: Server): string {

@@ -1,4 +1,4 @@
-import type { ApolloServerPlugin } from '@apollo/server';
+import { HeaderMap, type ApolloServerPlugin } from '@apollo/server';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { DomainError, ErrorCode } from '../errors';
 import { defaultLogger, type Logger } from '../observability/logger';
@@ -24,6 +24,7 @@ const HTTP_STATUS: Partial<Record<ErrorCode, number>> = {
   [ErrorCode.PAYLOAD_TOO_LARGE]: 413,
   [ErrorCode.BAD_REQUEST]: 400,
   [ErrorCode.OVERLOADED]: 503,
+  [ErrorCode.RATE_LIMITED]: 429,
 };
 
 export function httpStatusOf(code: ErrorCode): number | undefined {
@@ -56,14 +57,22 @@ function extensionsOf(error: DomainError): Record<string, unknown> {
   return { code: error.code, ...(error.argument ? { argument: error.argument } : {}), ...error.details };
 }
 
+/** The Retry-After header value of a refusal that says when to come back (details.retryAfterSeconds). */
+export function retryAfterOf(error: DomainError): string | undefined {
+  const seconds = error.details?.retryAfterSeconds;
+  return typeof seconds === 'number' ? String(seconds) : undefined;
+}
+
 /** For what throws outside execution (context creation): a GraphQLError Apollo reads the status from. */
 export function toGraphQLError(error: unknown): GraphQLError {
   if (error instanceof GraphQLError) return error;
   if (error instanceof DomainError) {
     const status = httpStatusOf(error.code);
+    const retryAfter = retryAfterOf(error);
+    const headers = retryAfter === undefined ? undefined : new HeaderMap([['retry-after', retryAfter]]);
     return new GraphQLError(error.message, {
       originalError: error,
-      extensions: { ...extensionsOf(error), ...(status ? { http: { status } } : {}) },
+      extensions: { ...extensionsOf(error), ...(status ? { http: { status, ...(headers ? { headers } : {}) } } : {}) },
     });
   }
   return new GraphQLError('internal server error', { originalError: error instanceof Error ? error : undefined });
@@ -82,6 +91,9 @@ export function formatError(formatted: GraphQLFormattedError, error: unknown): G
   if (typeof code === 'string' && code !== ErrorCode.INTERNAL_SERVER_ERROR) {
     return { ...formatted, extensions: { ...extensions, ...(debug() ? { stacktrace } : {}) } };
   }
+  if (isRequestRefusal(original)) {
+    return { ...formatted, extensions: { ...extensions, code: ErrorCode.BAD_REQUEST, ...(debug() ? { stacktrace } : {}) } };
+  }
   const requestId = currentRequest()?.id ?? newRequestId();
   currentLogger().error({ requestId, err: original }, 'internal error');
   return {
@@ -94,6 +106,17 @@ export function formatError(formatted: GraphQLFormattedError, error: unknown): G
       ...(debug() ? { message: formatted.message, stacktrace } : {}),
     },
   };
+}
+
+/**
+ * A refusal Apollo raises itself with a 4xx status but no code: a persisted query whose
+ * sha256Hash is not the query's, or whose version is not 1. Nothing was thrown (no original
+ * error), so it is the request that is wrong, not the server.
+ */
+function isRequestRefusal(error: unknown): boolean {
+  if (!(error instanceof GraphQLError) || error.originalError || error.extensions.code !== undefined) return false;
+  const status = (error.extensions.http as { status?: unknown } | undefined)?.status;
+  return typeof status === 'number' && status >= 400 && status < 500;
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { ApolloServerPlugin, GraphQLRequestContext } from '@apollo/server';
 import { Kind, type DocumentNode, type SelectionSetNode } from 'graphql';
 import type { ServerMetrics } from './metrics';
+import { noteOperationName } from './http-log';
 import { currentRequest } from './request-scope';
 
 /** More distinct root fields than this are labelled "multiple": labels must stay few. */
@@ -22,6 +23,8 @@ export function metricsPlugin(metrics: ServerMetrics): ApolloServerPlugin {
       let type = 'unknown';
       return {
         async didResolveOperation(context: GraphQLRequestContext<object>) {
+          // The document's own name when the request sent none (server.ts notes the sent one).
+          noteOperationName(currentRequest(), context.operationName);
           if (!context.operation) return;
           type = context.operation.operation;
           operation = rootFields(context.operation.selectionSet, context.document);
