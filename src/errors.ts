@@ -13,6 +13,11 @@ export enum ErrorCode {
   CONFLICT = 'CONFLICT',
   /** The server lacks something the request needs (e.g. encoders). */
   SERVICE_UNAVAILABLE = 'SERVICE_UNAVAILABLE',
+  /**
+   * The store refuses writes: its data folder or disk is read-only or full, or the database is
+   * read-only (HTTP 503, Retry-After). `storage` says which ('read-only', 'full'); reads go on.
+   */
+  STORAGE_UNAVAILABLE = 'STORAGE_UNAVAILABLE',
   /** A Citus worker holding part of the corpus cannot be reached; `details.worker` names it. */
   SHARD_UNAVAILABLE = 'SHARD_UNAVAILABLE',
   /** A statement or the whole request ran past its limit (STATEMENT_TIMEOUT_MS, REQUEST_TIMEOUT_MS). */

@@ -184,7 +184,7 @@ function startWorkers(db: Database, models: ModelRegistry, config: Config, log: 
   const abort = new AbortController();
   const workers = Array.from(
     { length: config.jobWorkers },
-    () => new JobWorker(db, models, { batchSize: config.jobBatchSize, pollMs: config.jobPollMs, log: (m) => log.info(m) }),
+    () => new JobWorker(db, models, { batchSize: config.jobBatchSize, pollMs: config.jobPollMs, log: (m) => log.info(m), logger: log }),
   );
   const running = workers.map((w) => w.run({ signal: abort.signal }));
   const unsubscribe = models.onJobQueued(() => workers.forEach((w) => w.poke()));

@@ -1,17 +1,42 @@
 import { HeaderMap, type ApolloServerPlugin } from '@apollo/server';
 import { GraphQLError } from 'graphql';
-import { classifyDatabaseError, type DatabaseFault } from '../store/faults';
+import { ErrorCode } from '../errors';
+import { currentLogger } from '../observability/request-scope';
+import { classifyDatabaseError, storageFaultOf, type DatabaseFault, type StorageReason } from '../store/faults';
+import { storageHealth } from '../store/storage-health';
 import type { Context } from './context';
 
 /** Seconds a client should wait before retrying while the database is unreachable. */
 export const UNAVAILABLE_RETRY_AFTER_S = 2;
+/** A read-only or full store needs someone to act (remount, free space): retrying sooner is pointless. */
+export const STORAGE_RETRY_AFTER_S = 30;
+
+/** What clients are told: the cause, never the path (that goes to the log, once). */
+const STORAGE_MESSAGES: Record<StorageReason, string> = {
+  'read-only':
+    'the store is read-only: the database cannot write its files (a read-only or unwritable data folder, or a read-only database); writes are refused until it is writable again, reads go on',
+  full: 'the store is full: no space is left where the database writes its files; writes are refused until space is freed, reads go on',
+};
+
+/** STORAGE_UNAVAILABLE (HTTP 503, Retry-After) for a write the store refused. */
+export function storageFaultError(reason: StorageReason, from?: GraphQLError): GraphQLError {
+  return new GraphQLError(STORAGE_MESSAGES[reason], {
+    nodes: from?.nodes,
+    path: from?.path,
+    extensions: {
+      code: ErrorCode.STORAGE_UNAVAILABLE,
+      storage: reason,
+      http: { status: 503, headers: new HeaderMap([['retry-after', String(STORAGE_RETRY_AFTER_S)]]) },
+    },
+  });
+}
 
 /**
  * The typed error for a database fault, never the driver's text: SERVICE_UNAVAILABLE (HTTP 503,
  * Retry-After) while the database is unreachable, TIMEOUT for a statement cancelled by
  * STATEMENT_TIMEOUT_MS.
  */
-export function databaseFaultError(fault: DatabaseFault, statementTimeoutMs: number, from?: GraphQLError): GraphQLError {
+export function databaseFaultError(fault: Exclude<DatabaseFault, 'storage'>, statementTimeoutMs: number, from?: GraphQLError): GraphQLError {
   const placed = { nodes: from?.nodes, path: from?.path };
   if (fault === 'timeout') {
     return new GraphQLError(
@@ -28,26 +53,44 @@ export function databaseFaultError(fault: DatabaseFault, statementTimeoutMs: num
   });
 }
 
-/** A database fault thrown while building the context (the API key lookup), as a typed error; anything else unchanged. */
-export function contextFault(error: unknown, statementTimeoutMs: number): unknown {
+/**
+ * The typed error for any database fault; a storage fault is also recorded on the store's health
+ * (/readyz) and, the first time, logged with its path.
+ */
+function typedFault(error: unknown, location: string | undefined, statementTimeoutMs: number, from?: GraphQLError): GraphQLError | undefined {
+  const storage = storageFaultOf(error);
+  if (storage) {
+    if (location !== undefined) storageHealth({ location }).record(storage, currentLogger());
+    return storageFaultError(storage.reason, from);
+  }
   const fault = classifyDatabaseError(error);
-  return fault ? databaseFaultError(fault, statementTimeoutMs) : error;
+  return fault && fault !== 'storage' ? databaseFaultError(fault, statementTimeoutMs, from) : undefined;
+}
+
+/** A database fault thrown while building the context (the API key lookup), as a typed error; anything else unchanged. */
+export function contextFault(error: unknown, statementTimeoutMs: number, location?: string): unknown {
+  return typedFault(error, location, statementTimeoutMs) ?? error;
 }
 
 /**
  * Replaces resolver errors caused by a database fault with the typed error before Apollo formats
- * them; Apollo applies the replacement's HTTP status and headers to the response.
+ * them; Apollo applies the replacement's HTTP status and headers to the response. A mutation that
+ * succeeds wrote, so a storage fault seen before is over.
  */
 export const databaseFaultPlugin: ApolloServerPlugin<Context> = {
   async requestDidStart() {
+    let failed = false;
     return {
       async didEncounterErrors({ errors, contextValue }) {
+        failed = true;
         // Apollo formats this same array after the hook returns, so the errors are replaced in place.
         const list = errors as GraphQLError[];
         list.forEach((error, i) => {
-          const fault = classifyDatabaseError(error);
-          if (fault) list[i] = databaseFaultError(fault, contextValue.config.statementTimeoutMs, error);
+          list[i] = typedFault(error, contextValue.db.location, contextValue.config.statementTimeoutMs, error) ?? error;
         });
+      },
+      async willSendResponse({ operation, contextValue }) {
+        if (!failed && operation?.operation === 'mutation' && contextValue.db) storageHealth(contextValue.db).clear(currentLogger());
       },
     };
   },

@@ -1,7 +1,10 @@
+import { currentLogger } from '../observability/request-scope';
 import type { Database } from '../store/db';
+import type { StorageReason } from '../store/faults';
 import { loadMigrations } from '../store/migrate';
 import { pendingWork } from '../store/pending';
 import type { ReplicaReport, ReplicaSet } from '../store/replicas';
+import { checkDataFolder, storageHealth } from '../store/storage-health';
 import { TIMED_OUT, withDeadline } from './deadline';
 
 /**
@@ -16,8 +19,16 @@ const PENDING_REUSE_MS = 5000;
 export type Pending = Awaited<ReturnType<typeof pendingWork>>;
 
 export interface ReadyReport {
-  status: 'ready' | 'not ready';
+  /** degraded: ready, but the store refuses writes (storage); reads are served, writes get STORAGE_UNAVAILABLE. */
+  status: 'ready' | 'degraded' | 'not ready';
   database: 'ok' | 'unavailable';
+  /**
+   * Whether the store takes writes: PGlite's data folder checked with a write of its own; on
+   * PostgreSQL the fault the last write met, until a write succeeds. 'unknown': the check failed otherwise.
+   */
+  storage: 'ok' | StorageReason | 'unknown';
+  /** PostgreSQL: the pool's connections (busy ones are checked out); a full pool is reported, not unready. */
+  pool?: { busy: number; idle: number; waiting: number; max: number };
   migrations: 'ok' | 'unknown' | { missing: string[] };
   models: 'loaded' | 'absent';
   /** Work still owed (indexing, embedding): reported, but the server serves meanwhile. */
@@ -29,7 +40,11 @@ export interface ReadyReport {
 /**
  * The /readyz check: the database answers, every migration file of this version is applied.
  * Models absent (a server without encoders serves LEXICAL) and pending work do not make the
- * server unready; they are reported.
+ * server unready; they are reported. A store that refuses writes (read-only, full) makes it
+ * 'degraded' but still ready: reads are served and writes answer STORAGE_UNAVAILABLE, which
+ * every server on the same store would do alike. The checks run on the database's probe
+ * connection where it has one, so a pool whose every connection is busy (a heavy request) does
+ * not read as a database that does not answer.
  */
 export function readinessCheck(
   db: Database,
@@ -37,37 +52,62 @@ export function readinessCheck(
 ): () => Promise<{ ready: boolean; report: ReadyReport }> {
   const expected = loadMigrations().map((m) => m.version);
   let lastPending: { at: number; value: Pending } | undefined;
+  // pendingWork takes a Database: this one's reads go to the probe connection.
+  const probing: Database = db.probe ? Object.assign(Object.create(db) as Database, { query: db.probe.bind(db) }) : db;
   return async () => {
+    const usage = db.poolUsage?.();
     const report: ReadyReport = {
       status: 'not ready',
       database: 'unavailable',
+      storage: 'unknown',
+      ...(usage ? { pool: { busy: usage.total - usage.idle, idle: usage.idle, waiting: usage.waiting, max: usage.max } } : {}),
       migrations: 'unknown',
       models: options.modelsLoaded ? 'loaded' : 'absent',
       pending: 'unknown',
       ...(options.replicas ? { replicas: options.replicas.report() } : {}),
     };
-    const applied = await withDeadline(
-      db.query<{ version: string }>('SELECT version FROM schema_migrations').then(
-        (rows) => new Set(rows.map((r) => r.version)),
-        (error: unknown) => (isUndefinedTable(error) ? new Set<string>() : undefined),
+    const [applied, storage] = await Promise.all([
+      withDeadline(
+        probing.query<{ version: string }>('SELECT version FROM schema_migrations').then(
+          (rows) => new Set(rows.map((r) => r.version)),
+          (error: unknown) => (isUndefinedTable(error) ? new Set<string>() : undefined),
+        ),
+        READY_DEADLINE_MS,
       ),
-      READY_DEADLINE_MS,
-    );
+      storageState(db),
+    ]);
+    report.storage = storage;
     if (applied === TIMED_OUT || applied === undefined) return { ready: false, report };
     report.database = 'ok';
     const missing = expected.filter((v) => !applied.has(v));
     report.migrations = missing.length === 0 ? 'ok' : { missing };
     if (missing.length === 0) {
       if (!lastPending || Date.now() - lastPending.at > PENDING_REUSE_MS) {
-        const value = await withDeadline(pendingWork(db).catch(() => undefined), READY_DEADLINE_MS);
+        const value = await withDeadline(pendingWork(probing).catch(() => undefined), READY_DEADLINE_MS);
         if (value !== TIMED_OUT && value !== undefined) lastPending = { at: Date.now(), value };
       }
       if (lastPending) report.pending = lastPending.value;
     }
     const ready = missing.length === 0;
-    report.status = ready ? 'ready' : 'not ready';
+    report.status = !ready ? 'not ready' : report.storage === 'read-only' || report.storage === 'full' ? 'degraded' : 'ready';
     return { ready, report };
   };
+}
+
+/**
+ * Whether the store takes writes. PGlite's folder is checked (a fault found is recorded, and
+ * logged the first time; a passing check ends one); PostgreSQL's files are the server's, so the
+ * fault its last write met stands until a write succeeds.
+ */
+async function storageState(db: Database): Promise<ReadyReport['storage']> {
+  const health = storageHealth(db);
+  if (db.kind === 'pglite' && db.location !== 'memory://') {
+    const fault = await checkDataFolder(db.location).catch(() => 'unknown' as const);
+    if (fault === 'unknown') return 'unknown';
+    if (fault) health.record(fault, currentLogger());
+    else health.clear(currentLogger());
+  }
+  return health.current?.reason ?? 'ok';
 }
 
 /** PostgreSQL's undefined_table: a database no migration has run on. */

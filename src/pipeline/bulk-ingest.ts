@@ -3,7 +3,7 @@ import { IngestError } from '../ingest/errors';
 import { prepareDocument } from '../ingest/prepare';
 import type { DocumentInput, PreparedDocument } from '../ingest/types';
 import type { Database } from '../store/db';
-import { isDatabaseUnavailable } from '../store/faults';
+import { isDatabaseUnavailable, isStorageFault } from '../store/faults';
 import { writeBatch } from '../store/bulk-write';
 import { writeDocument, type WriteResult } from '../store/write';
 import { failed, summarize, type IngestOutcome, type IngestRunOptions, type IngestSummary } from './outcomes';
@@ -72,14 +72,15 @@ export async function ingestBulk(
       );
       options.onBatchCommitted?.(batch.number, batch.items.length);
     } catch (error) {
-      if (isDatabaseUnavailable(error)) throw error;
+      // Not the documents' fault: the request fails typed (SERVICE_UNAVAILABLE, STORAGE_UNAVAILABLE).
+      if (isDatabaseUnavailable(error) || isStorageFault(error)) throw error;
       // One document at a time, as ingestDocuments would: the bad one fails, the others go in.
       results = [];
       for (const { doc } of batch.items) {
         try {
           results.push(await writeDocument(db, doc));
         } catch (e) {
-          if (isDatabaseUnavailable(e)) throw e;
+          if (isDatabaseUnavailable(e) || isStorageFault(e)) throw e;
           results.push(e as Error);
         }
       }

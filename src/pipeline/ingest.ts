@@ -4,7 +4,7 @@ import type { Encoder } from '../encoders/types';
 import { prepareDocument } from '../ingest/prepare';
 import type { DocumentInput, IngestOptions } from '../ingest/types';
 import type { Database } from '../store/db';
-import { isDatabaseUnavailable } from '../store/faults';
+import { isDatabaseUnavailable, isStorageFault } from '../store/faults';
 import { writeDocument } from '../store/write';
 import { passageTokenBudget } from './token-budget';
 import type { EmbeddingTargets, EmbedProgress, EmbedSummary } from './embed';
@@ -196,8 +196,9 @@ export async function ingestDocuments(
         message: null,
       };
     } catch (error) {
-      // A lost database fails the whole request (SERVICE_UNAVAILABLE, retry), not one document with the driver's text.
-      if (isDatabaseUnavailable(error)) throw error;
+      // A lost database or a store refusing writes (read-only, full) fails the whole request
+      // (SERVICE_UNAVAILABLE, STORAGE_UNAVAILABLE), not one document with the driver's text.
+      if (isDatabaseUnavailable(error) || isStorageFault(error)) throw error;
       return failed(index, prepared.key, prepared.title, `document "${prepared.key}": ${messageOf(error)}`);
     }
   };

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { DomainError, ErrorCode } from '../errors';
 import type { Queryable } from './db';
+import { isStorageFault } from './faults';
 
 /** admin: every operation; reader: queries only (and only matters when READ_ACCESS=key). */
 export type Role = 'admin' | 'reader';
@@ -82,7 +83,10 @@ export async function authenticateKey(db: Queryable, key: string): Promise<Princ
     [hashApiKey(key)],
   );
   if (!row) return undefined;
-  if (row.stale) await db.query('UPDATE api_keys SET last_used_at = now() WHERE id = $1', [row.id]);
+  // Bookkeeping only: a store refusing writes (read-only, full) must not refuse the reads it still serves.
+  if (row.stale) await db.query('UPDATE api_keys SET last_used_at = now() WHERE id = $1', [row.id]).catch((error: unknown) => {
+    if (!isStorageFault(error)) throw error;
+  });
   return { keyId: row.id, role: row.role, name: row.name };
 }
 

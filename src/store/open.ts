@@ -1,7 +1,9 @@
+import pino from 'pino';
 import type { Database, Distribution } from './db';
+import type { ConnectionLostFields } from './faults';
 import { migrate, MigrationError } from './migrate';
 import { PgliteDatabase } from './pglite';
-import { PostgresDatabase } from './postgres';
+import { PostgresDatabase, redactUrl } from './postgres';
 import { ReplicaSet } from './replicas';
 
 export interface StoreLocation {
@@ -15,16 +17,28 @@ export interface StoreLocation {
   dbPoolMax?: number;
   /** DHR_DISTRIBUTED: 'citus' when databaseUrl is a Citus coordinator (docs/scale-out.md). */
   distributed?: Distribution;
+  /** LOG_LEVEL of the pool's own log lines (a dropped connection); default info. */
+  logLevel?: string;
+}
+
+/**
+ * The pool's log: JSON lines on stderr like the server's (observability/logger.ts, a layer above
+ * the store), since the pool opens before any server and its logger exist.
+ */
+function poolLog(level = 'info'): pino.Logger {
+  return pino({ level, base: { service: 'dhr-graphql' }, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination({ fd: 2, sync: true }));
 }
 
 export async function openDatabase(config: StoreLocation): Promise<Database> {
   if (config.databaseUrl) {
+    const database = redactUrl(config.databaseUrl);
+    const log = poolLog(config.logLevel);
     const db = new PostgresDatabase({
       url: config.databaseUrl,
       statementTimeoutMs: config.statementTimeoutMs,
       connectTimeoutMs: config.dbConnectTimeoutMs,
       maxConnections: config.dbPoolMax,
-      log: (m) => console.error(m),
+      log: (message: string, fields?: ConnectionLostFields) => log.warn({ ...fields, database }, message),
     });
     db.distributed = config.distributed;
     return db;

@@ -3,7 +3,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { EncoderError } from '../../encoders/types';
 import { messageOf } from '../../errors';
 import type { Database } from '../../store/db';
-import { isDatabaseUnavailable } from '../../store/faults';
+import { isDatabaseUnavailable, storageFaultOf } from '../../store/faults';
+import { storageHealth, type FaultLog } from '../../store/storage-health';
 import {
   batchDocuments,
   batchPassages,
@@ -28,6 +29,8 @@ export interface WorkerOptions {
   /** Appends "level id,id,…" per encoded batch to this file, before the batch commits: crash tests count recomputation with it. */
   trace?: string;
   log?: (message: string) => void;
+  /** Structured log (the server's pino logger) for faults; absent: they go to `log` as text. */
+  logger?: FaultLog;
   /** How old a pending record must be before the worker finishes it (default 120 s). */
   pendingGraceSeconds?: number;
 }
@@ -38,6 +41,8 @@ class Cancelled extends Error {}
 const PENDING_DOCUMENTS_PER_STEP = 8;
 /** An ingest finishes its own documents within moments of writing them; older records were abandoned. */
 const PENDING_GRACE_S = 120;
+/** The longest wait between tries while the store refuses writes (read-only, full): each fault doubles the poll. */
+const STORAGE_BACKOFF_MAX_MS = 30_000;
 
 /**
  * Works re-embedding jobs: claims a batch (row lock, SKIP LOCKED), encodes it, writes the vectors,
@@ -82,8 +87,8 @@ export class JobWorker {
       return true;
     } catch (error) {
       if (error instanceof Cancelled) return true;
-      // A lost database is not the batch's fault: no attempt counted; run() waits and tries again.
-      if (isDatabaseUnavailable(error)) throw error;
+      // A lost database or a store refusing writes is not the batch's fault: no attempt counted; run() waits and tries again.
+      if (isDatabaseUnavailable(error) || storageFaultOf(error)) throw error;
       if (!claimed) throw error;
       const batch: ClaimedBatch = claimed;
       const attempts = (this.attempts.get(batch.id) ?? 0) + 1;
@@ -117,21 +122,39 @@ export class JobWorker {
   /** Polls until the signal aborts; with `until`, returns as soon as it says so (checked when idle). */
   async run(options: { signal?: AbortSignal; until?: () => Promise<boolean> } = {}): Promise<void> {
     const pollMs = this.options.pollMs ?? 1000;
+    /** Storage faults in a row: the store's health logs the first (error level, once), the wait grows. */
+    let storageFaults = 0;
     while (!options.signal?.aborted) {
       let worked = false;
       try {
         worked = await this.step();
+        storageFaults = 0;
       } catch (error) {
-        this.options.log?.(`worker: ${error instanceof Error ? error.message : error}`);
+        const storage = storageFaultOf(error);
+        if (storage) {
+          storageFaults++;
+          storageHealth(this.db).record(storage, this.faultLog());
+        } else this.options.log?.(`worker: ${error instanceof Error ? error.message : error}`);
       }
       if (worked) continue;
       if (options.until && (await options.until())) return;
       await new Promise<void>((resolve) => {
         this.wake = resolve;
-        void sleep(pollMs, undefined, { signal: options.signal }).then(resolve, resolve);
+        const wait = storageFaults > 0 ? Math.min(pollMs * 2 ** storageFaults, STORAGE_BACKOFF_MAX_MS) : pollMs;
+        void sleep(wait, undefined, { signal: options.signal }).then(resolve, resolve);
       });
       this.wake = undefined;
     }
+  }
+
+  private faultLog(): FaultLog {
+    const text = this.options.log;
+    return (
+      this.options.logger ?? {
+        error: (fields, message) => text?.(`worker: ${message}: ${String(fields.cause)} (${String(fields.database)})`),
+        info: (_fields, message) => text?.(`worker: ${message}`),
+      }
+    );
   }
 
   /** Cuts the poll short: a job was just created in this process. */
