@@ -16,6 +16,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
 import { loadConfig } from '../src/config';
+import { ModelRegistry } from '../src/pipeline/jobs/registry';
+import { JobWorker } from '../src/pipeline/jobs/worker';
 import { startServer } from '../src/server';
 import type { Database } from '../src/store/db';
 import type { ConnectionLostFields } from '../src/store/faults';
@@ -25,6 +27,7 @@ import { PgliteDatabase } from '../src/store/pglite';
 import { PostgresDatabase } from '../src/store/postgres';
 import { withDatabase } from './helpers/database';
 import { captureLog, type LogLine } from './helpers/log-capture';
+import type { Logger } from '../src/observability/logger';
 
 const root = process.getuid?.() === 0;
 const serverUrl = process.env.DATABASE_URL;
@@ -75,6 +78,7 @@ interface Served {
   url: string;
   key: string;
   logs: LogLine[];
+  log: Logger;
   post(query: string, variables?: unknown, key?: string): Promise<{ status: number; retryAfter: string | null; body: any }>;
   readyz(): Promise<{ status: number; body: any }>;
   stop(): Promise<void>;
@@ -84,11 +88,12 @@ async function serve(db: Database): Promise<Served> {
   const log = captureLog();
   const key = (await createApiKey(db, { role: 'admin', name: 'storage' })).key;
   const env = { PORT: '0', RATE_LIMIT_QUERIES: '0', RATE_LIMIT_MUTATIONS: '0' };
-  const { url, stop } = await startServer(db, loadConfig(env), undefined, { logDestination: log.destination });
+  const { url, stop, log: logger } = await startServer(db, loadConfig(env), undefined, { logDestination: log.destination });
   return {
     url,
     key,
     logs: log.lines,
+    log: logger,
     async post(query, variables, asKey = key) {
       const response = await fetch(url, {
         method: 'POST',
@@ -275,6 +280,29 @@ onPostgres(`PostgreSQL: a tablespace that fills up, a database turned read-only,
     expect(lost[0].message).toBe('database connection lost');
     expect(lost[0].fields).toMatchObject({ code: '57P01' });
     expect(lost[0].fields?.err).toBeInstanceOf(Error);
+  });
+
+  it('a job worker meeting a read-only database logs it once at error level, not at info each poll', async () => {
+    await admin(`ALTER DATABASE ${name} SET default_transaction_read_only = on`);
+    await reconnect();
+    const texts: string[] = [];
+    const worker = new JobWorker(db!, new ModelRegistry(db!), { batchSize: 4, pollMs: 10, log: (m) => texts.push(m), logger: s.log });
+    const before = s.logs.length;
+    const abort = new AbortController();
+    const running = worker.run({ signal: abort.signal });
+    // Several polls refused (each sends one statement first), however long they take.
+    const from = db!.statements.count;
+    while (db!.statements.count < from + 4) await sleep(10);
+    abort.abort();
+    await running;
+    const lines = s.logs.slice(before);
+    expect(lines.filter((l) => l.level >= 50)).toEqual([expect.objectContaining({ storage: 'read-only', code: '25006', database: db!.location })]);
+    expect(texts).toEqual([]);
+    // Writable again; a write ends the spell, so the next case starts from a healthy store.
+    await admin(`ALTER DATABASE ${name} RESET default_transaction_read_only`);
+    await reconnect();
+    expect((await s.post(INGEST, { d: doc('after-worker') })).body.data.ingestDocuments.created).toBe(1);
+    expect(s.logs.slice(before).filter((l) => l.msg === 'the store takes writes again')).toHaveLength(1);
   });
 
   it('/readyz answers database ok, reporting the pool busy, while every pooled connection is held', async () => {

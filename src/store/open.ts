@@ -32,13 +32,13 @@ function poolLog(level = 'info'): pino.Logger {
 export async function openDatabase(config: StoreLocation): Promise<Database> {
   if (config.databaseUrl) {
     const database = redactUrl(config.databaseUrl);
-    const log = poolLog(config.logLevel);
+    let log: pino.Logger | undefined;
     const db = new PostgresDatabase({
       url: config.databaseUrl,
       statementTimeoutMs: config.statementTimeoutMs,
       connectTimeoutMs: config.dbConnectTimeoutMs,
       maxConnections: config.dbPoolMax,
-      log: (message: string, fields?: ConnectionLostFields) => log.warn({ ...fields, database }, message),
+      log: (message: string, fields?: ConnectionLostFields) => (log ??= poolLog(config.logLevel)).warn({ ...fields, database }, message),
     });
     db.distributed = config.distributed;
     return db;
