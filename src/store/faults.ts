@@ -33,6 +33,8 @@ const FILE_ERROR_SQLSTATES = new Set(['58030', '42501', 'XX000', '58000']);
 const FULL_MESSAGES = /No space left on device|Disk quota exceeded/;
 /** Only a file operation's "Permission denied": PostgreSQL's privilege errors say "permission denied for table …". */
 const READ_ONLY_MESSAGES = /Read-only file system|could not [^"]*"[^"]*": (Permission denied|Operation not permitted)/;
+/** A failed file operation as PostgreSQL words it, for errors that carry no code (a wrapper's copy of the message). */
+const FILE_OPERATION = /could not [a-z ]+ "[^"]*": /;
 
 /** SQLSTATEs of a lost or refused connection: connection_exception (08…), shutdowns (57P01–57P03), too_many_connections. */
 const UNAVAILABLE_SQLSTATES = /^(08\d{3}|57P0[1-3]|53300)$/;
@@ -88,7 +90,7 @@ function storageOne(e: Record<string, unknown>): StorageFault | undefined {
   const known = code ? (STORAGE_SQLSTATES[code] ?? STORAGE_ERRNOS[code]) : undefined;
   if (known) return { reason: known, detail: message, code };
   // Words only where a file operation failed: a caller's text quoted in another error must not count.
-  if (code !== undefined && !FILE_ERROR_SQLSTATES.has(code)) return undefined;
+  if (code === undefined ? !FILE_OPERATION.test(message) : !FILE_ERROR_SQLSTATES.has(code)) return undefined;
   if (FULL_MESSAGES.test(message)) return { reason: 'full', detail: message, code };
   if (READ_ONLY_MESSAGES.test(message)) return { reason: 'read-only', detail: message, code };
   return undefined;
