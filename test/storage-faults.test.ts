@@ -18,6 +18,7 @@ import { Client } from 'pg';
 import { loadConfig } from '../src/config';
 import { ModelRegistry } from '../src/pipeline/jobs/registry';
 import { JobWorker } from '../src/pipeline/jobs/worker';
+import { BULK_FROM_DOCUMENTS } from '../src/pipeline/ingest';
 import { startServer } from '../src/server';
 import type { Database } from '../src/store/db';
 import type { ConnectionLostFields } from '../src/store/faults';
@@ -149,8 +150,10 @@ async function refusesWritesThenRecovers(
   expect(degraded.status).toBe(200);
   expect(degraded.body).toMatchObject({ status: 'degraded', database: 'ok', storage: reason });
 
-  // Refused again: still typed, not logged again.
-  expect((await s.post(INGEST, { d: doc(`${reason}-again`) })).status).toBe(503);
+  // Refused again, now through the bulk path (BULK_FROM_DOCUMENTS): still typed, not logged again.
+  const many = Array.from({ length: BULK_FROM_DOCUMENTS }, (_, i) => doc(`${reason}-again-${i}`)[0]);
+  const again = await s.post(INGEST, { d: many });
+  expect([again.status, again.body.errors?.[0]?.extensions?.code]).toEqual([503, 'STORAGE_UNAVAILABLE']);
   const errors = errorLines().slice(errorsBefore);
   expect(errors).toHaveLength(1);
   expect(errors[0]).toMatchObject({ storage: reason, database: location });
