@@ -57,8 +57,12 @@ async function finishDocuments(db: Queryable, documents: PendingDocument[], opti
 
 /**
  * One step of a background finisher (the job worker when it has no job): takes a few records left
- * alone for `olderThanSeconds` — their ingest died, or did not embed — row-locked so concurrent
- * workers take different ones, and finishes them in one transaction. Returns how many it cleared.
+ * alone for `olderThanSeconds` — their ingest died, or did not embed — with an advisory lock per
+ * document so concurrent workers take different ones, and finishes them in one transaction.
+ * Returns how many it cleared. Not a row lock on the records: a re-ingest of the document
+ * re-records it (trigger) after replacing its passages, so it would wait for this whole step,
+ * encoding included, while the step's vector write waits for the replaced passages: a deadlock
+ * that failed the re-ingest. A re-ingest meanwhile costs this step a typed CONFLICT at worst.
  */
 export async function finishPendingStep(
   db: Database,
@@ -66,8 +70,7 @@ export async function finishPendingStep(
   options: { limit: number; olderThanSeconds: number; embedBatchSize?: number },
 ): Promise<number> {
   const cleared = await db.transaction(async (tx) => {
-    const lock = db.distributed === 'citus' ? 'advisory' : true;
-    const documents = await pendingDocuments(tx, { limit: options.limit, olderThanSeconds: options.olderThanSeconds, lock });
+    const documents = await pendingDocuments(tx, { limit: options.limit, olderThanSeconds: options.olderThanSeconds, lock: 'advisory' });
     const { cleared } = await finishDocuments(tx, documents, { embedWith: async () => targets, embedBatchSize: options.embedBatchSize });
     return cleared;
   });

@@ -160,7 +160,7 @@ export function pendingPassages(db: Queryable, modelId: number, limit: number, a
 /**
  * Writes document vectors (and the summary's pieces' vectors, when it has pieces); a row whose
  * document changed (or vanished) since it was read is skipped, so a stale vector is never stored
- * under a new hash.
+ * under a new hash (writeSkippingVanished: also when that change is still in flight).
  */
 export async function writeDocumentEmbeddings(
   db: Queryable,
@@ -169,7 +169,8 @@ export async function writeDocumentEmbeddings(
 ): Promise<number> {
   if (rows.length === 0) return 0;
   checkDimensions(model, rows.flatMap((r) => [r.vector, ...(r.pieces ?? [])]));
-  const written = await db.query<{ n: number }>(
+  return writeSkippingVanished(
+    db,
     `WITH w AS (
        INSERT INTO document_embeddings (model_id, document_id, content_hash, embedding, summary_pieces)
        SELECT $1, u.document_id, u.content_hash, u.embedding::vector, u.pieces::vector[]
@@ -188,14 +189,14 @@ export async function writeDocumentEmbeddings(
       rows.map((r) => vectorArrayLiteral(r.pieces)),
     ],
   );
-  return written[0].n;
 }
 
 /**
  * (Both writers: EXCLUDED.embedded_at is the proposed row's now(); Citus refuses now() itself in
  * DO UPDATE. The passage key is named, not listed: on Citus it also holds document_id.)
  *
- * Writes passage vectors; passages deleted since they were read are skipped. `replace` overwrites
+ * Writes passage vectors; passages deleted since they were read, or being deleted meanwhile (a
+ * concurrent re-ingest of their document), are skipped (writeSkippingVanished). `replace` overwrites
  * an existing vector (a re-embedding job of scope ALL); otherwise the first one stays.
  */
 export async function writePassageEmbeddings(
@@ -206,19 +207,55 @@ export async function writePassageEmbeddings(
 ): Promise<number> {
   if (rows.length === 0) return 0;
   checkDimensions(model, rows.map((r) => r.vector));
-  const written = await db.query<{ n: number }>(
+  return writeSkippingVanished(
+    db,
     `WITH w AS (
        INSERT INTO passage_embeddings (model_id, passage_id, document_id, embedding)
        SELECT $1, u.passage_id, p.document_id, u.embedding::vector
-       FROM unnest($2::int[], $3::text[]) AS u(passage_id, embedding)
-       JOIN passages p ON p.id = u.passage_id
+       FROM unnest($2::int[], $3::int[], $4::text[]) AS u(passage_id, document_id, embedding)
+       JOIN passages p ON p.document_id = u.document_id AND p.id = u.passage_id
        ON CONFLICT ON CONSTRAINT passage_embeddings_pkey
          ${options.replace ? 'DO UPDATE SET embedding = EXCLUDED.embedding, embedded_at = EXCLUDED.embedded_at' : 'DO NOTHING'}
        RETURNING 1)
      SELECT count(*)::int AS n FROM w`,
-    [model.id, rows.map((r) => r.passageId), rows.map((r) => vectorLiteral(r.vector))],
+    [model.id, rows.map((r) => r.passageId), rows.map((r) => r.documentId), rows.map((r) => vectorLiteral(r.vector))],
   );
-  return written[0].n;
+}
+
+/** Runs of a vector write before a row that keeps vanishing under it is answered with CONFLICT. */
+const WRITE_ATTEMPTS = 5;
+
+/**
+ * Runs a vector write: one statement whose join inserts only rows whose passage or document is
+ * still there. A row removed by a transaction that commits after the statement took its snapshot
+ * (a re-ingest of the key replacing the passages, a delete) passes the join but fails the foreign
+ * key check, which waits for that transaction; run again, the statement sees the removal and skips
+ * the row (the newer version's own ingest embeds its passages). The same holds on Citus, whose
+ * shards check the foreign keys. Inside a caller's transaction the statement cannot run again (the
+ * transaction is aborted): the caller gets a typed CONFLICT to retry, as after too many runs.
+ */
+async function writeSkippingVanished(db: Queryable, sql: string, params: unknown[]): Promise<number> {
+  const autocommit = typeof (db as Partial<Database>).transaction === 'function';
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const [{ n }] = await db.query<{ n: number }>(sql, params);
+      return n;
+    } catch (error) {
+      if (!isForeignKeyViolation(error)) throw error;
+      if (!autocommit || attempt >= WRITE_ATTEMPTS) {
+        throw new DomainError(
+          ErrorCode.CONFLICT,
+          'documents were re-written or deleted by another request while their vectors were being stored; retry (what was written stays recorded as pending)',
+          { details: { retry: true } },
+        );
+      }
+    }
+  }
+}
+
+/** SQLSTATE 23503 (both drivers put it in `code`). */
+function isForeignKeyViolation(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '23503';
 }
 
 function checkDimensions(model: EmbeddingModelRow, vectors: Float32Array[]): void {

@@ -40,7 +40,8 @@ export interface PendingQuery {
   /**
    * Row-lock what is returned, skipping records another finisher holds (inside a transaction).
    * 'advisory': the same with a transaction-level advisory lock per document, taken on the server
-   * the client talks to (Citus refuses FOR UPDATE over a distributed table's shards).
+   * the client talks to (Citus refuses FOR UPDATE over a distributed table's shards); writers of
+   * the documents never wait for it (the background finisher's choice, pipeline/pending.ts).
    */
   lock?: boolean | 'advisory';
 }
