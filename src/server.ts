@@ -273,7 +273,7 @@ async function handle(
         try {
           const header = headers.get('authorization');
           if (header === undefined) return attachClientAddress({ ...createContext(db, config, models), metrics, reads }, address);
-          const principal = await authenticate(db, authFailures, address, header, (e) => contextFault(e, config.statementTimeoutMs));
+          const principal = await authenticate(db, authFailures, address, header, (e) => contextFault(e, config.statementTimeoutMs, db.location));
           return attachClientAddress({ ...createContext(db, config, models, principal), metrics, reads }, address);
         } catch (error) {
           if (error instanceof DomainError && error.code === ErrorCode.RATE_LIMITED) metrics?.rateLimited.inc({ kind: 'auth' });
