@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { PGlite, types } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite/vector';
 import { lockDataFolder } from './data-lock';
+import { letLoopTurn } from './loop-turn';
 import { settingsStatement, type Database, type Queryable } from './db';
 import { StatementCounter } from './statements';
 import { createPrismaClient, type PrismaClient } from './prisma';
@@ -20,6 +21,10 @@ export class PgliteDatabase implements Database {
   readonly prisma: PrismaClient;
   /** Session settings the (single) connection last received. */
   private applied = '';
+  /** query/exec/transaction calls in flight, and close()'s wait for none. */
+  private active = 0;
+  private idle?: () => void;
+  private closing = false;
 
   private constructor(
     private readonly db: PGlite,
@@ -53,14 +58,20 @@ export class PgliteDatabase implements Database {
   }
 
   async query<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
-    this.statements.add();
-    const result = await this.db.query<T>(sql, params as unknown[]);
-    return result.rows;
+    return this.use(async () => {
+      this.statements.add();
+      await letLoopTurn();
+      const result = await this.db.query<T>(sql, params as unknown[]);
+      return result.rows;
+    });
   }
 
   async exec(sql: string): Promise<void> {
-    this.statements.add();
-    await this.db.exec(sql);
+    return this.use(async () => {
+      this.statements.add();
+      await letLoopTurn();
+      await this.db.exec(sql);
+    });
   }
 
   async queryWithSettings<T>(settings: Record<string, string>, sql: string, params: readonly unknown[] = []): Promise<T[]> {
@@ -75,23 +86,49 @@ export class PgliteDatabase implements Database {
 
   async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     const counter = this.statements;
-    return this.db.transaction(async (tx) => {
-      const queryable: Queryable = {
-        async query<R>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
-          counter.add();
-          const result = await tx.query<R>(sql, params as unknown[]);
-          return result.rows;
-        },
-        async exec(sql: string): Promise<void> {
-          counter.add();
-          await tx.exec(sql);
-        },
-      };
-      return fn(queryable);
-    });
+    const run = () =>
+      this.db.transaction(async (tx) => {
+        const queryable: Queryable = {
+          async query<R>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
+            counter.add();
+            await letLoopTurn();
+            const result = await tx.query<R>(sql, params as unknown[]);
+            return result.rows;
+          },
+          async exec(sql: string): Promise<void> {
+            counter.add();
+            await letLoopTurn();
+            await tx.exec(sql);
+          },
+        };
+        return fn(queryable);
+      });
+    return this.use(run);
   }
 
+  /**
+   * Counts the call in flight for close(), which waits for them: a statement that reaches PGlite
+   * once it is closing never returns and keeps the thread busy (no signal handled, the process
+   * alive with its lock released). Refused once close() has begun.
+   */
+  private async use<T>(work: () => Promise<T>): Promise<T> {
+    if (this.closing) throw Object.assign(new Error('the database is closed: the server is shutting down'), { code: '57P01' });
+    this.active++;
+    try {
+      return await work();
+    } finally {
+      if (--this.active === 0) this.idle?.();
+    }
+  }
+
+  /**
+   * Refuses new statements, lets those in flight finish (an ingest's transaction still running
+   * after its request was cut commits or rolls back whole), closes PGlite, and releases the lock
+   * last, once nothing can write to the folder.
+   */
   async close(): Promise<void> {
+    this.closing = true;
+    if (this.active > 0) await new Promise<void>((resolve) => (this.idle = resolve));
     await this.prisma.$disconnect();
     await this.db.close();
     await this.release?.();
