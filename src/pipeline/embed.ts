@@ -2,6 +2,7 @@ import type { EncoderSet } from '../encoders/set';
 import type { Database, Queryable } from '../store/db';
 import { pendingCounts, pendingDocuments, pendingPassages, registerModel, type EmbeddingTargets } from '../store/embeddings';
 import { encodeDocuments, encodePassages, type EncodedBatch } from './encode';
+import { inFlightBatch, processStopping } from './stopping';
 
 export type { EmbeddingTargets };
 
@@ -35,7 +36,7 @@ export interface EmbedOptions {
   /** Only these documents (ingest embeds what it just wrote); default: everything pending. */
   documentIds?: number[];
   onProgress?: (progress: EmbedProgress) => void;
-  /** Stops after the batch in flight (server shutdown); what was written stays. */
+  /** Stops after the batch in flight; what was written stays. Process shutdown (pipeline/stopping.ts) stops it too. */
   signal?: AbortSignal;
 }
 
@@ -81,10 +82,11 @@ async function embedLevel<T extends { id: number }>(
   signal?: AbortSignal,
 ): Promise<void> {
   let after = 0;
-  while (!signal?.aborted) {
+  // Checked before each batch: shutdown lets the batch in flight finish (and waits for it), starts no other.
+  while (!signal?.aborted && !processStopping.aborted) {
     const batch = await read(after);
     if (batch.length === 0) return;
     after = batch[batch.length - 1].id;
-    done(await encodeAndWrite(batch));
+    done(await inFlightBatch(encodeAndWrite(batch)));
   }
 }
