@@ -21,7 +21,7 @@ import { LOCK_NAME } from '../src/store/data-lock';
 import { createApiKey } from '../src/store/keys';
 import { openMigratedDatabase } from '../src/store/open';
 import { cliStore } from './helpers/cli';
-import { startServe, type ServeProcess } from './helpers/serve';
+import { spawnServe, startServe, type ServeProcess, type SpawnedServe } from './helpers/serve';
 
 /** Polls until `check` holds (generous bound: a failure names what never happened). */
 async function until(what: string, check: () => boolean | Promise<boolean>): Promise<void> {
@@ -88,7 +88,7 @@ function refused(url: string): Promise<boolean> {
 describe('dhr serve on SIGTERM', () => {
   let work: string;
   let store: Awaited<ReturnType<typeof cliStore>>;
-  let serve: ServeProcess | undefined;
+  let serve: ServeProcess | SpawnedServe | undefined;
   let adminKey: string;
 
   const post = async (url: string, query: string, variables?: Record<string, unknown>) => {
@@ -225,5 +225,18 @@ describe('dhr serve on SIGTERM', () => {
     expect(lockHeld()).toBe(false);
     const [{ n }] = await inStore((db) => db.query<{ n: number }>('SELECT count(*)::int AS n FROM documents'));
     expect(n).toBe(DOCUMENTS);
+  }, 180_000);
+
+  it('a SIGTERM during startup stops it there: what was opened is closed, exit 0, never ready', async () => {
+    const starting = spawnServe(store.env);
+    serve = starting;
+    // The database is open (its line is printed); the models load next.
+    await until('the database is open', () => /^database: /m.test(starting.stderr()));
+    starting.child.kill('SIGTERM');
+    expect(await starting.exited).toEqual({ code: 0, signal: null });
+    expect(starting.stdout()).not.toMatch(/ready at/);
+    expect(starting.stderr()).toMatch(/SIGTERM: shutting down/);
+    expect(starting.stderr()).toMatch(/\bstopped\n/);
+    expect(lockHeld()).toBe(false);
   }, 180_000);
 });

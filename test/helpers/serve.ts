@@ -23,8 +23,11 @@ export interface ServeOptions {
   nodeArgs?: string[];
 }
 
-/** Starts the real `dhr serve --port 0` (TypeScript through tsx) with only the given environment; resolves once it is ready. */
-export async function startServe(env: Record<string, string>, timeoutMs = 110_000, options: ServeOptions = {}): Promise<ServeProcess> {
+/** A `dhr serve --port 0` process as spawned, before it is ready. */
+export type SpawnedServe = Omit<ServeProcess, 'url'> & { stdout(): string };
+
+/** Spawns the real `dhr serve --port 0` (TypeScript through tsx) with only the given environment, without waiting for it. */
+export function spawnServe(env: Record<string, string>, options: ServeOptions = {}): SpawnedServe {
   const root = options.root ?? packageRoot();
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', join(root, 'src/cli/main.ts'), 'serve', '--port', '0'], {
     cwd: root,
@@ -37,10 +40,16 @@ export async function startServe(env: Record<string, string>, timeoutMs = 110_00
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
+  return { child, stdout: () => stdout, stderr: () => stderr, exited };
+}
+
+/** Starts the real `dhr serve --port 0` (TypeScript through tsx) with only the given environment; resolves once it is ready. */
+export async function startServe(env: Record<string, string>, timeoutMs = 110_000, options: ServeOptions = {}): Promise<ServeProcess> {
+  const { child, stdout, stderr, exited } = spawnServe(env, options);
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`dhr serve not ready; stderr: ${stderr}`)), timeoutMs);
+    const timer = setTimeout(() => reject(new Error(`dhr serve not ready; stderr: ${stderr()}`)), timeoutMs);
     child.stdout.on('data', () => {
-      const match = /ready at (\S+)/.exec(stdout);
+      const match = /ready at (\S+)/.exec(stdout());
       if (match) {
         clearTimeout(timer);
         resolve(match[1]);
@@ -48,8 +57,8 @@ export async function startServe(env: Record<string, string>, timeoutMs = 110_00
     });
     void exited.then(({ code }) => {
       clearTimeout(timer);
-      reject(new Error(`dhr serve exited with ${code}: ${stderr}`));
+      reject(new Error(`dhr serve exited with ${code}: ${stderr()}`));
     });
   });
-  return { child, url, stderr: () => stderr, exited };
+  return { child, url, stderr, exited };
 }
