@@ -24,13 +24,22 @@ export class ServeShutdown {
   /** The startup step in progress that opens something: shutdown waits for it, then closes what it opened. */
   private opening: Promise<unknown> = Promise.resolve();
 
+  private readonly log: (message: string) => void;
+  private readonly exit: (code: number) => void;
+  /** Where signals (and beforeExit) come from: the process, or a stand-in in tests. */
+  private readonly events: NodeJS.EventEmitter;
+  private readonly marginMs: number;
+
   constructor(
     private readonly graceMs: number,
-    private readonly log: (message: string) => void = (m) => console.error(m),
-    private readonly exit: (code: number) => void = (code) => process.exit(code),
+    options: { log?: (message: string) => void; exit?: (code: number) => void; events?: NodeJS.EventEmitter; marginMs?: number } = {},
   ) {
-    process.on('SIGINT', () => this.begin('SIGINT'));
-    process.on('SIGTERM', () => this.begin('SIGTERM'));
+    this.log = options.log ?? ((m) => console.error(m));
+    this.exit = options.exit ?? ((code) => process.exit(code));
+    this.events = options.events ?? process;
+    this.marginMs = options.marginMs ?? CLOSE_MARGIN_MS;
+    this.events.on('SIGINT', () => this.begin('SIGINT'));
+    this.events.on('SIGTERM', () => this.begin('SIGTERM'));
   }
 
   get stopping(): boolean {
@@ -78,17 +87,17 @@ export class ServeShutdown {
       return;
     }
     this.signal = signal;
-    const limit = this.graceMs + CLOSE_MARGIN_MS;
+    const limit = this.graceMs + this.marginMs;
     this.log(`${signal}: shutting down (in-flight requests get up to ${this.graceMs} ms; the exit is forced after ${limit} ms)`);
     stopProcessWork();
     // Unref'd: a shutdown that completes exits at once. Fires only when the event loop turns,
     // which PGlite statements allow every few milliseconds (store/loop-turn.ts).
     setTimeout(() => {
-      this.log(`shutdown: not done after ${limit} ms (SHUTDOWN_GRACE_MS + ${CLOSE_MARGIN_MS} ms): exiting with work unfinished`);
+      this.log(`shutdown: not done after ${limit} ms (SHUTDOWN_GRACE_MS + ${this.marginMs} ms): exiting with work unfinished`);
       this.exit(1);
     }, limit).unref();
     // A wait that can never end (nothing left to wake it) would otherwise end the process quietly with code 0.
-    process.once('beforeExit', () => {
+    this.events.once('beforeExit', () => {
       this.log('shutdown: stopped waiting with work unfinished');
       this.exit(1);
     });
