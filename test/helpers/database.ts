@@ -1,8 +1,11 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
+import { packageRoot } from '../../src/paths';
 import type { Database } from '../../src/store/db';
-import { migrate } from '../../src/store/migrate';
+import { loadMigrations, migrate } from '../../src/store/migrate';
 import { PgliteDatabase } from '../../src/store/pglite';
 import { PostgresDatabase } from '../../src/store/postgres';
 
@@ -20,27 +23,112 @@ export interface TestDatabase {
 
 export async function createTestDatabase(options: { migrated?: boolean } = {}): Promise<TestDatabase> {
   const serverUrl = process.env.DATABASE_URL;
-  let result: TestDatabase;
+  const migrated = options.migrated !== false;
   if (!serverUrl) {
-    const db = await PgliteDatabase.open();
-    result = { db, kind: 'pglite', drop: () => db.close() };
-  } else {
-    const name = `dhr_test_${process.pid}_${randomBytes(4).toString('hex')}`;
-    await adminQuery(serverUrl, `CREATE DATABASE ${name}`);
-    const url = withDatabase(serverUrl, name);
-    const db = new PostgresDatabase({ url });
-    result = {
+    // A copy of a folder that ran initdb (and the migrations) once: a fresh in-memory PGlite
+    // spends seconds in initdb, most of a test's setup on a busy machine.
+    const dataDir = await copyPgliteTemplate(migrated);
+    const db = await PgliteDatabase.open({ dataDir });
+    return {
       db,
-      kind: 'postgres',
-      url,
+      kind: 'pglite',
       drop: async () => {
         await db.close();
-        await adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+        rmSync(dataDir, { recursive: true, force: true });
       },
     };
   }
-  if (options.migrated !== false) await migrate(result.db);
-  return result;
+  const name = `dhr_test_${process.pid}_${randomBytes(4).toString('hex')}`;
+  // Migrated: a copy of a template database that ran the migrations once (the same state).
+  const template = migrated ? ` TEMPLATE ${await postgresTemplate(serverUrl)}` : '';
+  await adminQuery(serverUrl, `CREATE DATABASE ${name}${template}`);
+  const url = withDatabase(serverUrl, name);
+  const db = new PostgresDatabase({ url });
+  return {
+    db,
+    kind: 'postgres',
+    url,
+    drop: async () => {
+      await db.close();
+      await adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    },
+  };
+}
+
+/**
+ * Templates are keyed by what they contain (the migrations' checksums, the PGlite or pgvector
+ * version), so a changed migration makes a new one and an unchanged one is reused across runs.
+ */
+function templateKey(...parts: string[]): string {
+  const migrations = loadMigrations().map((m) => `${m.version}:${m.checksum}`);
+  return createHash('sha256').update([...parts, ...migrations].join('\n')).digest('hex').slice(0, 16);
+}
+
+/** Where PGlite folders go: memory-backed where the machine has one, as the in-memory PGlite was. */
+function pgliteRoot(): string {
+  const root = join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'dhr-test-pglite');
+  mkdirSync(root, { recursive: true });
+  return root;
+}
+
+/** A fresh copy (a new folder) of the PGlite template: initialised, and migrated if asked. */
+async function copyPgliteTemplate(migrated: boolean): Promise<string> {
+  const copy = mkdtempSync(join(pgliteRoot(), 'db-'));
+  cpSync(await pgliteTemplate(migrated), copy, { recursive: true });
+  return copy;
+}
+
+/** The PGlite template folder, built on first use. */
+async function pgliteTemplate(migrated: boolean): Promise<string> {
+  const root = pgliteRoot();
+  const pkg = join(packageRoot(), 'node_modules', '@electric-sql', 'pglite', 'package.json');
+  const version = (JSON.parse(readFileSync(pkg, 'utf8')) as { version: string }).version;
+  const template = join(root, `template-${templateKey(version, migrated ? 'migrated' : 'bare')}`);
+  if (!existsSync(template)) {
+    // Built aside and renamed into place: a reader never sees half a template, and of two
+    // processes building at once the second's rename fails and its copy is dropped.
+    const building = mkdtempSync(join(root, 'building-'));
+    const db = await PgliteDatabase.open({ dataDir: building });
+    try {
+      if (migrated) await migrate(db);
+    } finally {
+      await db.close();
+    }
+    try {
+      renameSync(building, template);
+    } catch {
+      rmSync(building, { recursive: true, force: true });
+    }
+  }
+  return template;
+}
+
+/** The name of a migrated template database on the server, created on first use. */
+async function postgresTemplate(serverUrl: string): Promise<string> {
+  const [vector] = await adminRows<{ v: string }>(serverUrl, "SELECT default_version AS v FROM pg_available_extensions WHERE name = 'vector'");
+  const name = `dhr_template_${templateKey(vector?.v ?? 'no pgvector')}`;
+  if ((await adminRows(serverUrl, 'SELECT 1 FROM pg_database WHERE datname = $1', [name])).length > 0) return name;
+  // Built under a name of its own, then renamed: of two processes building at once, the
+  // second's rename fails and its copy is dropped. No connections: CREATE DATABASE … TEMPLATE
+  // refuses a template anyone is connected to.
+  const building = `dhr_template_building_${process.pid}_${randomBytes(4).toString('hex')}`;
+  await adminQuery(serverUrl, `CREATE DATABASE ${building}`);
+  try {
+    const db = new PostgresDatabase({ url: withDatabase(serverUrl, building) });
+    try {
+      await migrate(db);
+    } finally {
+      await db.close();
+    }
+    await adminQuery(serverUrl, `ALTER DATABASE ${building} WITH IS_TEMPLATE true ALLOW_CONNECTIONS false`);
+    await adminQuery(serverUrl, `ALTER DATABASE ${building} RENAME TO ${name}`);
+  } catch (error) {
+    await adminQuery(serverUrl, `ALTER DATABASE ${building} WITH IS_TEMPLATE false`).catch(() => undefined);
+    await adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${building} WITH (FORCE)`);
+    // Another process made it first: use theirs. Anything else (no pgvector) is the test's error.
+    if ((await adminRows(serverUrl, 'SELECT 1 FROM pg_database WHERE datname = $1', [name])).length === 0) throw error;
+  }
+  return name;
 }
 
 export function withDatabase(url: string, name: string): string {
@@ -50,10 +138,14 @@ export function withDatabase(url: string, name: string): string {
 }
 
 async function adminQuery(url: string, sql: string): Promise<void> {
+  await adminRows(url, sql);
+}
+
+async function adminRows<T = unknown>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
   const client = new Client({ connectionString: url });
   await client.connect();
   try {
-    await client.query(sql);
+    return (await client.query(sql, params)).rows as T[];
   } finally {
     await client.end();
   }
@@ -108,6 +200,8 @@ export interface ProcessStore {
 export async function createProcessStore(work: string): Promise<ProcessStore> {
   if (!process.env.DATABASE_URL) {
     const dataDir = join(work, 'data');
+    // Initialised, not migrated (the CLI migrates): the first child skips PGlite's initdb.
+    if (!existsSync(dataDir)) cpSync(await pgliteTemplate(false), dataDir, { recursive: true });
     return {
       env: { DATA_DIR: dataDir },
       kind: 'pglite',
