@@ -17,6 +17,7 @@ import { packageRoot } from '../src/paths';
 import type { Database } from '../src/store/db';
 import { createProcessStore, type ProcessStore } from './helpers/database';
 import { prng } from './helpers/prng';
+import { cliEntry } from './helpers/cli-entry';
 
 const DOCUMENTS = 240;
 const BATCH_PASSAGES = '40';
@@ -45,7 +46,7 @@ function ingestCli(file: string, env: Record<string, string>, killWhen?: (stderr
   const root = packageRoot();
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'ingest', file, '--no-embed', '--batch-passages', BATCH_PASSAGES],
+    [...cliEntry(root), 'ingest', file, '--no-embed', '--batch-passages', BATCH_PASSAGES],
     { cwd: root, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env } },
   );
   let stdout = '';

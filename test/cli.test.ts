@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { packageRoot } from '../src/paths';
 import { cliStore, dhr } from './helpers/cli';
+import { cliEntry } from './helpers/cli-entry';
 
 describe('dhr CLI', () => {
   const work = mkdtempSync(join(tmpdir(), 'dhr-cli-'));
@@ -104,7 +105,7 @@ describe('dhr CLI', () => {
 
   it('serve --demo prints a fresh admin key that runs mutations', async () => {
     const root = packageRoot();
-    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'serve', '--demo', '--port', '0'], {
+    const child = spawn(process.execPath, [...cliEntry(root), 'serve', '--demo', '--port', '0'], {
       cwd: root,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     });

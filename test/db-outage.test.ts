@@ -17,6 +17,7 @@ import { packageRoot } from '../src/paths';
 import { createApiKey } from '../src/store/keys';
 import { PostgresDatabase } from '../src/store/postgres';
 import { startPrivatePostgres, type PrivatePostgres } from './helpers/private-postgres';
+import { cliEntry } from './helpers/cli-entry';
 
 const onServer = process.env.DATABASE_URL ? describe : describe.skip;
 
@@ -50,7 +51,7 @@ onServer('PostgreSQL restarts under load', () => {
   beforeAll(async () => {
     pg = await startPrivatePostgres();
     const root = packageRoot();
-    child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'serve', '--port', '0'], {
+    child = spawn(process.execPath, [...cliEntry(root), 'serve', '--port', '0'], {
       cwd: root,
       env: {
         PATH: process.env.PATH ?? '',

@@ -19,6 +19,7 @@ import type { Database } from '../src/store/db';
 import { pendingWork } from '../src/store/pending';
 import { createProcessStore, type ProcessStore } from './helpers/database';
 import { writeTinyModel } from './helpers/tiny-model';
+import { cliEntry } from './helpers/cli-entry';
 
 const DOCUMENTS = 30;
 const SECTIONS = 5;
@@ -45,7 +46,7 @@ interface Child {
 
 function cli(args: string[], env: Record<string, string>): { child: ReturnType<typeof spawn>; done: Promise<Child>; output: () => string } {
   const root = packageRoot();
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), ...args], {
+  const child = spawn(process.execPath, [...cliEntry(root), ...args], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ENCODER_THREADS: '1', EMBED_BATCH_SIZE: '8', ...env },
   });

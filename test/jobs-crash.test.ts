@@ -14,6 +14,7 @@ import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
 import { ingestDocuments } from '../src/pipeline/ingest';
 import { migrate } from '../src/store/migrate';
 import { createProcessStore, type ProcessStore } from './helpers/database';
+import { cliEntry } from './helpers/cli-entry';
 
 const BATCH = 16;
 const SENTENCES = [
@@ -43,7 +44,7 @@ interface Child {
 /** Runs `dhr reembed` in a child process; `killWhen` is polled and SIGKILLs it when true. */
 function reembed(env: Record<string, string>, trace: string, killWhen?: () => boolean): Promise<Child> {
   const root = packageRoot();
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'reembed', '--model', 'use-lite', '--trace', trace], {
+  const child = spawn(process.execPath, [...cliEntry(root), 'reembed', '--model', 'use-lite', '--trace', trace], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', JOB_BATCH_SIZE: String(BATCH), ENCODER_THREADS: '1', ...env },
   });

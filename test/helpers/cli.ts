@@ -1,16 +1,16 @@
 import { execFile } from 'node:child_process';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { packageRoot } from '../../src/paths';
+import { cliEntry } from './cli-entry';
 import { createProcessStore } from './database';
 
 const run = promisify(execFile);
 
-/** Runs the real CLI (TypeScript through tsx) with only the given environment. */
+/** Runs the real CLI (the build, or the TypeScript through tsx: see cliEntry) with only the given environment. */
 export async function dhr(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   const root = packageRoot();
   try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), ...args], {
+    const { stdout, stderr } = await run(process.execPath, [...cliEntry(root), ...args], {
       cwd: root,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
       timeout: 120_000,
