@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
@@ -68,12 +68,33 @@ function templateKey(...parts: string[]): string {
 function pgliteRoot(): string {
   const root = join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'dhr-test-pglite');
   mkdirSync(root, { recursive: true });
+  if (!swept) sweepOrphans(root);
+  swept = true;
   return root;
+}
+
+let swept = false;
+
+/** Removes the folders of processes that died before their drop (killed, crashed): /dev/shm is memory. */
+function sweepOrphans(root: string): void {
+  for (const name of readdirSync(root)) {
+    const pid = Number(/^(?:db|building)-(\d+)-/.exec(name)?.[1]);
+    if (pid && !alive(pid)) rmSync(join(root, name), { recursive: true, force: true });
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /** A fresh copy (a new folder) of the PGlite template: initialised, and migrated if asked. */
 async function copyPgliteTemplate(migrated: boolean): Promise<string> {
-  const copy = mkdtempSync(join(pgliteRoot(), 'db-'));
+  const copy = mkdtempSync(join(pgliteRoot(), `db-${process.pid}-`));
   cpSync(await pgliteTemplate(migrated), copy, { recursive: true });
   return copy;
 }
@@ -87,7 +108,7 @@ async function pgliteTemplate(migrated: boolean): Promise<string> {
   if (!existsSync(template)) {
     // Built aside and renamed into place: a reader never sees half a template, and of two
     // processes building at once the second's rename fails and its copy is dropped.
-    const building = mkdtempSync(join(root, 'building-'));
+    const building = mkdtempSync(join(root, `building-${process.pid}-`));
     const db = await PgliteDatabase.open({ dataDir: building });
     try {
       if (migrated) await migrate(db);
