@@ -1,6 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { join } from 'node:path';
 import { packageRoot } from '../../src/paths';
+import { cliEntry } from './cli-entry';
 
 export interface ServeProcess {
   child: ChildProcessWithoutNullStreams;
@@ -26,10 +26,10 @@ export interface ServeOptions {
 /** A `dhr serve --port 0` process as spawned, before it is ready. */
 export type SpawnedServe = Omit<ServeProcess, 'url'> & { stdout(): string };
 
-/** Spawns the real `dhr serve --port 0` (TypeScript through tsx) with only the given environment, without waiting for it. */
+/** Spawns the real `dhr serve --port 0` (the build when current, else TypeScript through tsx: cli-entry.ts) with only the given environment, without waiting for it. */
 export function spawnServe(env: Record<string, string>, options: ServeOptions = {}): SpawnedServe {
   const root = options.root ?? packageRoot();
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', join(root, 'src/cli/main.ts'), 'serve', '--port', '0'], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...cliEntry(root), 'serve', '--port', '0'], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ENCODER_THREADS: '1', ...env },
   });
@@ -43,7 +43,7 @@ export function spawnServe(env: Record<string, string>, options: ServeOptions = 
   return { child, stdout: () => stdout, stderr: () => stderr, exited };
 }
 
-/** Starts the real `dhr serve --port 0` (TypeScript through tsx) with only the given environment; resolves once it is ready. */
+/** Starts the real `dhr serve --port 0` (the build when current, else through tsx) with only the given environment; resolves once it is ready. */
 export async function startServe(env: Record<string, string>, timeoutMs = 110_000, options: ServeOptions = {}): Promise<ServeProcess> {
   const { child, stdout, stderr, exited } = spawnServe(env, options);
   const url = await new Promise<string>((resolve, reject) => {
