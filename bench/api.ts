@@ -38,7 +38,7 @@ import { PostgresDatabase } from '../src/store/postgres';
 import { prng } from '../test/helpers/prng';
 import { inheritedEnv, startServe } from '../test/helpers/serve';
 import { writeTinyModel } from '../test/helpers/tiny-model';
-import { WORDS } from '../test/helpers/tiny-tokenizer';
+import { apiCorpus, TEXT_WORDS } from './api-corpus';
 import { databaseUrl, openBenchDatabase } from './database';
 
 const baseUrl = process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
@@ -51,18 +51,6 @@ const NAME = process.env.BENCH_DATABASE ?? 'dhr_bench_api';
 const BASELINE_ROOT = process.env.BENCH_BASELINE_ROOT;
 /** BENCH_PROFILE=dir: every server writes a V8 CPU profile there when it stops (where the main thread's time goes). */
 const profileArgs = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
-const TEXT_WORDS = WORDS.filter((w) => /^[a-z]+$/.test(w));
-
-function corpus(seed: number) {
-  const rand = prng(seed);
-  const words = (n: number) => Array.from({ length: n }, () => TEXT_WORDS[Math.floor(rand() * TEXT_WORDS.length)]).join(' ');
-  return Array.from({ length: DOCS }, (_, d) => ({
-    key: `bench/${d}`,
-    title: `${words(3)} ${d}`,
-    abstract: `${words(20)} item${d}.`,
-    sections: Array.from({ length: 5 }, (_, s) => ({ title: words(2), text: `${words(40)} item${d} part${s}.` })),
-  }));
-}
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
 
@@ -102,7 +90,7 @@ async function main(): Promise<void> {
   const [{ n }] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM documents');
   if (n < DOCS) {
     const t = Date.now();
-    const result = await ingest(db, corpus(7), { ...config.ingest, embedWith: async () => targets });
+    const result = await ingest(db, apiCorpus(DOCS, 7), { ...config.ingest, embedWith: async () => targets });
     console.log(`loaded ${result.created} documents, ${result.passages} passages, embedded (${targets.passage.name}) in ${((Date.now() - t) / 1000).toFixed(0)} s`);
   }
   const [{ passages }] = await db.query<{ passages: number }>('SELECT count(*)::int AS passages FROM passages');

@@ -11,7 +11,7 @@
  * (20 aliases at k1 = k2 = 1000, which the limits now refuse: the column counts its answers by
  * code). LEXICAL: no encoder, so the pool is what is measured.
  *
- * Corpus: BENCH_DOCUMENTS (3000) synthetic documents of 6 passages written by the product's ingest
+ * Corpus: BENCH_DOCUMENTS (3000) synthetic documents of 6 passages (api-corpus.ts) written by the product's ingest
  * into BENCH_DATABASE (dhr_bench_fairness) on DATABASE_URL's server (kept; BENCH_FRESH=1 reloads).
  */
 import 'reflect-metadata';
@@ -22,7 +22,7 @@ import { migrate } from '../src/store/migrate';
 import { PostgresDatabase } from '../src/store/postgres';
 import { startServer } from '../src/server';
 import { prng } from '../test/helpers/prng';
-import { WORDS } from '../test/helpers/tiny-tokenizer';
+import { apiCorpus, TEXT_WORDS } from './api-corpus';
 import { databaseUrl, openBenchDatabase } from './database';
 
 const baseUrl = process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
@@ -31,20 +31,8 @@ const READERS = Number(process.env.BENCH_READERS ?? 8);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const NAME = process.env.BENCH_DATABASE ?? 'dhr_bench_fairness';
 const POOL = defaultPoolSize(availableParallelism());
-const TEXT_WORDS = WORDS.filter((w) => /^[a-z]+$/.test(w));
 /** The issue's request: 20 aliased retrievals at k1 = k2 = 1000 (the limits refuse it now). */
 const STARVING = `{ ${Array.from({ length: 20 }, (_, i) => `a${i}: retrieve(question: "capital city and harbor number ${i}", k1: 1000, k2: 1000, mode: LEXICAL) { passages { rank score passage { id text } } }`).join(' ')} }`;
-
-function corpus(seed: number) {
-  const rand = prng(seed);
-  const words = (n: number) => Array.from({ length: n }, () => TEXT_WORDS[Math.floor(rand() * TEXT_WORDS.length)]).join(' ');
-  return Array.from({ length: DOCS }, (_, d) => ({
-    key: `bench/${d}`,
-    title: `${words(3)} ${d}`,
-    abstract: `${words(20)} item${d}.`,
-    sections: Array.from({ length: 5 }, (_, s) => ({ title: words(2), text: `${words(40)} item${d} part${s}.` })),
-  }));
-}
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
 
@@ -103,7 +91,7 @@ async function main(): Promise<void> {
   const [{ n }] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM documents');
   if (n < DOCS) {
     const t = Date.now();
-    const result = await ingest(db, corpus(7), { ...loadConfig({}).ingest });
+    const result = await ingest(db, apiCorpus(DOCS, 7), { ...loadConfig({}).ingest });
     console.log(`loaded ${result.created} documents, ${result.passages} passages in ${((Date.now() - t) / 1000).toFixed(0)} s`);
   }
   const rand = prng(11);
