@@ -74,9 +74,10 @@ describe('embedding pipeline with the default model', () => {
     const [{ passages }] = await t.db.query<{ passages: number }>('SELECT count(*)::int AS passages FROM passages');
     expect(summary).toMatchObject({ documents: 3, passages, truncated: 0 });
 
+    // By key, not id: on PostgreSQL the documents are written four at once, so ids need not follow the batch.
     const rows = await t.db.query<{ summary: string; embedding: string }>(
       `SELECT d.summary, e.embedding::text AS embedding FROM document_embeddings e JOIN documents d ON d.id = e.document_id
-       WHERE e.model_id = $1 ORDER BY d.id`,
+       WHERE e.model_id = $1 ORDER BY d.key`,
       [targets.document.id],
     );
     const expected = await useLite.encode(rows.map((r) => r.summary), 'document');
@@ -85,7 +86,8 @@ describe('embedding pipeline with the default model', () => {
 
     const passageRows = await t.db.query<{ text: string; titlePath: string[]; embedding: string }>(
       `SELECT p.text, p.title_path AS "titlePath", e.embedding::text AS embedding
-       FROM passage_embeddings e JOIN passages p ON p.id = e.passage_id WHERE e.model_id = $1 ORDER BY p.id`,
+       FROM passage_embeddings e JOIN passages p ON p.id = e.passage_id JOIN documents d ON d.id = p.document_id
+       WHERE e.model_id = $1 ORDER BY d.key, p.id`,
       [targets.passage.id],
     );
     expect(passageRows).toHaveLength(passages);
