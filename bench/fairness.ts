@@ -2,7 +2,7 @@
  * npm run bench:fairness — small readers beside one heavy operation (issue 30 §1).
  *
  * BENCH_READERS (8) clients loop a small retrieve (`k1: 10, k2: 5`, LEXICAL, two rare terms) through the real HTTP
- * server (startServer, in this process) for BENCH_SECONDS (10): first alone, then while one more
+ * server (startServer, in a child process: fairness-server.ts) for BENCH_SECONDS (10): first alone, then while one more
  * client loops the heaviest operation the limits let through (MAX_RETRIEVES = 10 aliased retrievals
  * whose k1 × k2 sum to MAX_RETRIEVAL_WORK, passage text selected). Printed: the readers' p50/p99
  * alone and beside the heavy client, and their ratio (goal: p99 ≤ 2× alone), once with an
@@ -20,7 +20,11 @@ import { defaultConnectionShare, defaultPoolSize, loadConfig } from '../src/conf
 import { ingest } from '../src/pipeline/ingest';
 import { migrate } from '../src/store/migrate';
 import { PostgresDatabase } from '../src/store/postgres';
-import { startServer } from '../src/server';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { join } from 'node:path';
+import { packageRoot } from '../src/paths';
 import { prng } from '../test/helpers/prng';
 import { apiCorpus, TEXT_WORDS } from './api-corpus';
 import { databaseUrl, openBenchDatabase } from './database';
@@ -47,6 +51,7 @@ interface Phase {
   p99: number;
   count: number;
   failed: number;
+  failedBy: Record<string, number>;
   heavy: number;
   heavyFailed: Record<string, number>;
 }
@@ -56,6 +61,7 @@ async function phase(url: string, questions: string[], heavyQuery: string | unde
   const end = Date.now() + SECONDS * 1000;
   const latencies: number[] = [];
   let failed = 0;
+  const failedBy: Record<string, number> = {};
   let heavy = 0;
   const heavyFailed: Record<string, number> = {};
   let next = 0;
@@ -64,7 +70,11 @@ async function phase(url: string, questions: string[], heavyQuery: string | unde
       const t = process.hrtime.bigint();
       const r = await post(url, small, { q: questions[next++ % questions.length] });
       latencies.push(Number(process.hrtime.bigint() - t) / 1e6);
-      if (r.status !== 200 || r.errors) failed++;
+      if (r.status !== 200 || r.errors) {
+        failed++;
+        const code = r.errors?.[0]?.extensions?.code ?? `HTTP ${r.status}`;
+        failedBy[code] = (failedBy[code] ?? 0) + 1;
+      }
     }
   });
   const heavyClient = heavyQuery
@@ -78,7 +88,32 @@ async function phase(url: string, questions: string[], heavyQuery: string | unde
     : Promise.resolve();
   await Promise.all([...readers, heavyClient]);
   latencies.sort((a, b) => a - b);
-  return { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), count: latencies.length, failed, heavy, heavyFailed };
+  return { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), count: latencies.length, failed, failedBy, heavy, heavyFailed };
+}
+
+/** The readers' failures by code, when there were any. */
+function failedNote(...phases: Phase[]): string {
+  const by: Record<string, number> = {};
+  for (const p of phases) for (const [code, n] of Object.entries(p.failedBy)) by[code] = (by[code] ?? 0) + n;
+  return Object.keys(by).length ? ` (${JSON.stringify(by)})` : '';
+}
+
+/** The server in a process of its own (fairness-server.ts), with this share of the pool per operation. */
+async function startServerProcess(dbUrl: string, share: number): Promise<{ url: string; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(packageRoot(), 'bench', 'fairness-server.ts')], {
+    env: { ...process.env, FAIRNESS_DB_URL: dbUrl, FAIRNESS_POOL: String(POOL), DB_POOL_MAX: String(POOL), DB_CONNECTIONS_PER_REQUEST: String(share), LOG_LEVEL: 'error',
+      // Every client here comes from 127.0.0.1, one address's budget: off, as for 9 separate clients.
+      RATE_LIMIT_QUERIES: '0' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
+  return {
+    url: line.trim(),
+    stop: async () => {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    },
+  };
 }
 
 async function main(): Promise<void> {
@@ -108,8 +143,7 @@ async function main(): Promise<void> {
 
   const rows: string[] = [];
   for (const share of [POOL, defaultConnectionShare(POOL)]) {
-    const config = loadConfig({ PORT: '0', DB_CONNECTIONS_PER_REQUEST: String(share), LOG_LEVEL: 'error' });
-    const server = await startServer(db, config);
+    const server = await startServerProcess(url, share);
     await phase(server.url, questions.slice(0, 20), undefined); // warm-up (short: the first 20 questions)
     const alone = await phase(server.url, questions, undefined);
     const beside = await phase(server.url, questions, heavyQuery);
@@ -118,7 +152,7 @@ async function main(): Promise<void> {
     const label = share === POOL ? `whole pool (${share})` : `default share (${share} of ${POOL})`;
     const heavyNote = (p: Phase) => `${p.heavy}${Object.keys(p.heavyFailed).length ? ` (${JSON.stringify(p.heavyFailed)})` : ''}`;
     rows.push(
-      `| ${label} | ${alone.p50.toFixed(1)} / ${alone.p99.toFixed(1)} | ${refused.p50.toFixed(1)} / ${refused.p99.toFixed(1)} | ${(refused.p99 / alone.p99).toFixed(2)}× | ${heavyNote(refused)} | ${beside.p50.toFixed(1)} / ${beside.p99.toFixed(1)} | ${(beside.p99 / alone.p99).toFixed(2)}× | ${heavyNote(beside)} | ${alone.failed + beside.failed + refused.failed} |`,
+      `| ${label} | ${alone.p50.toFixed(1)} / ${alone.p99.toFixed(1)} | ${refused.p50.toFixed(1)} / ${refused.p99.toFixed(1)} | ${(refused.p99 / alone.p99).toFixed(2)}× | ${heavyNote(refused)} | ${beside.p50.toFixed(1)} / ${beside.p99.toFixed(1)} | ${(beside.p99 / alone.p99).toFixed(2)}× | ${heavyNote(beside)} | ${alone.failed + beside.failed + refused.failed}${failedNote(alone, beside, refused)} |`,
     );
     console.log(rows[rows.length - 1]);
   }
