@@ -6,11 +6,14 @@
  */
 import { parse } from 'graphql';
 import { loadConfig } from '../src/config';
-import { DomainError, ErrorCode } from '../src/errors';
+import { ErrorCode } from '../src/errors';
+import { databaseFaultError } from '../src/graphql/db-faults';
+import { classifyDatabaseError } from '../src/store/faults';
 import { createContext } from '../src/graphql/context';
 import { estimateOperation } from '../src/graphql/limits';
 import { buildGraphQLSchema } from '../src/graphql/schema';
 import { PostgresDatabase } from '../src/store/postgres';
+import { startServer } from '../src/server';
 import { createTestDatabase, type TestDatabase } from './helpers/database';
 import { useTestServer } from './helpers/server';
 
@@ -124,7 +127,7 @@ onServer('a share of the pool per operation (PostgreSQL)', () => {
     }
   });
 
-  it('answers a wait for a connection that busy callers kept with OVERLOADED, not a database outage', async () => {
+  it('answers a wait for a connection that busy callers kept with OVERLOADED, not a database outage (our statements and Prisma reads)', async () => {
     const db = new PostgresDatabase({ url: t.url!, maxConnections: 1, connectTimeoutMs: 200 });
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
@@ -138,8 +141,30 @@ onServer('a share of the pool per operation (PostgreSQL)', () => {
       });
       await inside;
       const error = await db.query('SELECT 1').catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(DomainError);
-      expect(error).toMatchObject({ code: ErrorCode.OVERLOADED, message: expect.stringMatching(/^the server is busy: all 1 database connections \(DB_POOL_MAX\)/) });
+      expect(error).toMatchObject({ name: 'PoolBusyError', message: expect.stringMatching(/^the server is busy: all 1 database connections \(DB_POOL_MAX\)/) });
+      expect(classifyDatabaseError(error)).toBe('busy');
+      // The navigation reads go through Prisma's driver adapter on the same pool: the same error.
+      const read = await db.prisma.document.findMany({ take: 1 }).catch((e: unknown) => e);
+      expect(classifyDatabaseError(read)).toBe('busy');
+      // What the API answers for it (the database-fault plugin's mapping).
+      const answer = databaseFaultError('busy', 1000);
+      expect(answer.extensions).toMatchObject({ code: ErrorCode.OVERLOADED, http: { status: 503 } });
+      expect((answer.extensions.http as { headers: Map<string, string> }).headers.get('retry-after')).toBe('1');
+      expect(answer.message).toMatch(/^the server is busy/);
+      // Through the API: a Prisma-backed read (documents) and a retrieval, both answered as busy.
+      const server = await startServer(db, loadConfig({ PORT: '0', LOG_LEVEL: 'fatal' }));
+      try {
+        for (const query of ['{ documents(first: 1) { totalCount } }', '{ retrieve(question: "harbor", mode: LEXICAL) { passages { rank } } }']) {
+          const response = await fetch(server.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
+          const body = (await response.json()) as { errors: { message: string; extensions: { code: string } }[] };
+          expect(response.status).toBe(503);
+          expect(response.headers.get('retry-after')).toBe('1');
+          expect(body.errors.map((e) => e.extensions.code)).toEqual(['OVERLOADED']);
+          expect(body.errors[0].message).toMatch(/^the server is busy/);
+        }
+      } finally {
+        await server.stop();
+      }
       release();
       await holder;
       // The connection is back: the same statement runs.

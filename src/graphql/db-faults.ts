@@ -8,6 +8,8 @@ import type { Context } from './context';
 
 /** Seconds a client should wait before retrying while the database is unreachable. */
 export const UNAVAILABLE_RETRY_AFTER_S = 2;
+/** Seconds to wait while every pooled connection is busy: a request's statements take milliseconds to seconds. */
+export const BUSY_RETRY_AFTER_S = 1;
 /** A read-only or full store needs someone to act (remount, free space): retrying sooner is pointless. */
 export const STORAGE_RETRY_AFTER_S = 30;
 
@@ -33,8 +35,8 @@ export function storageFaultError(reason: StorageReason, from?: GraphQLError): G
 
 /**
  * The typed error for a database fault, never the driver's text: SERVICE_UNAVAILABLE (HTTP 503,
- * Retry-After) while the database is unreachable, TIMEOUT for a statement cancelled by
- * STATEMENT_TIMEOUT_MS.
+ * Retry-After) while the database is unreachable, OVERLOADED (HTTP 503, Retry-After) while every
+ * pooled connection stayed busy, TIMEOUT for a statement cancelled by STATEMENT_TIMEOUT_MS.
  */
 export function databaseFaultError(fault: Exclude<DatabaseFault, 'storage'>, statementTimeoutMs: number, from?: GraphQLError): GraphQLError {
   const placed = { nodes: from?.nodes, path: from?.path };
@@ -43,6 +45,12 @@ export function databaseFaultError(fault: Exclude<DatabaseFault, 'storage'>, sta
       `a database statement ran longer than ${statementTimeoutMs} ms (STATEMENT_TIMEOUT_MS) and was cancelled; ask for less (smaller k1, k2 or pages, a narrower filter)`,
       { ...placed, extensions: { code: 'TIMEOUT' } },
     );
+  }
+  if (fault === 'busy') {
+    return new GraphQLError('the server is busy: every database connection (DB_POOL_MAX) stayed in use while this request waited; retry shortly', {
+      ...placed,
+      extensions: { code: ErrorCode.OVERLOADED, http: { status: 503, headers: new HeaderMap([['retry-after', String(BUSY_RETRY_AFTER_S)]]) } },
+    });
   }
   return new GraphQLError('the database is unavailable; retry shortly', {
     ...placed,

@@ -4,10 +4,11 @@ import type { Pool } from 'pg';
  * Database faults: errors that say the database is unreachable or was restarted (as opposed to
  * an error in our SQL or the caller's input), statements the server cancelled for running past
  * statement_timeout, and storage that refuses writes (a read-only or full data folder or disk, a
- * read-only database). Errors from pg, PGlite, Node's file system, Prisma's driver adapter and
+ * read-only database), and a wait for a pooled connection that every busy caller kept (busy, not
+ * down: busy-pool.ts). Errors from pg, PGlite, Node's file system, Prisma's driver adapter and
  * Prisma itself are recognised by walking their `cause` chains.
  */
-export type DatabaseFault = 'unavailable' | 'timeout' | 'storage';
+export type DatabaseFault = 'unavailable' | 'busy' | 'timeout' | 'storage';
 
 /** Why the store refuses writes. */
 export type StorageReason = 'read-only' | 'full';
@@ -98,6 +99,8 @@ function storageOne(e: Record<string, unknown>): StorageFault | undefined {
 
 function classifyOne(e: Record<string, unknown>): DatabaseFault | undefined {
   if (storageOne(e)) return 'storage';
+  // By name, not instanceof: Prisma may hand on a copy.
+  if (e.name === 'PoolBusyError') return 'busy';
   const code = codeOf(e);
   if (code === TIMEOUT_SQLSTATE) return 'timeout';
   if (code && (UNAVAILABLE_SQLSTATES.test(code) || NETWORK_CODES.has(code) || PRISMA_UNAVAILABLE.has(code))) return 'unavailable';

@@ -1,5 +1,5 @@
-import { Client, Pool, types, type PoolClient } from 'pg';
-import { DomainError, ErrorCode } from '../errors';
+import { Client, types, type PoolClient } from 'pg';
+import { BusyAwarePool } from './busy-pool';
 import { guardPool } from './faults';
 import { localSettingsStatement, settingsStatement, type Database, type Distribution, type PoolUsage, type Queryable } from './db';
 import { StatementCounter } from './statements';
@@ -25,18 +25,16 @@ export class PostgresDatabase implements Database {
   readonly location: string;
   distributed?: Distribution;
   readonly prisma: PrismaClient;
-  private readonly pool: Pool;
+  private readonly pool: BusyAwarePool;
   /** Session settings each pooled connection last received (a new connection starts unknown). */
   private readonly applied = new WeakMap<PoolClient, string>();
   /** The health checks' own connection (probe), opened on first use and again after it breaks. */
   private prober?: Promise<Client>;
-  /** Connections checked out now (the pool counts only open and idle ones). */
-  private acquired = 0;
   private readonly url: string;
   private readonly connectTimeoutMs: number;
 
   constructor(options: PostgresOptions) {
-    this.pool = new Pool({
+    this.pool = new BusyAwarePool({
       connectionString: options.url,
       max: options.maxConnections ?? 10,
       connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
@@ -44,8 +42,6 @@ export class PostgresDatabase implements Database {
     });
     // A connection dropping (server restart), idle or in use, must not crash the process.
     guardPool(this.pool, options.log);
-    this.pool.on('acquire', () => this.acquired++);
-    this.pool.on('release', () => this.acquired--);
     this.location = redactUrl(options.url);
     this.url = options.url;
     this.connectTimeoutMs = options.connectTimeoutMs ?? 5000;
@@ -91,34 +87,17 @@ export class PostgresDatabase implements Database {
 
   async query<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
     this.statements.add();
-    const result = await this.pool.query(sql, params as unknown[]).catch(this.busyOr);
+    const result = await this.pool.query(sql, params as unknown[]);
     return result.rows as T[];
   }
 
   async exec(sql: string): Promise<void> {
     this.statements.add();
-    await this.pool.query(sql).catch(this.busyOr);
+    await this.pool.query(sql);
   }
 
-  /**
-   * pg-pool says "timeout exceeded when trying to connect" both when the database does not answer
-   * and when every connection stayed checked out for connectionTimeoutMillis. The second is this
-   * server being busy, not the database being down: OVERLOADED (HTTP 503, Retry-After), which
-   * clients retry, instead of SERVICE_UNAVAILABLE "the database is unavailable".
-   */
-  private readonly busyOr = (error: unknown): never => {
-    const max = this.pool.options.max ?? 10;
-    if (error instanceof Error && /timeout exceeded when trying to connect/i.test(error.message) && this.acquired >= max) {
-      throw new DomainError(
-        ErrorCode.OVERLOADED,
-        `the server is busy: all ${max} database connections (DB_POOL_MAX) stayed in use while this request waited; retry shortly`,
-      );
-    }
-    throw error;
-  };
-
   private connect(): Promise<PoolClient> {
-    return this.pool.connect().catch(this.busyOr);
+    return this.pool.connect();
   }
 
   async queryWithSettings<T>(settings: Record<string, string>, sql: string, params: readonly unknown[] = []): Promise<T[]> {
