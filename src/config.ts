@@ -123,7 +123,7 @@ export class ConfigError extends Error {}
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dbPoolMax = intSetting(env, 'DB_POOL_MAX', defaultPoolSize(availableParallelism()), 1, 10_000);
   return {
-    databaseUrl: env.DATABASE_URL || undefined,
+    databaseUrl: databaseUrlSetting(env),
     readUrls: readUrls(env),
     replicaMaxLagMs: intSetting(env, 'REPLICA_MAX_LAG_MS', 5000, 100, 3_600_000),
     replicaCheckMs: intSetting(env, 'REPLICA_CHECK_MS', 200, 10, 60_000),
@@ -239,6 +239,33 @@ function numberSetting(
     throw new ConfigError(`${name} must be ${kind} from ${min} to ${max}, got "${raw}"`);
   }
   return value;
+}
+
+/** The schemes node-postgres connects with. */
+const POSTGRES_SCHEMES = new Set(['postgresql:', 'postgres:']);
+
+/**
+ * DATABASE_URL: a PostgreSQL URL, checked at start so that a typo reads as one line naming the
+ * setting, not as a driver error later (`mysql://` was accepted; a password with `#` or `/` made
+ * pg look up a host named after part of it). The value is never repeated: it may hold a password.
+ */
+function databaseUrlSetting(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = env.DATABASE_URL?.trim();
+  if (!raw) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(
+      'DATABASE_URL is not a URL: expected postgresql://user:password@host:5432/database (characters such as @ # / ? in the password must be percent-encoded)',
+    );
+  }
+  if (!POSTGRES_SCHEMES.has(url.protocol)) {
+    // The scheme alone is safe to repeat, and only when there is one ("host:5432/db" parses as scheme "host:").
+    const got = raw.includes('://') ? `a ${url.protocol}// URL` : 'no scheme';
+    throw new ConfigError(`DATABASE_URL must be a postgresql:// (or postgres://) URL, got ${got}; unset it to use the embedded store (DATA_DIR)`);
+  }
+  return raw;
 }
 
 /**

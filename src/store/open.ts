@@ -1,5 +1,6 @@
 import pino from 'pino';
 import type { Database, Distribution } from './db';
+import { explainConnectFailure } from './connect-problem';
 import type { ConnectionLostFields } from './faults';
 import { migrate, MigrationError } from './migrate';
 import { PgliteDatabase } from './pglite';
@@ -55,7 +56,8 @@ export async function openMigratedDatabase(config: StoreLocation): Promise<Datab
     await migrate(db, undefined, { distributed: config.distributed });
   } catch (error) {
     await db.close().catch(() => undefined);
-    throw error;
+    // The first statement is the first connection: a wrong host, port, password or database name reads as one line.
+    throw (config.databaseUrl && explainConnectFailure(error, config.databaseUrl)) || error;
   }
   return db;
 }
