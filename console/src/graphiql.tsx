@@ -2,6 +2,7 @@
 import { createGraphiQLFetcher } from '@graphiql/toolkit';
 import { GraphiQL } from 'graphiql';
 import 'graphiql/graphiql.css';
+import './graphiql-page.css';
 import { createRoot } from 'react-dom/client';
 
 const KEY = 'dhr.adminKey';

@@ -189,6 +189,9 @@ describe('the console', () => {
     const page = await newPage();
     await page.goto(`${url}graphiql`, { waitUntil: 'networkidle0' });
     await page.waitForSelector('.graphiql-container');
+    // It fills the window (it took a third of its height when its container had none).
+    const [height, windowHeight] = await page.evaluate(() => [document.querySelector('.graphiql-container')!.getBoundingClientRect().height, window.innerHeight]);
+    expect(height).toBe(windowHeight);
     // Run the default query (Ctrl-Enter runs it) and see the answer.
     await page.click('.graphiql-execute-button');
     await page.waitForFunction(() => document.querySelector('.result-window')?.textContent?.includes('"retrieve"'));
