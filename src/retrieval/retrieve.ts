@@ -2,6 +2,7 @@ import { adaptQuestion } from '../adapters/linear';
 import type { Database } from '../store/db';
 import type { EmbeddingTargets } from '../store/embeddings';
 import { DEFAULT_MODE, MODES, TEXT_ONLY_MODE, type ModeSpec, type RetrievalMode } from './modes';
+import { applyCutoffs } from './cutoff';
 import { search } from './search';
 import type { RowFetch } from './statements/rows';
 import type { Bm25Settings, DocumentPassages, IterativeScan, SearchResult } from './types';
@@ -120,6 +121,12 @@ export async function retrieve(
         ? 'the question has no words BM25 can use (only stop words or punctuation): ranked by vectors alone'
         : 'the question has no words BM25 can use (only stop words or punctuation): nothing to rank',
     );
+  }
+  // The cut-offs apply to the final ranking: the passages, or the documents of a documents-only mode.
+  if (args.minScore !== undefined || args.autocut !== undefined) {
+    const cutoffs = { minScore: args.minScore, autocut: args.autocut };
+    if (spec.documentsOnly) result.documents = applyCutoffs(result.documents, cutoffs);
+    else result.passages = applyCutoffs(result.passages, cutoffs);
   }
   const model = !needsVectors ? 'bm25' : mode === 'DOCUMENTS' ? targets!.document.name : targets!.passage.name;
   // Highlights reuse the encoder's own question vector (before any adapter): they score sentences with E_P^ψ.

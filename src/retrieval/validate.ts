@@ -12,6 +12,7 @@ export const RETRIEVAL_LIMITS = {
   alphaMax: 1,
   maxFilterIds: 1000,
   maxFilterSources: 100,
+  maxAutocut: 100,
 } as const;
 
 /** A bad argument: names the argument and says what is allowed (BAD_USER_INPUT to clients). */
@@ -46,6 +47,10 @@ export interface RetrieveArgs {
   perDocument?: number;
   /** Left out: the default mode (DEFAULT_MODE, or LEXICAL on a server without encoders). */
   mode?: RetrievalMode;
+  /** Only results whose final score is at least this (left out: no bound). */
+  minScore?: number;
+  /** End the results before this many jumps in the final score (cutoff.ts; left out: no cut). */
+  autocut?: number;
   filter?: RetrievalFilter;
 }
 
@@ -84,6 +89,13 @@ export function validateRetrieveArgs(args: RetrieveArgs): RetrieveArgs {
   const n = args.perDocument;
   if (n !== undefined && (!Number.isInteger(n) || n < 1 || n > RETRIEVAL_LIMITS.maxK)) {
     throw new RetrievalInputError('perDocument', `perDocument must be an integer from 1 to ${RETRIEVAL_LIMITS.maxK} (k2 or more: no bound), got ${n}`);
+  }
+  if (args.minScore !== undefined && !Number.isFinite(args.minScore)) {
+    throw new RetrievalInputError('minScore', `minScore must be a finite number, got ${args.minScore}`);
+  }
+  const jumps = args.autocut;
+  if (jumps !== undefined && (!Number.isInteger(jumps) || jumps < 1 || jumps > RETRIEVAL_LIMITS.maxAutocut)) {
+    throw new RetrievalInputError('autocut', `autocut must be an integer from 1 to ${RETRIEVAL_LIMITS.maxAutocut} (the jumps in score to cut at), got ${jumps}`);
   }
   if (args.mode !== undefined && !RETRIEVAL_MODES.includes(args.mode)) {
     throw new RetrievalInputError('mode', `mode must be one of ${RETRIEVAL_MODES.join(', ')}, got ${args.mode}`);

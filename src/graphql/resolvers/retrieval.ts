@@ -56,6 +56,18 @@ export class RetrieveArgs {
   @Field(() => RetrievalFilterInput, { nullable: true })
   filter?: RetrievalFilterInput | null;
 
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Only results whose final score (score) is at least this; applied after ranking, so fewer than k2 may come back. Left out: no bound.',
+  })
+  minScore?: number | null;
+
+  @Field(() => Int, {
+    nullable: true,
+    description: `Ends the results at a jump in the final score, as Weaviate’s autocut: 1 keeps those before the first jump, 2 before the second (1–${RETRIEVAL_LIMITS.maxAutocut}). After minScore. Left out: no cut.`,
+  })
+  autocut?: number | null;
+
   @Field(() => Boolean, { defaultValue: false, description: 'Score every candidate exactly instead of using HNSW and bounded postings (slower).' })
   exact!: boolean;
 }
@@ -89,7 +101,7 @@ export class RetrievalResolver {
     const result = await retrieve(
       ctx.db,
       targets,
-      { question: a.question, k1: a.k1, k2: a.k2, lambda: a.lambda ?? undefined, alpha: a.alpha ?? undefined, documentAlpha: a.documentAlpha ?? undefined, perDocument: a.perDocument ?? undefined, mode: a.mode ?? undefined, filter },
+      { question: a.question, k1: a.k1, k2: a.k2, lambda: a.lambda ?? undefined, alpha: a.alpha ?? undefined, documentAlpha: a.documentAlpha ?? undefined, perDocument: a.perDocument ?? undefined, mode: a.mode ?? undefined, filter, minScore: a.minScore ?? undefined, autocut: a.autocut ?? undefined },
       {
         exact: a.exact,
         efSearch: ctx.config.efSearch,
