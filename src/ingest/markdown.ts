@@ -1,9 +1,12 @@
 /**
- * Markdown → title tree. Headings (ATX and setext) are the tree; the text under a heading, up to
- * the next heading, is that section's own text. A lone leading `# H1` is the document title, as in
- * most Markdown documents. Only what DHR needs is parsed: headings, paragraphs and fenced code
- * (whose `#` lines must not become headings); inline markup is left to link extraction.
+ * Markdown → title tree, through markdown-it (CommonMark, with GitHub's tables). Headings (ATX and
+ * setext) are the tree; the blocks under a heading, up to the next heading, are that section's own
+ * text: paragraphs, code blocks kept whole, lists (an item a line), tables (a row a line).
+ * Dropped: HTML comments (`<!-- … -->`), link-reference definitions (`[id]: url`, which the
+ * parser consumes), thematic breaks, and the markup of HTML blocks. Links stay as `[text](url)`,
+ * reference links resolved from their definitions, for link extraction (links.ts) to read.
  */
+import MarkdownIt from 'markdown-it';
 import { IngestError } from './errors';
 import { extractLinks } from './links';
 import type { SectionInput } from './types';
@@ -27,78 +30,139 @@ interface Chunk {
   paragraphs: string[];
 }
 
-const ATX = /^ {0,3}(#{1,6})(?=[ \t]|$)(.*)$/;
-const SETEXT = /^ {0,3}(=+|-+)[ \t]*$/;
-const FENCE = /^ {0,3}(`{3,}|~{3,})(.*)$/;
-const THEMATIC_BREAK = /^ {0,3}([-*_])([ \t]*\1){2,}[ \t]*$/;
+/** markdown-it's token (its types ship as ES modules, which this CommonJS build cannot import by path). */
+type Token = ReturnType<InstanceType<typeof MarkdownIt>['parse']>[number];
 
-/** Heading text as plain words: closing #s, link markup and extra whitespace removed. */
-function headingText(raw: string): string {
-  const content = raw.replace(/(^|[ \t])#+[ \t]*$/, '');
-  return extractLinks(content).text.replace(/\s+/g, ' ').trim();
+/** html: true, so that HTML blocks and comments are recognised (and dropped) rather than read as text. */
+const parser = new MarkdownIt({ html: true });
+
+/** A block's inline content as text: emphasis markers dropped, code spans kept in backticks, links as `[text](url)`. */
+function inlineSource(children: Token[] | null): string {
+  const out: string[] = [];
+  const hrefs: string[] = [];
+  for (const t of children ?? []) {
+    switch (t.type) {
+      case 'text':
+        out.push(t.content);
+        break;
+      case 'code_inline':
+        out.push(`\`${t.content}\``);
+        break;
+      case 'softbreak':
+      case 'hardbreak':
+        out.push(' ');
+        break;
+      case 'link_open':
+        hrefs.push(String(t.attrGet('href') ?? ''));
+        out.push('[');
+        break;
+      case 'link_close':
+        out.push(`](${hrefs.pop() ?? ''})`);
+        break;
+      case 'image':
+        out.push(t.content);
+        break;
+      case 'html_inline':
+        break; // a tag or a comment: no words
+      default:
+        out.push(t.content); // emphasis and strikethrough markers have none
+    }
+  }
+  return out.join('');
+}
+
+/** Heading text as plain words: link markup and extra whitespace removed. */
+function headingText(children: Token[] | null): string {
+  return extractLinks(inlineSource(children)).text.replace(/\s+/g, ' ').trim();
+}
+
+/** An HTML block's words: comments and tags dropped. */
+function htmlBlockText(html: string): string {
+  return html.replace(/<!--[\s\S]*?(-->|$)/g, ' ').replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim();
 }
 
 function scan(markdown: string): Chunk[] {
-  const lines = markdown.split(/\r\n|\r|\n/);
+  const tokens = parser.parse(markdown, {});
   const chunks: Chunk[] = [{ heading: null, paragraphs: [] }];
   let chunk = chunks[0];
-  let open: string[] = []; // lines of the paragraph being read
-  let openLine = 0; // line number of its first line
-  let fence: { char: string; length: number; lines: string[] } | null = null;
-
-  const flush = (): void => {
-    if (open.length > 0) chunk.paragraphs.push(open.join(' '));
-    open = [];
+  const add = (text: string): void => {
+    if (text.trim()) chunk.paragraphs.push(text);
   };
-  const startSection = (heading: Heading): void => {
-    chunk = { heading, paragraphs: [] };
-    chunks.push(chunk);
-  };
+  // Lists (nested ones indented) and tables gather their lines, then count as one block.
+  const lists: { marker: string; next: number }[] = [];
+  let listLines: string[] = [];
+  let itemMarker: string | null = null;
+  let row: string[] | null = null;
+  let tableRows: string[] | null = null;
 
-  lines.forEach((line, index) => {
-    const lineNo = index + 1;
-    if (fence) {
-      const close = FENCE.exec(line);
-      if (close && close[1][0] === fence.char && close[1].length >= fence.length && !close[2].trim()) {
-        if (fence.lines.length > 0) chunk.paragraphs.push(fence.lines.join('\n'));
-        fence = null;
-      } else {
-        fence.lines.push(line);
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i];
+    switch (t.type) {
+      case 'heading_open': {
+        const inline = tokens[i + 1];
+        chunk = { heading: { level: Number(t.tag.slice(1)), text: headingText(inline.children), line: (t.map?.[0] ?? 0) + 1 }, paragraphs: [] };
+        chunks.push(chunk);
+        i += 2; // the inline token and heading_close
+        break;
       }
-      return;
+      case 'bullet_list_open':
+      case 'ordered_list_open':
+        lists.push({ marker: t.markup, next: Number(t.attrGet('start') ?? 1) });
+        break;
+      case 'bullet_list_close':
+      case 'ordered_list_close':
+        lists.pop();
+        if (lists.length === 0) {
+          add(listLines.join('\n'));
+          listLines = [];
+        }
+        break;
+      case 'list_item_open': {
+        const list = lists[lists.length - 1];
+        itemMarker = `${'  '.repeat(lists.length - 1)}${/[.)]/.test(list.marker) ? `${list.next++}${list.marker}` : list.marker} `;
+        break;
+      }
+      case 'table_open':
+        tableRows = [];
+        break;
+      case 'tr_open':
+        row = [];
+        break;
+      case 'tr_close':
+        tableRows?.push(row!.join(' | '));
+        row = null;
+        break;
+      case 'table_close':
+        add(tableRows!.join('\n'));
+        tableRows = null;
+        break;
+      case 'inline': {
+        const text = inlineSource(t.children).trim();
+        if (row) row.push(text);
+        else if (lists.length > 0) {
+          listLines.push(itemMarker !== null ? itemMarker + text : `${'  '.repeat(lists.length)}${text}`);
+          itemMarker = null;
+        } else add(text);
+        break;
+      }
+      case 'fence':
+      case 'code_block': {
+        const code = t.content.replace(/\n$/, '');
+        if (lists.length > 0) listLines.push(code);
+        else add(code);
+        break;
+      }
+      case 'html_block': {
+        const text = htmlBlockText(t.content);
+        if (lists.length > 0) {
+          if (text) listLines.push(text);
+        } else add(text);
+        break;
+      }
+      default:
+        break; // paragraph and blockquote boundaries, thematic breaks: no words of their own
     }
-    const opening = FENCE.exec(line);
-    if (opening && !(opening[1][0] === '`' && opening[2].includes('`'))) {
-      flush();
-      fence = { char: opening[1][0], length: opening[1].length, lines: [] };
-      return;
-    }
-    const atx = ATX.exec(line);
-    if (atx) {
-      flush();
-      startSection({ level: atx[1].length, text: headingText(atx[2]), line: lineNo });
-      return;
-    }
-    const setext = SETEXT.exec(line);
-    if (setext && open.length > 0) {
-      // The paragraph just read is the heading's text (CommonMark: the whole paragraph).
-      const text = headingText(open.join(' '));
-      open = [];
-      startSection({ level: setext[1][0] === '=' ? 1 : 2, text, line: openLine });
-      return;
-    }
-    if (!line.trim()) {
-      flush();
-      return;
-    }
-    if (open.length === 0 && THEMATIC_BREAK.test(line)) return; // a rule carries no words
-    if (open.length === 0) openLine = lineNo;
-    open.push(line.trim());
-  });
-  flush();
-  // An unclosed fence runs to the end of the document (CommonMark).
-  const unclosed = fence as { lines: string[] } | null;
-  if (unclosed && unclosed.lines.length > 0) chunk.paragraphs.push(unclosed.lines.join('\n'));
+  }
   return chunks;
 }
 
