@@ -70,7 +70,12 @@ export async function startServer(
   db: Database,
   config: Config,
   models?: ModelRegistry,
-  options: { logDestination?: DestinationStream; replicas?: ReplicaSet } = {},
+  options: {
+    logDestination?: DestinationStream;
+    replicas?: ReplicaSet;
+    /** While false, the job workers leave pending records to the caller (serve's first-start finisher: WorkerOptions). */
+    workersFinishPending?: () => boolean;
+  } = {},
 ): Promise<{ url: string; stop: () => Promise<void>; log: Logger }> {
   const server = await createApolloServer(config);
   server.addPlugin(rateLimitPlugin(config));
@@ -112,7 +117,7 @@ export async function startServer(
     httpServer.once('error', reject);
     httpServer.listen({ port: config.port, host: config.host }, resolve);
   });
-  const workers = models ? startWorkers(db, models, config, log) : undefined;
+  const workers = models ? startWorkers(db, models, config, log, options.workersFinishPending) : undefined;
   return {
     url: urlOf(httpServer),
     log,
@@ -180,11 +185,11 @@ function watchReplicas(replicas: ReplicaSet, server: ApolloServer<Context>, mode
 }
 
 /** The server works re-embedding jobs itself (JOB_WORKERS of them); a job queued here wakes them at once. */
-function startWorkers(db: Database, models: ModelRegistry, config: Config, log: Logger): { stop: () => Promise<void> } {
+function startWorkers(db: Database, models: ModelRegistry, config: Config, log: Logger, finishPendingNow?: () => boolean): { stop: () => Promise<void> } {
   const abort = new AbortController();
   const workers = Array.from(
     { length: config.jobWorkers },
-    () => new JobWorker(db, models, { batchSize: config.jobBatchSize, pollMs: config.jobPollMs, log: (m) => log.info(m), logger: log }),
+    () => new JobWorker(db, models, { batchSize: config.jobBatchSize, pollMs: config.jobPollMs, log: (m) => log.info(m), logger: log, finishPendingNow }),
   );
   const running = workers.map((w) => w.run({ signal: abort.signal }));
   const unsubscribe = models.onJobQueued(() => workers.forEach((w) => w.poke()));

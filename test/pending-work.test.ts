@@ -1,8 +1,8 @@
 /**
  * Pending work (migration 0008, src/store/pending.ts, src/pipeline/pending.ts) on the suite's real
  * database: an ingest that does not embed leaves its documents recorded and `stats { pending }`
- * says how much; the job worker finishes them; a record is cleared only for the write that was
- * finished.
+ * says how much; the job worker finishes them (not while `dhr serve` finishes them itself); a
+ * record is cleared only for the write that was finished.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -78,6 +78,20 @@ describe('pending work', () => {
     expect(await clearFinished(db, [first])).toBe(0);
     expect(await pendingDocuments(db)).toHaveLength(1);
     expect(await clearFinished(db, [second])).toBe(1);
+    expect(await pendingWork(db)).toEqual({ unindexedPassages: 0, unembeddedPassages: 0, unembeddedDocuments: 0 });
+  });
+
+  it("leaves pending records to the server's own first-start finisher while it runs (finishPendingNow)", async () => {
+    const db = api.testDb.db;
+    dataOf(await api.exec(INGEST, { docs: [doc(5), doc(6)] }));
+    let serverFinishing = true;
+    const worker = new JobWorker(db, api.models!, { batchSize: 4, pollMs: 10, pendingGraceSeconds: 0, finishPendingNow: () => !serverFinishing });
+    expect(await worker.step()).toBe(false);
+    expect(await pendingDocuments(db)).toHaveLength(2);
+    expect((await pendingWork(db)).unembeddedDocuments).toBe(2);
+    serverFinishing = false;
+    while (await worker.step());
+    expect(await pendingDocuments(db)).toEqual([]);
     expect(await pendingWork(db)).toEqual({ unindexedPassages: 0, unembeddedPassages: 0, unembeddedDocuments: 0 });
   });
 });

@@ -31,7 +31,12 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
   for (const r of replicas?.report() ?? []) console.error(`read replica: ${r.name} (${r.status}${r.problem ? `: ${r.problem}` : ''})`);
   // The server also works re-embedding jobs (JOB_WORKERS). Shutdown drains its requests for up to
   // SHUTDOWN_GRACE_MS while the workers finish their batch.
-  const { url } = await shutdown.open(startServer(db, config, models, { replicas }), { stop: ({ stop }) => stop() });
+  // The job workers finish pending documents only once this process's own finisher below is done:
+  // two finishers would encode the same passages (WorkerOptions.finishPendingNow).
+  let finishing = true;
+  const { url } = await shutdown.open(startServer(db, config, models, { replicas, workersFinishPending: () => !finishing }), {
+    stop: ({ stop }) => stop(),
+  });
   console.log(`DHR-GraphQL ready at ${url}`);
   await shutdown.cut(announceKeys(db, options.demo, url));
   // Whatever is pending (the demo corpus on first start, what an interrupted ingest left) is
@@ -42,7 +47,9 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
       if (summary && summary.documents + summary.passages > 0) console.error(describeEmbed(summary, embedding));
     },
     (error: unknown) => console.error(`embedding stopped: ${messageOf(error)}`),
-  );
+  ).finally(() => {
+    finishing = false;
+  });
   shutdown.onStop(() => embedded);
   return new Promise<number>(() => undefined);
 }

@@ -33,6 +33,12 @@ export interface WorkerOptions {
   logger?: FaultLog;
   /** How old a pending record must be before the worker finishes it (default 120 s). */
   pendingGraceSeconds?: number;
+  /**
+   * While this says false, pending records are left alone: `dhr serve` is finishing them itself at
+   * first start (the demo corpus). Both would encode the same passages, and on PGlite the worker's
+   * step, one transaction, would hold the store for every request meanwhile. Absent: always.
+   */
+  finishPendingNow?: () => boolean;
 }
 
 class Cancelled extends Error {}
@@ -109,6 +115,7 @@ export class JobWorker {
    * that is still finishing them. Returns how many were completed.
    */
   private async finishPending(): Promise<number> {
+    if (this.options.finishPendingNow && !this.options.finishPendingNow()) return 0;
     const targets = await this.registry.current();
     if (!targets) return 0;
     const cleared = await finishPendingStep(this.db, targets, {
