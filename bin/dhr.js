@@ -5,34 +5,18 @@
  * compiling it first only when it is missing or older than the TypeScript sources, so a start
  * with nothing changed costs no compile. Plain JavaScript: it must run before anything is built.
  */
-const { existsSync, readdirSync, statSync, writeFileSync } = require('node:fs');
+const { existsSync, statSync, writeFileSync } = require('node:fs');
 const { join } = require('node:path');
 const { spawnSync } = require('node:child_process');
+const { buildIsStale, builtEntry, newestSource } = require('./build-state');
 
 const root = join(__dirname, '..');
-const entry = join(root, 'dist', 'src', 'cli', 'main.js');
+const entry = builtEntry(root);
 // Written after each successful build: tsc leaves its outputs untouched when nothing changed.
 const stamp = join(root, 'dist', '.build-stamp');
 
-/** Newest modification time of the files under dir whose names match (.ts by default; 0 when there are none). */
-function newestSource(dir, pattern = /\.ts$/) {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) newest = Math.max(newest, newestSource(path, pattern));
-    else if (pattern.test(entry.name)) newest = Math.max(newest, statSync(path).mtimeMs);
-  }
-  return newest;
-}
-
-function stale() {
-  if (!existsSync(entry) || !existsSync(stamp)) return true;
-  const configs = ['tsconfig.json', 'tsconfig.build.json'].map((file) => statSync(join(root, file)).mtimeMs);
-  return Math.max(newestSource(join(root, 'src')), ...configs) > statSync(stamp).mtimeMs;
-}
-
 // A package without sources (an installed, pre-built copy) runs what it has.
-if (existsSync(join(root, 'src')) && stale()) {
+if (existsSync(join(root, 'src')) && buildIsStale(root)) {
   const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
   if (existsSync(tsc)) {
     process.stderr.write('dhr: compiling TypeScript (the sources changed since the last build)…\n');

@@ -287,7 +287,7 @@ function readUrls(env: NodeJS.ProcessEnv): string[] {
     } catch {
       protocol = undefined;
     }
-    if (protocol !== 'postgresql:' && protocol !== 'postgres:') {
+    if (!protocol || !POSTGRES_SCHEMES.has(protocol)) {
       // The entry itself is not repeated: it may hold a password.
       throw new ConfigError(`DATABASE_READ_URL entry ${i + 1} of ${urls.length} is not a postgresql:// URL`);
     }

@@ -89,11 +89,16 @@ function scan(markdown: string): Chunk[] {
     if (text.trim()) chunk.paragraphs.push(text);
   };
   // Lists (nested ones indented) and tables gather their lines, then count as one block.
-  const lists: { marker: string; next: number }[] = [];
+  let depth = 0;
   let listLines: string[] = [];
   let itemMarker: string | null = null;
   let row: string[] | null = null;
-  let tableRows: string[] | null = null;
+  let tableRows: string[] = [];
+  /** A block's text: a line of the list being read, or a paragraph of its own. */
+  const block = (text: string): void => {
+    if (depth === 0) add(text);
+    else if (text) listLines.push(text);
+  };
 
   for (let i = 0; i < tokens.length; i++) {
     const t = tokens[i];
@@ -107,60 +112,48 @@ function scan(markdown: string): Chunk[] {
       }
       case 'bullet_list_open':
       case 'ordered_list_open':
-        lists.push({ marker: t.markup, next: Number(t.attrGet('start') ?? 1) });
+        depth++;
         break;
       case 'bullet_list_close':
       case 'ordered_list_close':
-        lists.pop();
-        if (lists.length === 0) {
+        if (--depth === 0) {
           add(listLines.join('\n'));
           listLines = [];
         }
         break;
-      case 'list_item_open': {
-        const list = lists[lists.length - 1];
-        itemMarker = `${'  '.repeat(lists.length - 1)}${/[.)]/.test(list.marker) ? `${list.next++}${list.marker}` : list.marker} `;
-        break;
-      }
-      case 'table_open':
-        tableRows = [];
+      case 'list_item_open':
+        // markdown-it gives an ordered item its number in `info`, its delimiter in `markup`.
+        itemMarker = `${'  '.repeat(depth - 1)}${t.info}${t.markup} `;
         break;
       case 'tr_open':
         row = [];
         break;
       case 'tr_close':
-        tableRows?.push(row!.join(' | '));
+        tableRows.push(row!.join(' | '));
         row = null;
         break;
       case 'table_close':
-        add(tableRows!.join('\n'));
-        tableRows = null;
+        block(tableRows.join('\n'));
+        tableRows = [];
         break;
       case 'inline': {
         const text = inlineSource(t.children).trim();
         if (row) row.push(text);
-        else if (lists.length > 0) {
-          listLines.push(itemMarker !== null ? itemMarker + text : `${'  '.repeat(lists.length)}${text}`);
+        else if (depth > 0) {
+          listLines.push((itemMarker ?? '  '.repeat(depth)) + text);
           itemMarker = null;
         } else add(text);
         break;
       }
       case 'fence':
-      case 'code_block': {
-        const code = t.content.replace(/\n$/, '');
-        if (lists.length > 0) listLines.push(code);
-        else add(code);
+      case 'code_block':
+        block(t.content.replace(/\n$/, ''));
         break;
-      }
-      case 'html_block': {
-        const text = htmlBlockText(t.content);
-        if (lists.length > 0) {
-          if (text) listLines.push(text);
-        } else add(text);
+      case 'html_block':
+        block(htmlBlockText(t.content));
         break;
-      }
       default:
-        break; // paragraph and blockquote boundaries, thematic breaks: no words of their own
+        break; // paragraph, blockquote and table boundaries, thematic breaks: no words of their own
     }
   }
   return chunks;

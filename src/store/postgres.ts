@@ -96,13 +96,9 @@ export class PostgresDatabase implements Database {
     await this.pool.query(sql);
   }
 
-  private connect(): Promise<PoolClient> {
-    return this.pool.connect();
-  }
-
   async queryWithSettings<T>(settings: Record<string, string>, sql: string, params: readonly unknown[] = []): Promise<T[]> {
     if (this.distributed === 'citus' && Object.keys(settings).length > 0) return this.queryWithLocalSettings<T>(settings, sql, params);
-    const client = await this.connect();
+    const client = await this.pool.connect();
     try {
       const key = JSON.stringify(settings);
       if (Object.keys(settings).length > 0 && this.applied.get(client) !== key) {
@@ -132,7 +128,7 @@ export class PostgresDatabase implements Database {
 
   /** fn on one connection between `begin` (BEGIN and any SET LOCAL) and COMMIT; ROLLBACK if it throws. */
   private async inTransaction<T>(begin: string, fn: (tx: Queryable) => Promise<T>): Promise<T> {
-    const client = await this.connect();
+    const client = await this.pool.connect();
     const tx = clientQueryable(client, this.statements);
     try {
       await tx.query(begin);
