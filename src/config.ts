@@ -6,6 +6,7 @@ import { DEFAULT_MODEL, type EncoderSpec } from './encoders/spec';
 import { DEFAULT_MAX_METADATA_DEPTH, DEFAULT_MAX_SECTION_DEPTH } from './ingest/depth';
 import { DEFAULT_INGEST_OPTIONS, type IngestOptions } from './ingest/types';
 import { LOG_LEVELS, type LogLevel } from './observability/logger';
+import { RANKING_LIMITS, type RankingLayer } from './retrieval/parameters';
 import { DEFAULT_BM25, DEFAULT_EF_FACTOR, DEFAULT_MAX_SCAN_TUPLES, ITERATIVE_SCANS, type Bm25Settings, type IterativeScan } from './retrieval/types';
 
 /** Settings from the environment; every one has a default so the embedded demo needs none. */
@@ -64,14 +65,13 @@ export interface Config {
   maxScanTuples: number;
   /** Okapi BM25's k1 and b, the summary's weight in document BM25F, postings read per question term. */
   bm25: Bm25Settings;
-  /** Weight of the dense score in the hybrid modes when a question gives none (unset: each mode's tuned default). */
-  alpha?: number;
   /**
-   * At most this many passages of one document when a question gives no perDocument (unset: each
-   * mode's default, none). A per-corpus choice: where questions ask for a page (the Python docs),
-   * 1 lifted dev doc@20 57.1 → 69.0; where the answer may be any passage of a page (the Factbook), it costs (docs/eval).
+   * Ranking parameters for what a question and the corpus's settings leave out (resolveRanking):
+   * HYBRID_ALPHA (the hybrid modes' alpha, both stages) and PER_DOCUMENT (a bound on passages of
+   * one document; where questions ask for a page, as the Python docs' do, 1 lifted dev doc@20
+   * 57.1 → 69.0; where the answer may be any passage of a page, as the Factbook's, it costs: docs/eval).
    */
-  perDocument?: number;
+  ranking: RankingLayer;
   /** public: queries need no key; key: every operation needs a valid key (reader or admin). */
   readAccess: ReadAccess;
   /** Deepest field nesting an operation may have (introspection fields not counted). */
@@ -167,8 +167,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       rescore: intSetting(env, 'BM25_RESCORE', DEFAULT_BM25.rescore, 1, 1_000_000),
       candidateCap: intSetting(env, 'BM25_CANDIDATE_CAP', DEFAULT_BM25.candidateCap, 1, 100_000_000),
     },
-    alpha: env.HYBRID_ALPHA ? numberSetting(env, 'HYBRID_ALPHA', 0, 0, 1) : undefined,
-    perDocument: env.PER_DOCUMENT ? intSetting(env, 'PER_DOCUMENT', 0, 1, 1000) : undefined,
+    ranking: {
+      ...(env.HYBRID_ALPHA ? { alpha: numberSetting(env, 'HYBRID_ALPHA', 0, RANKING_LIMITS.alphaMin, RANKING_LIMITS.alphaMax) } : {}),
+      ...(env.PER_DOCUMENT ? { perDocument: intSetting(env, 'PER_DOCUMENT', 0, 1, RANKING_LIMITS.perDocumentMax) } : {}),
+    },
     jobWorkers: intSetting(env, 'JOB_WORKERS', 1, 0, 64),
     jobBatchSize: intSetting(env, 'JOB_BATCH_SIZE', 32, 1, 4096),
     jobPollMs: intSetting(env, 'JOB_POLL_MS', 1000, 10, 600_000),

@@ -129,7 +129,7 @@ export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: E
   const test = dataset.questions.filter((q) => splitOf(q.id) === 'test');
   const { log } = settings;
   log(`questions: ${dev.length} dev, ${test.length} test; judged by ${target} Top-20`);
-  // A mode's defaults are typed from SearchInput, so they are run parameters as they stand.
+  // A mode's defaults are a ranking layer, so they are run parameters as they stand.
   const defaults = (mode: RetrievalMode): Omit<RunParams, 'mode'> => ({ k1: settings.k1, k2: settings.k2, ...(MODES[mode].defaults as ModeSpec['defaults']) });
   const run = (questions: EvalQuestion[], mode: RetrievalMode, over: Partial<RunParams> = {}) =>
     runQuestions(corpus, questions, { mode, ...defaults(mode), ...over });

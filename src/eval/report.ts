@@ -67,7 +67,7 @@ function modeRow(mode: RetrievalMode, s: Scores, report: EvalReport, label: stri
   if (report.modes.HIERARCHICAL?.section) cells.push(...ranks(docOnly ? null : s.section));
   cells.push(pct(s.stage?.top['20']), pct(s.stage?.top['100']));
   const t = judged(s, mode, report.target);
-  const bound = params?.perDocument !== undefined && params.perDocument < report.settings.k2 ? `≤ ${params.perDocument} per document` : '';
+  const bound = typeof params?.perDocument === 'number' && params.perDocument < report.settings.k2 ? `≤ ${params.perDocument} per document` : '';
   const p = params ? [MODES[mode].usesLambda ? `λ ${params.lambda}` : '', MODES[mode].usesAlpha ? `α ${params.alpha}` : '', bound].filter(Boolean).join(', ') : '';
   cells.push(t ? t.mrr20.toFixed(3) : '–', s.latencyMs.p50.toFixed(1), s.latencyMs.p95.toFixed(1), p || '–');
   return `| ${cells.join(' | ')} |`;

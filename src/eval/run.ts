@@ -11,7 +11,8 @@ import type { EncoderSpec } from '../encoders/spec';
 import type { IngestOptions } from '../ingest/types';
 import { retrieve, type RetrieveOptions } from '../retrieval/retrieve';
 import { MODES, type RetrievalMode } from '../retrieval/modes';
-import type { Bm25Settings, DocumentPassages } from '../retrieval/types';
+import type { RankingLayer } from '../retrieval/parameters';
+import type { Bm25Settings } from '../retrieval/types';
 import type { Database } from '../store/db';
 import { prepareEmbedding, type EmbeddingTargets } from '../pipeline/embed';
 import { ingest } from '../pipeline/ingest';
@@ -163,19 +164,14 @@ async function ingestAndEmbed(db: Database, dataset: EvalDataset, setup: RunSetu
   };
 }
 
-export interface RunParams {
+/** One run's parameters: a mode, k1 and k2, and ranking parameters (parameters.ts) given as a question would give them. */
+export interface RunParams extends Omit<RankingLayer, 'summaryPieces'> {
   mode: RetrievalMode;
   k1: number;
   k2: number;
   lambda: number;
-  alpha?: number;
-  documentAlpha?: number;
-  summaryShare?: number;
-  documentPassages?: DocumentPassages;
   /** Several summary vectors (a sweep's params hold it as 1). */
   summaryPieces?: boolean | number;
-  /** At most this many passages of one document (k2: no bound). */
-  perDocument?: number;
   bm25?: Partial<Bm25Settings>;
 }
 
@@ -185,9 +181,9 @@ function inSection(p: PassageInfo, gold: EvalQuestion['goldSections']): boolean 
 }
 
 /** A run's parameters as `retrieve`'s arguments (exact search) and options; shared with the highlight measurement. */
-export function retrieveParts(params: RunParams): { args: Omit<RunParams, 'bm25' | 'summaryShare' | 'documentPassages' | 'summaryPieces'>; options: RetrieveOptions } {
-  const { bm25, summaryShare, documentPassages, summaryPieces, ...args } = params;
-  return { args, options: { exact: true, bm25, summaryShare, documentPassages, summaryPieces: summaryPieces === undefined ? undefined : Boolean(summaryPieces) } };
+export function retrieveParts(params: RunParams): { args: Omit<RunParams, 'bm25' | 'summaryPieces'> & { summaryPieces?: boolean }; options: RetrieveOptions } {
+  const { bm25, summaryPieces, ...args } = params;
+  return { args: { ...args, ...(summaryPieces === undefined ? {} : { summaryPieces: Boolean(summaryPieces) }) }, options: { exact: true, bm25 } };
 }
 
 /** Every question through `retrieve` with the given parameters, one at a time (latency is per call). */

@@ -1,6 +1,7 @@
 import { documents, flat, hierarchical, parallel } from './statements/dense';
 import { hybridFlat, hybridHierarchical } from './statements/hybrid';
 import { lexical, lexicalDocuments } from './statements/lexical';
+import type { RankingLayer } from './parameters';
 import type { Params } from './statements/params';
 import type { ModeStatement } from './statements/parts';
 import type { SearchInput } from './types';
@@ -27,8 +28,11 @@ export interface ModeSpec {
   documentStage: boolean;
   /** Ranks documents only: `passages` is always empty. */
   documentsOnly: boolean;
-  /** λ and alpha when a question gives none: chosen on the dev splits of both public sets (docs/eval). */
-  defaults: { lambda: number } & Pick<SearchInput, 'alpha' | 'documentAlpha' | 'summaryShare' | 'documentPassages' | 'summaryPieces' | 'perDocument'>;
+  /**
+   * The ranking parameters when no request, corpus setting or environment gives them (the last
+   * layer of resolveRanking): chosen on the dev splits of both public sets (docs/eval).
+   */
+  defaults: { lambda: number } & RankingLayer;
   /** One SQL statement. */
   build(s: SearchInput, p: Params, exact: boolean): ModeStatement;
 }

@@ -1,4 +1,7 @@
 import type { DocumentRow, PassageRow } from '../store/rows';
+import type { Ranking } from './parameters';
+
+export { DOCUMENT_PASSAGES, type DocumentPassages } from './parameters';
 
 export interface RetrievalFilter {
   documentIds?: number[];
@@ -48,16 +51,7 @@ export const DEFAULT_BM25: Bm25Settings = { k1: 0.9, b: 0.6, summaryWeight: 3, t
  * A search over stored vectors and postings: the question is already encoded (once per distinct
  * question model); what a mode does not use may be left out.
  */
-/**
- * A document's dense score from its passages (issue 13 §3, each measured on dev by \`dhr eval\`):
- * 'best': its best passage among the passage ANN hits (missing: the stage's minimum);
- * 'top3': the mean of its 3 best passages; 'centroid': cosine with the mean of its passage
- * vectors; both over every passage of each candidate document.
- */
-export type DocumentPassages = 'best' | 'top3' | 'centroid';
-export const DOCUMENT_PASSAGES: readonly DocumentPassages[] = ['best', 'top3', 'centroid'];
-
-export interface SearchInput {
+export interface SearchInput extends Partial<Omit<Ranking, 'lambda' | 'perDocument'>> {
   /** The model of document vectors (E_D^φ) and of passage vectors (E_P^ψ). */
   documentModel: ModelRef;
   passageModel: ModelRef;
@@ -69,23 +63,8 @@ export interface SearchInput {
   questionText?: string;
   k1: number;
   k2: number;
+  /** The ranking parameters (parameters.ts), resolved by the caller; one left out takes its built-in value. */
   lambda: number;
-  /** Weight of the dense score in the hybrid modes (1: dense only, 0: BM25 only). */
-  alpha?: number;
-  /** HYBRID_HIERARCHICAL's weight of the dense score in its document stage (alpha when unset). */
-  documentAlpha?: number;
-  /**
-   * HYBRID_HIERARCHICAL's dense document score: the weight of the summary vector (DHR) against
-   * the document's passages (1: summary only).
-   */
-  summaryShare?: number;
-  /** How HYBRID_HIERARCHICAL scores a document from its passages when summaryShare < 1 (default 'best'). */
-  documentPassages?: DocumentPassages;
-  /**
-   * HYBRID_HIERARCHICAL's summary score: the best of the summary vector and its pieces' vectors
-   * (several summary vectors, max-sim) instead of the summary vector alone.
-   */
-  summaryPieces?: boolean;
   /** At most this many passages of one document among the ranked passages (unset: no bound). */
   perDocument?: number;
   bm25?: Partial<Bm25Settings>;

@@ -1,15 +1,13 @@
 import { DomainError, ErrorCode } from '../errors';
 import { RETRIEVAL_MODES, type RetrievalMode } from './modes';
+import { RANKING_LIMITS, rankingProblem, type RankingLayer } from './parameters';
 import type { RetrievalFilter } from './types';
 
 /** The documented limits of `retrieve`. */
 export const RETRIEVAL_LIMITS = {
   maxQuestionChars: 2000,
   maxK: 1000,
-  lambdaMin: 0,
-  lambdaMax: 10,
-  alphaMin: 0,
-  alphaMax: 1,
+  ...RANKING_LIMITS,
   maxFilterIds: 1000,
   maxFilterSources: 100,
   maxAutocut: 100,
@@ -33,18 +31,14 @@ export function textProblem(value: string): string | undefined {
   return undefined;
 }
 
-export interface RetrieveArgs {
+/**
+ * A question's arguments. The ranking parameters (parameters.ts) it leaves out are resolved from
+ * the corpus's settings, the server's environment, then the mode's defaults (resolveRanking).
+ */
+export interface RetrieveArgs extends RankingLayer {
   question: string;
   k1: number;
   k2: number;
-  /** Left out: the mode's tuned default (MODES[mode].defaults). */
-  lambda?: number;
-  /** Weight of the dense score in the hybrid modes; the mode's tuned default when left out. */
-  alpha?: number;
-  /** HYBRID_HIERARCHICAL: the same for its document stage; the mode's tuned default when left out. */
-  documentAlpha?: number;
-  /** At most this many passages of one document among the k2 returned; left out: the server's PER_DOCUMENT, else the mode's default (none). */
-  perDocument?: number;
   /** Left out: the default mode (DEFAULT_MODE, or LEXICAL on a server without encoders). */
   mode?: RetrievalMode;
   /** Only results whose final score is at least this (left out: no bound). */
@@ -71,25 +65,8 @@ export function validateRetrieveArgs(args: RetrieveArgs): RetrieveArgs {
       throw new RetrievalInputError(name, `${name} must be an integer from 1 to ${RETRIEVAL_LIMITS.maxK}, got ${k}`);
     }
   }
-  if (args.lambda !== undefined && (!Number.isFinite(args.lambda) || args.lambda < RETRIEVAL_LIMITS.lambdaMin || args.lambda > RETRIEVAL_LIMITS.lambdaMax)) {
-    throw new RetrievalInputError(
-      'lambda',
-      `lambda must be a finite number from ${RETRIEVAL_LIMITS.lambdaMin} to ${RETRIEVAL_LIMITS.lambdaMax}, got ${args.lambda}`,
-    );
-  }
-  for (const name of ['alpha', 'documentAlpha'] as const) {
-    const a = args[name];
-    if (a !== undefined && (!Number.isFinite(a) || a < RETRIEVAL_LIMITS.alphaMin || a > RETRIEVAL_LIMITS.alphaMax)) {
-      throw new RetrievalInputError(
-        name,
-        `${name} must be a finite number from ${RETRIEVAL_LIMITS.alphaMin} (BM25 only) to ${RETRIEVAL_LIMITS.alphaMax} (dense only), got ${a}`,
-      );
-    }
-  }
-  const n = args.perDocument;
-  if (n !== undefined && (!Number.isInteger(n) || n < 1 || n > RETRIEVAL_LIMITS.maxK)) {
-    throw new RetrievalInputError('perDocument', `perDocument must be an integer from 1 to ${RETRIEVAL_LIMITS.maxK} (k2 or more: no bound), got ${n}`);
-  }
+  const ranking = rankingProblem(args);
+  if (ranking) throw new RetrievalInputError(ranking.name, ranking.message);
   if (args.minScore !== undefined && !Number.isFinite(args.minScore)) {
     throw new RetrievalInputError('minScore', `minScore must be a finite number, got ${args.minScore}`);
   }

@@ -1,4 +1,5 @@
 import type { SearchInput } from '../types';
+import { RANKING } from '../parameters';
 import { bm25Of, documentsExact, documentTop, passagesExact, passagesOfDocuments, passageTop, termCtes } from './bm25';
 import { documentStage, passageStage } from './dense';
 import type { Params } from './params';
@@ -64,10 +65,11 @@ function mergeScores(name: string, parts: string[]): string {
  * λ·document, as in DHR.
  */
 export function hybridHierarchical(s: SearchInput, p: Params, exact: boolean): ModeStatement {
-  const alpha = s.alpha ?? 0.5;
+  // retrieve() resolves every parameter (resolveRanking); a direct search() caller may leave some out.
+  const alpha = s.alpha ?? RANKING.alpha.builtIn;
   const documentAlpha = s.documentAlpha ?? alpha;
-  const share = s.summaryShare ?? 1;
-  const pool = s.documentPassages ?? 'best';
+  const share = s.summaryShare ?? RANKING.summaryShare.builtIn;
+  const pool = s.documentPassages ?? RANKING.documentPassages.builtIn;
   const ddim = s.documentModel.dimension;
   const pdim = s.passageModel.dimension;
   const qd = p.addVector(s.questionForDocuments);
@@ -152,7 +154,7 @@ function documentsFromPassages(s: SearchInput, p: Params, pool: 'top3' | 'centro
  * exactly by both and fused; no document stage.
  */
 export function hybridFlat(s: SearchInput, p: Params, exact: boolean): ModeStatement {
-  const alpha = s.alpha ?? 0.5;
+  const alpha = s.alpha ?? RANKING.alpha.builtIn;
   const pdim = s.passageModel.dimension;
   const candidates = Math.max(s.k1, s.k2);
   const qp = p.addVector(s.questionForPassages);
