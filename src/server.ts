@@ -18,6 +18,7 @@ import { attachClientAddress, authFailureLimit, rateLimitPlugin, type AuthFailur
 import { refuseSubscriptions } from './graphql/subscriptions';
 import type { ModelRegistry } from './pipeline/jobs/registry';
 import { JobWorker } from './pipeline/jobs/worker';
+import { CorpusSettingsSource } from './retrieval/settings';
 import type { Database } from './store/db';
 import { authenticateKey, type Principal } from './store/keys';
 import type { ReplicaSet } from './store/replicas';
@@ -86,6 +87,8 @@ export async function startServer(
   server.addPlugin(metricsPlugin(metrics));
   const unwatch = replicas ? watchReplicas(replicas, server, models, log) : undefined;
   const authFailures = authFailureLimit(config);
+  // One per process: every question reads the corpus's settings from it, refreshed each second.
+  const settings = new CorpusSettingsSource(db);
   const routes = operationalRoutes({
     metrics,
     ready: readinessCheck(db, { modelsLoaded: models !== undefined, replicas }),
@@ -101,7 +104,7 @@ export async function startServer(
     // The console's pages and assets (src/http/console.ts); then /healthz, /readyz, /metrics; the rest is GraphQL.
     if (serveConsole(req, res)) return;
     const serve = async () =>
-      (await routes(req, res)) || (await handle(server, req, res, db, config, models, metrics, replicas, authFailures));
+      (await routes(req, res)) || (await handle(server, req, res, db, config, models, metrics, replicas, authFailures, settings));
     runInRequest(scope, serve).catch((error: unknown) => {
       log.error({ requestId, err: error }, 'request failed');
       if (!res.headersSent) {
@@ -212,6 +215,7 @@ async function handle(
   metrics: ServerMetrics | undefined,
   replicas: ReplicaSet | undefined,
   authFailures: AuthFailureLimit,
+  settings: CorpusSettingsSource,
 ): Promise<void> {
   res.setHeader('access-control-allow-origin', '*');
   if (req.method === 'OPTIONS') {
@@ -277,9 +281,9 @@ async function handle(
       context: async () => {
         try {
           const header = headers.get('authorization');
-          if (header === undefined) return attachClientAddress({ ...createContext(db, config, models), metrics, reads }, address);
+          if (header === undefined) return attachClientAddress({ ...createContext(db, config, models), metrics, reads, settings }, address);
           const principal = await authenticate(db, authFailures, address, header, (e) => contextFault(e, config.statementTimeoutMs, db.location));
-          return attachClientAddress({ ...createContext(db, config, models, principal), metrics, reads }, address);
+          return attachClientAddress({ ...createContext(db, config, models, principal), metrics, reads, settings }, address);
         } catch (error) {
           if (error instanceof DomainError && error.code === ErrorCode.RATE_LIMITED) metrics?.rateLimited.inc({ kind: 'auth' });
           // Outside the request pipeline: Apollo takes the status from the error itself.

@@ -6,6 +6,8 @@ import { ADAPT_DEFAULTS } from '../pipeline/adapt';
 import { adaptCommand, adaptersCommand } from './adapt';
 import { ENCODER_ROLES } from '../encoders/types';
 import { RETRIEVAL_MODES } from '../retrieval/modes';
+import { RANKING_NAMES } from '../retrieval/parameters';
+import { settingsCommand } from './settings';
 import { JOB_SCOPES, JOB_STATUSES } from '../store/jobs';
 import { ROLES } from '../store/keys';
 import { askCommand, type AskOptions } from './ask';
@@ -329,6 +331,33 @@ export function buildProgram(run: (action: Action) => Promise<void>): Command {
     (key: string, options: RemoteOptions) =>
       run(async (config) => (options.url ? remoteRevokeKey(remoteTarget(options)!, key) : revokeKeyCommand(config, key))),
   );
+
+  const settings = program
+    .command('settings')
+    .description("the corpus's retrieval settings: what a question leaves out, per mode, above the environment and the modes' defaults");
+  settings
+    .command('show', { isDefault: true })
+    .description('every mode\'s ranking parameters in force and where each comes from (corpus, environment, mode), as JSON')
+    .action(() => run(async (config) => settingsCommand(config, { show: true })));
+  settings
+    .command('set')
+    .description('set some of a mode\'s parameters (a new version; the others stay): dhr settings set --mode HYBRID_HIERARCHICAL lambda=0.3 perDocument=1')
+    .addOption(new Option('--mode <mode>', 'the mode they apply to').choices(RETRIEVAL_MODES).makeOptionMandatory())
+    .argument('[name=value...]', `parameters: ${RANKING_NAMES.join(', ')} (perDocument=null: no bound)`)
+    .option('--unset <name...>', 'parameters to remove from the mode\'s settings')
+    .option('--note <text>', 'why (kept with the version)')
+    .action((values: string[], options: { mode: string; unset?: string[]; note?: string }) =>
+      run(async (config) => settingsCommand(config, { set: { mode: options.mode, values, unset: options.unset ?? [], note: options.note } })),
+    );
+  settings
+    .command('rollback')
+    .description('restore the settings in force before the current version (a new version)')
+    .action(() => run(async (config) => settingsCommand(config, { rollback: true })));
+  settings
+    .command('history')
+    .description('the versions, newest first, as JSON')
+    .option('--limit <n>', 'at most this many', integer(1, 1000), 20)
+    .action((options: { limit: number }) => run(async (config) => settingsCommand(config, { history: options.limit })));
 
   // Training data from the stored corpus (issue 16): docs/training.md.
   program

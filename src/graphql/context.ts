@@ -1,5 +1,6 @@
 import type { Config } from '../config';
 import type { ModelRegistry } from '../pipeline/jobs/registry';
+import type { CorpusSettingsSource } from '../retrieval/settings';
 import type { ServerMetrics } from '../observability/metrics';
 import { shareOf } from '../store/connection-share';
 import type { Database } from '../store/db';
@@ -17,6 +18,8 @@ export interface Context {
   principal?: Principal;
   /** The HTTP server's metrics (retrieve stage timings); absent outside it. */
   metrics?: ServerMetrics;
+  /** The corpus's retrieval settings, cached per process (absent: read per question). */
+  settings?: CorpusSettingsSource;
   /** Read replicas: where this request's reads went (read-routing.ts); absent without replicas. */
   reads?: ReadsState;
 }

@@ -12,6 +12,7 @@ import { LinkResolver } from './resolvers/link';
 import { PassageResolver } from './resolvers/passage';
 import { RetrievalResolver, ScoredDocumentResolver, ScoredPassageResolver } from './resolvers/retrieval';
 import { SectionResolver } from './resolvers/section';
+import { RetrievalSettingsResolver } from './resolvers/settings';
 import { TrainingResolver } from './resolvers/training';
 
 export const resolvers = [
@@ -21,6 +22,7 @@ export const resolvers = [
   PassageResolver,
   LinkResolver,
   IngestResolver,
+  RetrievalSettingsResolver,
   EmbeddingModelResolver,
   JobResolver,
   RetrievalResolver,

@@ -5,8 +5,12 @@ import { DEFAULT_MODE, MODES, TEXT_ONLY_MODE, type ModeSpec, type RetrievalMode 
 import { applyCutoffs } from './cutoff';
 import { search } from './search';
 import type { RowFetch } from './statements/rows';
-import type { Bm25Settings, DocumentPassages, IterativeScan, SearchResult } from './types';
+import { resolveRanking, type Ranking, type RankingLayer, type RankingName, type RankingSource } from './parameters';
+import type { Bm25Settings, IterativeScan, SearchResult } from './types';
 import { RetrievalInputError, validateRetrieveArgs, type RetrieveArgs } from './validate';
+
+/** A corpus's retrieval settings: per mode, the ranking parameters it sets. */
+export type CorpusSettings = Partial<Record<RetrievalMode, RankingLayer>>;
 
 export interface RetrieveOptions {
   efSearch?: number;
@@ -15,22 +19,19 @@ export interface RetrieveOptions {
   maxScanTuples?: number;
   exact?: boolean;
   bm25?: Partial<Bm25Settings>;
-  /** HYBRID_HIERARCHICAL's summary-vector share of the dense document score (the mode's default when unset). */
-  summaryShare?: number;
-  /** HYBRID_HIERARCHICAL's document score from passages when summaryShare < 1 (the mode's default when unset). */
-  documentPassages?: DocumentPassages;
-  /** HYBRID_HIERARCHICAL's summary score from several summary vectors (the mode's default when unset). */
-  summaryPieces?: boolean;
-  /** alpha when a question gives none (overrides the mode's default; HYBRID_ALPHA). */
-  defaultAlpha?: number;
-  /** perDocument when a question gives none (overrides the mode's default; PER_DOCUMENT). */
-  defaultPerDocument?: number;
+  /** The corpus's stored settings per mode (retrievalSettings), for what the question leaves out. */
+  corpus?: CorpusSettings;
+  /** The server's environment (HYBRID_ALPHA, PER_DOCUMENT), below the corpus's settings. */
+  environment?: RankingLayer;
   /** Columns of the ranked rows to return in the same statement (the API: what its selection reads). */
   rows?: RowFetch;
 }
 
 export interface Retrieval extends SearchResult {
-  args: RetrieveArgs & { mode: RetrievalMode; lambda: number; alpha: number };
+  /** The arguments as applied: the mode, and every ranking parameter resolved (perDocument: the bound that applied). */
+  args: Omit<RetrieveArgs, RankingName> & Omit<Ranking, 'perDocument'> & { mode: RetrievalMode; perDocument?: number };
+  /** Per ranking parameter, the value resolved and where it came from (request, corpus, environment, mode). */
+  parameters: { name: RankingName; value: Ranking[RankingName]; source: RankingSource }[];
   /** The passage model's name (the document model's for DOCUMENTS; `bm25` for the lexical modes). */
   model: string;
   /** The query-side adapter applied to the question vectors, if any. */
@@ -70,15 +71,20 @@ export async function retrieve(
   if (needsVectors && !targets) {
     throw new RetrievalInputError('mode', `mode ${mode} needs encoders, and this server runs without them; use ${TEXT_ONLY_MODE} or LEXICAL_DOCUMENTS`);
   }
-  const perDocument = valid.perDocument ?? options.defaultPerDocument ?? spec.defaults.perDocument;
+  const { question: text, k1, k2, mode: _asked, minScore, autocut, filter, ...request } = valid;
+  const ranking = resolveRanking(spec.defaults, { request, corpus: options.corpus?.[mode], environment: options.environment });
+  const perDocument = ranking.values.perDocument;
   const args = {
-    ...valid,
+    question: text,
+    k1,
+    k2,
+    minScore,
+    autocut,
+    filter,
     mode,
-    lambda: valid.lambda ?? spec.defaults.lambda,
-    alpha: valid.alpha ?? options.defaultAlpha ?? spec.defaults.alpha ?? 0,
-    documentAlpha: valid.documentAlpha ?? valid.alpha ?? spec.defaults.documentAlpha,
+    ...ranking.values,
     // the bound that applies, if any: k2 or more bounds nothing, and a documents-only mode returns no passages
-    perDocument: perDocument !== undefined && perDocument < valid.k2 && !spec.documentsOnly ? perDocument : undefined,
+    perDocument: perDocument !== null && perDocument < k2 && !spec.documentsOnly ? perDocument : undefined,
   };
   const encoded = needsVectors && targets ? await targets.encoders.encodeQuestion(args.question) : undefined;
   // The adapter maps question vectors only; stored vectors and the SQL are the same as without it.
@@ -102,9 +108,9 @@ export async function retrieve(
     lambda: args.lambda,
     alpha: args.alpha,
     documentAlpha: args.documentAlpha,
-    summaryShare: options.summaryShare ?? spec.defaults.summaryShare,
-    documentPassages: options.documentPassages ?? spec.defaults.documentPassages,
-    summaryPieces: options.summaryPieces ?? spec.defaults.summaryPieces,
+    summaryShare: args.summaryShare,
+    documentPassages: args.documentPassages,
+    summaryPieces: args.summaryPieces,
     perDocument: args.perDocument,
     bm25: options.bm25,
     filter: args.filter,
@@ -130,5 +136,6 @@ export async function retrieve(
   }
   const model = !needsVectors ? 'bm25' : mode === 'DOCUMENTS' ? targets!.document.name : targets!.passage.name;
   // Highlights reuse the encoder's own question vector (before any adapter): they score sentences with E_P^ψ.
-  return { ...result, args, model, adapter: adapter?.name ?? null, warnings, timings: { encodeMs, searchMs: ms(searchStarted), totalMs: ms(started) }, questionForPassages: encoded?.passage };
+  const parameters = (Object.keys(ranking.values) as RankingName[]).map((name) => ({ name, value: ranking.values[name], source: ranking.sources[name] }));
+  return { ...result, args, parameters, model, adapter: adapter?.name ?? null, warnings, timings: { encodeMs, searchMs: ms(searchStarted), totalMs: ms(started) }, questionForPassages: encoded?.passage };
 }

@@ -14,6 +14,8 @@ export interface HttpReply<T = any> {
 
 export interface TestServer {
   readonly db: Database;
+  /** The database's URL on PostgreSQL (for a second server over the same store); undefined on PGlite. */
+  readonly dbUrl: string | undefined;
   readonly url: string;
   /** An admin key made for the suite. */
   readonly adminKey: string;
@@ -47,6 +49,9 @@ export function useTestServer(env: Record<string, string> = {}): TestServer {
     get db() {
       if (!t) throw new Error('the test server exists only inside tests and hooks');
       return t.db;
+    },
+    get dbUrl() {
+      return t?.url;
     },
     get url() {
       return url;

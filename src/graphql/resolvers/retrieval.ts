@@ -2,9 +2,12 @@ import type { GraphQLResolveInfo } from 'graphql';
 import { Args, ArgsType, Ctx, Field, FieldResolver, Float, Info, Int, Query, Resolver, Root } from 'type-graphql';
 import { DEFAULT_MODE, MODES, type RetrievalMode } from '../../retrieval/modes';
 import { highlighterFor } from '../../retrieval/highlight';
+import { RANKING, type RankingName } from '../../retrieval/parameters';
 import { retrieve } from '../../retrieval/retrieve';
 import { RETRIEVAL_LIMITS } from '../../retrieval/validate';
 import { coverage } from '../../store/coverage';
+import { currentSettings } from '../../store/retrieval-settings';
+import { corpusSettingsOf } from '../../retrieval/settings';
 import type { DocumentRow, PassageRow } from '../../store/rows';
 import type { Context } from '../context';
 import { notFound } from '../errors';
@@ -23,6 +26,9 @@ import {
   ScoredPassage,
 } from '../types/retrieval';
 
+const leftOut = (name: RankingName) =>
+  `${RANKING[name].description} Left out: the corpus's retrievalSettings, else the server's environment, else the mode's tuned default (Retrieval.parameters says which applied).`;
+
 /** retrieve's arguments; validated in the domain (validateRetrieveArgs) so the CLI and eval share the checks. */
 @ArgsType()
 export class RetrieveArgs {
@@ -35,19 +41,17 @@ export class RetrieveArgs {
   @Field(() => Int, { defaultValue: 20, description: `Passages returned (1–${RETRIEVAL_LIMITS.maxK}).` })
   k2!: number;
 
-  @Field(() => Float, { nullable: true, description: 'Weight of the document score in score = passage + λ·document (0–10). Left out: the mode’s tuned default.' })
+  // The ranking parameters a question may set, described by their table (retrieval/parameters.ts).
+  @Field(() => Float, { nullable: true, description: leftOut('lambda') })
   lambda?: number | null;
 
-  @Field(() => Float, { nullable: true, description: 'Hybrid modes: weight of the dense score, 0 (BM25 only) to 1 (dense only). Left out: the tuned default.' })
+  @Field(() => Float, { nullable: true, description: leftOut('alpha') })
   alpha?: number | null;
 
-  @Field(() => Float, { nullable: true, description: 'HYBRID_HIERARCHICAL: the same weight for its document stage, 0 to 1. Left out: the tuned default.' })
+  @Field(() => Float, { nullable: true, description: leftOut('documentAlpha') })
   documentAlpha?: number | null;
 
-  @Field(() => Int, {
-    nullable: true,
-    description: `At most this many passages of one document among those returned (1–${RETRIEVAL_LIMITS.maxK}; k2 or more: no bound). Left out: the server’s PER_DOCUMENT, else none.`,
-  })
+  @Field(() => Int, { nullable: true, description: leftOut('perDocument') })
   perDocument?: number | null;
 
   @Field(() => RetrievalModeEnum, { nullable: true, description: `Left out: ${DEFAULT_MODE} (LEXICAL on a server without encoders).` })
@@ -98,6 +102,7 @@ export class RetrievalResolver {
       : undefined;
     // One snapshot of the active models for the whole query, even if an activation lands meanwhile.
     const targets = await ctx.models?.current();
+    const corpus = await (ctx.settings?.get() ?? currentSettings(ctx.db).then(corpusSettingsOf));
     const result = await retrieve(
       ctx.db,
       targets,
@@ -109,8 +114,8 @@ export class RetrievalResolver {
         iterativeScan: ctx.config.iterativeScan,
         maxScanTuples: ctx.config.maxScanTuples,
         bm25: ctx.config.bm25,
-        defaultAlpha: ctx.config.alpha,
-        defaultPerDocument: ctx.config.perDocument,
+        corpus,
+        environment: ctx.config.ranking,
         // The columns the selection reads come back with the ranking: one statement, one snapshot.
         rows: retrieveRowFetch(info),
       },
@@ -143,6 +148,7 @@ export class RetrievalResolver {
       lambda: result.args.lambda,
       alpha: result.args.alpha,
       perDocument: result.args.perDocument ?? null,
+      parameters: result.parameters.map((p) => ({ ...p, value: p.value ?? null })),
       warnings,
       model: result.model,
       adapter: result.adapter,

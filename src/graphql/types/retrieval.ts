@@ -1,8 +1,11 @@
 import type { DocumentRow, PassageRow } from '../../store/rows';
 import type { Encoder } from '../../encoders/types';
-import { GraphQLJSONObject } from 'graphql-scalars';
+import { GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
 import { Field, Float, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { DEFAULT_MODE, MODES, RETRIEVAL_MODES, type RetrievalMode as Mode } from '../../retrieval/modes';
+import { RANKING_SOURCES, type RankingSource } from '../../retrieval/parameters';
+
+export const RankingSourceEnum = Object.fromEntries(RANKING_SOURCES.map((s) => [s, s])) as { [K in RankingSource]: K };
 
 /** The GraphQL enum, from the table of modes: one value per entry, its description the entry's. */
 export const RetrievalModeEnum = Object.fromEntries(RETRIEVAL_MODES.map((m) => [m, m])) as { [K in Mode]: K };
@@ -115,6 +118,29 @@ export class RetrievalTimings {
   totalMs!: number;
 }
 
+registerEnumType(RankingSourceEnum, {
+  name: 'RankingSource',
+  description: 'Where a ranking parameter’s value came from, in precedence order.',
+  valuesConfig: {
+    request: { description: 'The question’s own argument.' },
+    corpus: { description: 'The corpus’s stored retrievalSettings.' },
+    environment: { description: 'The server’s environment (HYBRID_ALPHA, PER_DOCUMENT).' },
+    mode: { description: 'The mode’s tuned default (or the parameter’s built-in value).' },
+  },
+});
+
+@ObjectType({ description: 'One ranking parameter of a retrieval: its name (a retrieve argument or a corpus setting), the value used and its source.' })
+export class RankingParameter {
+  @Field(() => String)
+  name!: string;
+
+  @Field(() => GraphQLJSON, { nullable: true, description: 'A number, a boolean or a name; null: none (perDocument without a bound).' })
+  value!: number | boolean | string | null;
+
+  @Field(() => RankingSourceEnum)
+  source!: RankingSource;
+}
+
 @ObjectType({ description: 'One retrieval: ranked passages and the documents stage 1 chose.' })
 export class Retrieval {
   @Field(() => [ScoredPassage])
@@ -140,6 +166,9 @@ export class Retrieval {
 
   @Field(() => Int, { nullable: true, description: 'The bound on passages per document that applied (null: none).' })
   perDocument!: number | null;
+
+  @Field(() => [RankingParameter], { description: 'Every ranking parameter as this retrieval applied it, and where its value came from.' })
+  parameters!: RankingParameter[];
 
   @Field(() => [String], { description: 'What to know about this answer: fallbacks, questions BM25 cannot use, documents not yet embedded.' })
   warnings!: string[];

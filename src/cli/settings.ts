@@ -1,0 +1,59 @@
+import type { Config } from '../config';
+import { badUserInput, DomainError } from '../errors';
+import { parametersInForce, rollbackSettings, setModeSettings } from '../retrieval/settings';
+import { openMigratedDatabase } from '../store/open';
+import { currentSettings, settingsHistory, type SettingsVersion } from '../store/retrieval-settings';
+
+export type SettingsRequest = { show: true } | { history: number } | { rollback: true } | { set: { mode: string; values: string[]; unset: string[]; note?: string } };
+
+/** `name=value` as JSON where it parses (numbers, true, false, null), else the text: `documentPassages=top3`. */
+export function parseAssignment(assignment: string): [string, unknown] {
+  const eq = assignment.indexOf('=');
+  if (eq <= 0) throw badUserInput(`"${assignment}" is not name=value (e.g. lambda=0.3)`, 'values');
+  const name = assignment.slice(0, eq);
+  const text = assignment.slice(eq + 1);
+  try {
+    return [name, JSON.parse(text)];
+  } catch {
+    return [name, text];
+  }
+}
+
+const shown = (v: SettingsVersion | undefined, config: Config) => ({
+  version: v?.version ?? null,
+  setBy: v?.setBy ?? null,
+  note: v?.note ?? null,
+  previous: v?.previous ?? null,
+  createdAt: v?.createdAt ?? null,
+  evidence: v?.evidence ?? null,
+  modes: Object.fromEntries(parametersInForce(v, config.ranking).map((m) => [m.mode, Object.fromEntries(m.parameters.map((p) => [p.name, `${JSON.stringify(p.value)} (${p.source})`]))])),
+});
+
+/**
+ * `dhr settings [show]`, `set`, `rollback`, `history`: the corpus's retrieval settings in the
+ * store (a running server picks a change up within a second). Prints the settings after, as JSON.
+ */
+export async function settingsCommand(config: Config, request: SettingsRequest): Promise<number> {
+  const db = await openMigratedDatabase(config);
+  try {
+    let version: SettingsVersion | undefined;
+    if ('history' in request) {
+      console.log(JSON.stringify(await settingsHistory(db, request.history), null, 2));
+      return 0;
+    }
+    if ('rollback' in request) version = await rollbackSettings(db, 'cli');
+    else if ('set' in request) {
+      // Parsed inside the try: a malformed assignment is an answer, not a crash.
+      const values = Object.fromEntries(request.set.values.map(parseAssignment));
+      version = await setModeSettings(db, request.set.mode, { values, unset: request.set.unset, setBy: 'cli', note: request.set.note });
+    } else version = await currentSettings(db);
+    console.log(JSON.stringify(shown(version, config), null, 2));
+    return 0;
+  } catch (error) {
+    if (!(error instanceof DomainError)) throw error;
+    console.error(`settings: ${error.message}`);
+    return 1;
+  } finally {
+    await db.close();
+  }
+}

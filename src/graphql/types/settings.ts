@@ -1,0 +1,40 @@
+import { GraphQLJSONObject } from 'graphql-scalars';
+import { Field, Int, ObjectType } from 'type-graphql';
+import type { RetrievalMode as Mode } from '../../retrieval/modes';
+import { RankingParameter, RetrievalModeEnum } from './retrieval';
+
+@ObjectType({ description: 'One mode’s ranking parameters in force when a question gives none, each with where it comes from (corpus, environment or mode).' })
+export class ModeSettings {
+  @Field(() => RetrievalModeEnum)
+  mode!: Mode;
+
+  @Field(() => [RankingParameter])
+  parameters!: RankingParameter[];
+}
+
+@ObjectType({
+  description:
+    'The corpus’s retrieval settings (versioned): what a question leaves out comes from here, then from the server’s environment, then from the mode’s tuned default.',
+})
+export class RetrievalSettings {
+  @Field(() => Int, { nullable: true, description: 'The version in force (null: never set; the defaults apply).' })
+  version!: number | null;
+
+  @Field(() => String, { nullable: true, description: 'Who or what set it: an API key’s name, cli, tune, or a rollback.' })
+  setBy!: string | null;
+
+  @Field(() => String, { nullable: true })
+  note!: string | null;
+
+  @Field(() => GraphQLJSONObject, { nullable: true, description: 'What justified it (dhr tune: the data used and the scores of the chosen point and of the defaults).' })
+  evidence!: Record<string, unknown> | null;
+
+  @Field(() => Int, { nullable: true, description: 'The version in force before this one: what rollbackRetrievalSettings restores.' })
+  previous!: number | null;
+
+  @Field(() => Date, { nullable: true })
+  createdAt!: Date | null;
+
+  @Field(() => [ModeSettings], { description: 'Every mode, with its parameters in force.' })
+  modes!: ModeSettings[];
+}
