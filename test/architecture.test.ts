@@ -13,6 +13,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['store'],
   ['retrieval', 'pipeline', 'observability'],
   ['training'],
+  ['tuning'],
   ['config'],
   ['graphql', 'http'],
   ['server', 'eval'],

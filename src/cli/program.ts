@@ -8,6 +8,8 @@ import { ENCODER_ROLES } from '../encoders/types';
 import { RETRIEVAL_MODES } from '../retrieval/modes';
 import { RANKING_NAMES } from '../retrieval/parameters';
 import { settingsCommand } from './settings';
+import { tuneCommand, type TuneCommandOptions } from './tune';
+import { PSEUDO_KINDS, type PseudoKind } from '../tuning/pseudo-questions';
 import { JOB_SCOPES, JOB_STATUSES } from '../store/jobs';
 import { ROLES } from '../store/keys';
 import { askCommand, type AskOptions } from './ask';
@@ -106,6 +108,13 @@ function remotable(command: Command): Command {
 }
 
 const remoteTarget = (o: RemoteOptions): RemoteTarget | undefined => (o.url ? { url: o.url, apiKey: o.key } : undefined);
+
+function pseudoKinds(value: string): PseudoKind[] {
+  const kinds = value.split(',').map((k) => k.trim());
+  const bad = kinds.filter((k) => !(PSEUDO_KINDS as readonly string[]).includes(k));
+  if (bad.length > 0) throw new InvalidArgumentError(`unknown kind ${bad.join(', ')}; kinds: ${PSEUDO_KINDS.join(', ')}`);
+  return kinds as PseudoKind[];
+}
 
 /** `run` receives each action; main.ts runs it with the loaded settings. */
 export function buildProgram(run: (action: Action) => Promise<void>): Command {
@@ -358,6 +367,17 @@ export function buildProgram(run: (action: Action) => Promise<void>): Command {
     .description('the versions, newest first, as JSON')
     .option('--limit <n>', 'at most this many', integer(1, 1000), 20)
     .action((options: { limit: number }) => run(async (config) => settingsCommand(config, { history: options.limit })));
+
+  program
+    .command('tune')
+    .description("choose the corpus's ranking parameters from questions it asks of itself (no labels): prints the grid and the choice; --apply stores it")
+    .addOption(new Option('--mode <mode>', 'the mode to tune').choices(RETRIEVAL_MODES).default('HYBRID_HIERARCHICAL'))
+    .option('--per-kind <n>', 'pseudo-questions of each kind', integer(1, 10_000), 40)
+    .option('--kinds <kinds>', `comma-separated: ${PSEUDO_KINDS.join(', ')} (default: all)`, (v: string) => pseudoKinds(v))
+    .option('--seed <n>', 'drives every draw: the same seed and store give the same questions', integer(0, 2_147_483_647), 0)
+    .option('--questions <file>', 'labelled questions too: JSONL of {"question", "passageIds" or "documentKeys"}')
+    .option('--apply', 'store the choice as a new settings version when it beats the settings in force')
+    .action((options: TuneCommandOptions) => run(async (config) => tuneCommand(config, options)));
 
   // Training data from the stored corpus (issue 16): docs/training.md.
   program

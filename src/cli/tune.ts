@@ -1,0 +1,135 @@
+import { readFileSync } from 'node:fs';
+import type { Config } from '../config';
+import { badUserInput, DomainError } from '../errors';
+import type { RetrievalMode } from '../retrieval/modes';
+import { RANKING_NAMES, type Ranking } from '../retrieval/parameters';
+import { setModeSettings } from '../retrieval/settings';
+import type { Database } from '../store/db';
+import { openMigratedDatabase } from '../store/open';
+import type { PseudoKind, PseudoQuestion } from '../tuning/pseudo-questions';
+import { tune, type PointScore, type TuneReport } from '../tuning/tune';
+import { loadEmbedding } from './embed';
+import { ProgressBar } from './progress';
+
+export interface TuneCommandOptions {
+  mode?: RetrievalMode;
+  perKind?: number;
+  seed?: number;
+  kinds?: PseudoKind[];
+  /** A JSONL file of labelled questions: {"question": "…", "passageIds": [..]} or {"question": "…", "documentKeys": [..]}. */
+  questions?: string;
+  apply?: boolean;
+}
+
+/** Labelled questions from a file: each line a question and the passages (by id) or documents (by key) that answer it. */
+async function readLabelled(db: Database, file: string): Promise<PseudoQuestion[]> {
+  const lines = readFileSync(file, 'utf8').split('\n').map((l) => l.trim());
+  const parsed = lines.flatMap((line, i) => {
+    if (!line) return [];
+    let row: { question?: unknown; passageIds?: unknown; documentKeys?: unknown };
+    try {
+      row = JSON.parse(line);
+    } catch {
+      throw badUserInput(`${file} line ${i + 1} is not JSON`, 'questions');
+    }
+    const ids = Array.isArray(row.passageIds) ? row.passageIds.filter((x): x is number => Number.isInteger(x)) : [];
+    const keys = Array.isArray(row.documentKeys) ? row.documentKeys.filter((x): x is string => typeof x === 'string') : [];
+    if (typeof row.question !== 'string' || !row.question.trim() || ids.length + keys.length === 0) {
+      throw badUserInput(`${file} line ${i + 1} needs a question and passageIds or documentKeys`, 'questions');
+    }
+    return [{ question: row.question, ids, keys }];
+  });
+  const allKeys = [...new Set(parsed.flatMap((p) => p.keys))];
+  const byKey = new Map((await db.query<{ key: string; id: number }>('SELECT key, id FROM documents WHERE key = ANY($1::text[])', [allKeys])).map((r) => [r.key, r.id]));
+  return parsed.map((p) => {
+    const passages = new Set(p.ids);
+    const documents = new Set(p.keys.map((k) => byKey.get(k)).filter((id): id is number => id !== undefined));
+    return { kind: 'feedback' as const, question: p.question, excluded: [], answers: (k) => passages.has(k.passageId) || documents.has(k.documentId) };
+  });
+}
+
+const pct = (x: number) => (100 * x).toFixed(1);
+const row = (p: PointScore, note = '') => `| ${p.mode === 'LEXICAL' || p.mode === 'HYBRID' ? p.mode : p.label} | ${p.mrr.toFixed(3)} | ${pct(p.top1)} | ${pct(p.top20)} | ${note} |`;
+
+/** The report as Markdown: the questions, the baselines, the grid best first, and the choice. */
+export function formatTuneReport(r: TuneReport): string {
+  const counts = Object.entries(r.questions).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(', ');
+  const total = Object.values(r.questions).reduce((a, b) => a + b, 0);
+  const lines = [
+    `${r.mode}: ${total} questions (${counts})`,
+    '',
+    '| point | MRR@20 | Top-1 % | Top-20 % | |',
+    '|---|---:|---:|---:|---|',
+    row(r.current, 'in force'),
+    row(r.defaults, 'built-in defaults'),
+    row(r.lexical, 'baseline'),
+    row(r.hybrid, 'baseline'),
+    ...[...r.grid].sort((a, b) => b.mrr - a.mrr).map((p) => row(p, p === r.choice.chosen ? 'chosen' : '')),
+    '',
+    `${r.choice.change ? 'change' : 'keep the settings in force'}: ${r.choice.reason}`,
+  ];
+  return lines.join('\n');
+}
+
+/** The parameters a choice sets: those that differ from the settings in force. */
+export function changedValues(r: TuneReport): Partial<Ranking> {
+  const out: Record<string, unknown> = {};
+  for (const name of RANKING_NAMES) if (r.choice.chosen.values[name] !== r.current.values[name]) out[name] = r.choice.chosen.values[name];
+  return out as Partial<Ranking>;
+}
+
+/**
+ * `dhr tune`: scores a small grid of the mode's parameters on pseudo-questions from the corpus
+ * (and labelled ones with --questions) and prints the grid and the choice; with --apply, stores
+ * the choice as a new settings version, with the evidence, when it beats the settings in force.
+ */
+export async function tuneCommand(config: Config, o: TuneCommandOptions): Promise<number> {
+  const db = await openMigratedDatabase(config);
+  try {
+    const labelled = o.questions ? await readLabelled(db, o.questions) : undefined;
+    const { models, targets } = await loadEmbedding(db, config);
+    try {
+      let bar: ProgressBar | undefined;
+      const report = await tune(db, targets, {
+        mode: o.mode,
+        perKind: o.perKind,
+        seed: o.seed,
+        kinds: o.kinds,
+        labelled,
+        environment: config.ranking,
+        bm25: config.bm25,
+        onProgress: (done, total, label) => (bar ??= new ProgressBar(total, 'tune')).update(done, label),
+      });
+      console.log(formatTuneReport(report));
+      if (o.apply && report.choice.change) {
+        const values = changedValues(report);
+        const version = await setModeSettings(db, report.mode, {
+          values,
+          setBy: 'tune',
+          note: report.choice.reason,
+          evidence: {
+            questions: report.questions,
+            seed: o.seed ?? 0,
+            chosen: { label: report.choice.chosen.label, mrr: report.choice.chosen.mrr },
+            inForce: { label: report.current.label, mrr: report.current.mrr },
+            defaults: { mrr: report.defaults.mrr },
+            lexical: { mrr: report.lexical.mrr },
+            margin: report.choice.margin,
+            standardError: report.choice.standardError,
+          },
+        });
+        console.error(`stored as retrieval settings version ${version.version}: ${JSON.stringify(values)}`);
+      } else if (o.apply) console.error('nothing stored: the settings in force stay');
+      else console.error('dry run: nothing stored (--apply stores the choice)');
+      return 0;
+    } finally {
+      await models.close();
+    }
+  } catch (error) {
+    if (!(error instanceof DomainError)) throw error;
+    console.error(`tune: ${error.message}`);
+    return 1;
+  } finally {
+    await db.close();
+  }
+}

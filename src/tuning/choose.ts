@@ -1,0 +1,63 @@
+import type { Ranking } from '../retrieval/parameters';
+
+/** What the chooser needs of a scored point. */
+export interface Scored {
+  label: string;
+  values: Ranking;
+  mrr: number;
+  reciprocalRanks: number[];
+}
+
+export interface Choice {
+  /** Whether the best point should replace the settings in force. */
+  change: boolean;
+  chosen: Scored;
+  /** The chosen point's MRR minus the settings in force's, on the same questions. */
+  margin: number;
+  /** The standard error of that margin (paired over questions). */
+  standardError: number;
+  reason: string;
+}
+
+/** A gain smaller than this (MRR, absolute) keeps the settings in force, however sure it is. */
+export const MIN_GAIN = 0.01;
+/** ... and so does a gain within this many standard errors of zero (paired over the questions). */
+export const MIN_STANDARD_ERRORS = 2;
+
+/**
+ * The best grid point by MRR replaces the settings in force only if it is better by at least
+ * MIN_GAIN and by MIN_STANDARD_ERRORS paired standard errors (the same questions run at both, so
+ * per-question differences cancel the questions' own difficulty), and never if it scores below
+ * LEXICAL alone on the same questions. Otherwise the settings in force stay, and the reason says
+ * why. On few questions the standard error is large, so thin evidence moves nothing.
+ */
+export function chooseSettings(s: { current: Scored; defaults: Scored; lexical: Scored; grid: Scored[] }): Choice {
+  const best = [...s.grid].sort((a, b) => b.mrr - a.mrr || a.label.localeCompare(b.label))[0] ?? s.current;
+  const { mean, standardError } = pairedDifference(best.reciprocalRanks, s.current.reciprocalRanks);
+  const keep = (reason: string): Choice => ({ change: false, chosen: s.current, margin: mean, standardError, reason });
+  if (best.mrr < s.lexical.mrr) {
+    return keep(`the best point (${best.label}, MRR ${best.mrr.toFixed(3)}) scores below LEXICAL alone (${s.lexical.mrr.toFixed(3)}) on these questions`);
+  }
+  if (mean < MIN_GAIN) return keep(`the best point (${best.label}) gains ${mean.toFixed(3)} MRR over the settings in force, under the ${MIN_GAIN} needed`);
+  if (mean < MIN_STANDARD_ERRORS * standardError) {
+    return keep(`the best point (${best.label}) gains ${mean.toFixed(3)} ± ${standardError.toFixed(3)} MRR: within ${MIN_STANDARD_ERRORS} standard errors of none`);
+  }
+  return {
+    change: true,
+    chosen: best,
+    margin: mean,
+    standardError,
+    reason: `${best.label} gains ${mean.toFixed(3)} ± ${standardError.toFixed(3)} MRR over the settings in force`,
+  };
+}
+
+/** Mean and standard error of a − b, question by question. */
+export function pairedDifference(a: readonly number[], b: readonly number[]): { mean: number; standardError: number } {
+  const n = a.length;
+  if (n === 0 || n !== b.length) return { mean: 0, standardError: Infinity };
+  const d = a.map((x, i) => x - b[i]);
+  const mean = d.reduce((x, y) => x + y, 0) / n;
+  if (n < 2) return { mean, standardError: Infinity };
+  const variance = d.reduce((x, y) => x + (y - mean) ** 2, 0) / (n - 1);
+  return { mean, standardError: Math.sqrt(variance / n) };
+}

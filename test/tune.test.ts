@@ -1,0 +1,159 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
+import { ingest } from '../src/pipeline/ingest';
+import { chooseSettings, MIN_GAIN, pairedDifference, type Scored } from '../src/tuning/choose';
+import { pseudoQuestions } from '../src/tuning/pseudo-questions';
+import { resolveRanking } from '../src/retrieval/parameters';
+import { MODES } from '../src/retrieval/modes';
+import { cliStore, dhr } from './helpers/cli';
+import { createTestDatabase, type TestDatabase } from './helpers/database';
+
+/**
+ * Issue 31 §3: `dhr tune` chooses a corpus's ranking parameters from questions the corpus asks of
+ * itself. The chooser's rules on scores made here; the pseudo-questions against the stored tree;
+ * the command end to end (real processes, the real default model).
+ */
+
+const RIVERS = ['Rhine', 'Danube', 'Elbe', 'Oder', 'Vistula', 'Loire', 'Seine', 'Rhone', 'Po', 'Tagus', 'Ebro', 'Thames'];
+const TOPICS = [
+  ['Course', 'rises in the mountains and flows past farms, forests and old market towns before it reaches the sea at a wide estuary.'],
+  ['Trade', 'carried grain, timber and salt on barges for centuries, and its ports grew rich on the tolls that merchants paid.'],
+  ['Wildlife', 'shelters salmon, otters and herons along its banks, where reed beds and flooded meadows make room for nesting birds.'],
+];
+// Plain headings and a few passages a section: no links, so the corpus has no link pairs to give.
+const DOCS = RIVERS.map((name) => ({
+  key: name.toLowerCase(),
+  title: `The ${name}`,
+  abstract: `The ${name} is a river of Europe. Its basin holds cities, farmland and wetlands of many kinds.`,
+  sections: TOPICS.map(([title, text]) => ({
+    title,
+    text: [1, 2, 3].map((i) => `Part ${i} about the ${name}: the ${name} ${text} Local people tell many stories of the ${name} and its ${title.toLowerCase()}.`).join('\n\n'),
+  })),
+}));
+
+const scored = (label: string, rr: number[]): Scored => ({
+  label,
+  values: resolveRanking(MODES.HYBRID_HIERARCHICAL.defaults, {}).values,
+  mrr: rr.reduce((a, b) => a + b, 0) / rr.length,
+  reciprocalRanks: rr,
+});
+
+describe('chooseSettings', () => {
+  const current = scored('current', Array.from({ length: 40 }, (_, i) => (i % 2 ? 0.5 : 0.25)));
+  const lexical = scored('lexical', Array.from({ length: 40 }, () => 0.2));
+
+  it('takes a point clearly better on the same questions', () => {
+    const better = scored('better', current.reciprocalRanks.map((r, i) => (i % 4 === 0 ? 1 : r + 0.05)));
+    const c = chooseSettings({ current, defaults: current, lexical, grid: [current, better] });
+    expect(c.change).toBe(true);
+    expect(c.chosen.label).toBe('better');
+    expect(c.margin).toBeCloseTo(better.mrr - current.mrr, 12);
+  });
+
+  it('keeps the settings in force when the gain is small, or within two standard errors, or the best is below LEXICAL', () => {
+    const small = scored('small', current.reciprocalRanks.map((r) => r + MIN_GAIN / 2));
+    expect(chooseSettings({ current, defaults: current, lexical, grid: [small] })).toMatchObject({ change: false, chosen: current });
+    // A large mean gain carried by two questions out of forty: noisy.
+    const noisy = scored('noisy', current.reciprocalRanks.map((r, i) => (i < 2 ? 1 : i < 6 ? 0 : r)));
+    const n = chooseSettings({ current, defaults: current, lexical, grid: [noisy] });
+    const { mean, standardError } = pairedDifference(noisy.reciprocalRanks, current.reciprocalRanks);
+    expect(mean).toBeLessThan(2 * standardError);
+    expect(n.change).toBe(false);
+    expect(n.reason).toMatch(/standard errors|under the/);
+    const strongLexical = scored('lexical', Array.from({ length: 40 }, () => 0.9));
+    const better = scored('better', current.reciprocalRanks.map((r) => r + 0.1));
+    const below = chooseSettings({ current, defaults: current, lexical: strongLexical, grid: [better] });
+    expect(below.change).toBe(false);
+    expect(below.reason).toMatch(/below LEXICAL/);
+  });
+});
+
+describe('pseudo-questions', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    await ingest(t.db, DOCS, DEFAULT_INGEST_OPTIONS);
+  }, 120_000);
+  afterAll(async () => t?.drop());
+
+  it('draws section-path, document-title and cloze questions from a corpus without links, the same for the same seed', async () => {
+    const a = await pseudoQuestions(t.db, { perKind: 10, seed: 7 });
+    expect(a.counts).toMatchObject({ 'dual-link': 0, 'co-mention': 0, 'section-path': 10, 'document-title': 10, cloze: 10 });
+    const b = await pseudoQuestions(t.db, { perKind: 10, seed: 7 });
+    expect(b.questions.map((q) => q.question)).toEqual(a.questions.map((q) => q.question));
+    const c = await pseudoQuestions(t.db, { perKind: 10, seed: 8 });
+    expect(c.questions.map((q) => q.question)).not.toEqual(a.questions.map((q) => q.question));
+  });
+
+  it('asks a cloze question with a sentence of its passage, leaves that passage out and takes its section’s other passages as the gold', async () => {
+    const { questions } = await pseudoQuestions(t.db, { perKind: 12, seed: 1, kinds: ['cloze'] });
+    expect(questions.length).toBeGreaterThan(0);
+    const rows = await t.db.query<{ id: number; document_id: number; section_id: number | null; text: string; title_path: string[] }>(
+      'SELECT id, document_id, section_id, text, title_path FROM passages',
+    );
+    for (const q of questions) {
+      expect(q.excluded).toHaveLength(1);
+      const own = rows.find((r) => r.id === q.excluded[0])!;
+      expect(own.text).toContain(q.question);
+      for (const r of rows) {
+        const key = { passageId: r.id, documentId: r.document_id, sectionId: r.section_id, titlePath: r.title_path };
+        const neighbour = r.id !== own.id && r.document_id === own.document_id && r.section_id === own.section_id;
+        expect(q.answers(key)).toBe(neighbour);
+      }
+    }
+  });
+});
+
+describe('dhr tune', () => {
+  const work = mkdtempSync(join(tmpdir(), 'dhr-tune-'));
+  let env: Record<string, string>;
+  let drop: () => Promise<void>;
+  beforeAll(async () => {
+    ({ env, drop } = await cliStore(work));
+  });
+  afterAll(async () => {
+    await drop();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  it('refuses an empty store and a mode without weights, saying why', async () => {
+    const empty = await dhr(['tune'], env);
+    expect(empty.code).toBe(1);
+    expect(empty.stderr).toMatch(/tune: the store holds no passages/);
+    const lexical = await dhr(['tune', '--mode', 'LEXICAL'], env);
+    expect(lexical.code).toBe(1);
+    expect(lexical.stderr).toMatch(/mode LEXICAL has no weights to tune/);
+  });
+
+  it('prints the grid beside the settings in force and the baselines, and with --apply stores what it chose, with its evidence', async () => {
+    writeFileSync(join(work, 'rivers.json'), JSON.stringify(DOCS));
+    expect((await dhr(['ingest', join(work, 'rivers.json')], env)).code).toBe(0);
+    const dry = await dhr(['tune', '--per-kind', '12'], env);
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toMatch(/^HYBRID_HIERARCHICAL: 36 questions \(section-path 12, document-title 12, cloze 12\)/);
+    for (const row of ['in force', 'built-in defaults', '| LEXICAL |', '| HYBRID |']) expect(dry.stdout).toContain(row);
+    expect(dry.stderr).toContain('dry run: nothing stored');
+    expect(JSON.parse((await dhr(['settings'], env)).stdout).version).toBeNull();
+
+    const applied = await dhr(['tune', '--per-kind', '12', '--apply'], env);
+    expect(applied.code).toBe(0);
+    // The same seed and store: the same questions and scores, so the same decision as the dry run.
+    expect(applied.stdout).toBe(dry.stdout);
+    const settings = JSON.parse((await dhr(['settings'], env)).stdout);
+    if (/\nchange: /.test(dry.stdout)) {
+      expect(applied.stderr).toMatch(/stored as retrieval settings version 1/);
+      expect(settings).toMatchObject({ version: 1, setBy: 'tune' });
+      expect(settings.evidence.questions).toMatchObject({ 'section-path': 12, 'document-title': 12, cloze: 12 });
+      expect(settings.evidence.margin).toBeGreaterThanOrEqual(MIN_GAIN);
+      const chosen = dry.stdout.split('\n').find((l) => l.endsWith('| chosen |'))!;
+      const lambda = /λ ([\d.]+)/.exec(chosen)![1];
+      expect(settings.modes.HYBRID_HIERARCHICAL.lambda).toMatch(new RegExp(`^${lambda} \\((corpus|mode)\\)$`));
+    } else {
+      expect(dry.stdout).toMatch(/\nkeep the settings in force: /);
+      expect(applied.stderr).toContain('nothing stored');
+      expect(settings.version).toBeNull();
+    }
+  });
+});
