@@ -142,6 +142,20 @@ describe('prepareDocument: markdown and text', () => {
   });
 });
 
+describe('prepareDocument: code blocks', () => {
+  it('keeps a Markdown code block whole in one passage, links in it untouched, and shows it unfenced in the abstract', () => {
+    const prose = Array.from({ length: 19 }, (_, i) => `Sentence ${i} has five words.`).join(' '); // 95 words
+    const code = ['```sh', 'curl [not](a-link) \\', '  --data x', 'done', '```'].join('\n');
+    const doc = prepareDocument({ markdown: `# Doc\n\nIntro:\n\n${code}\n\n## Use\n\n${prose}\n\n${code}\n` });
+    const use = doc.passages.filter((p) => p.titlePath[1] === 'Use');
+    // 95 words + 6 of code is over 100: the code block moves whole to the next passage.
+    expect(use.map((p) => p.wordCount)).toEqual([95, 6]);
+    expect(use[1].text).toBe('curl [not](a-link) \\\n  --data x\ndone');
+    expect(use[1].links).toEqual([]);
+    expect(doc.abstract).toBe('Intro:\n\ncurl [not](a-link) \\\n  --data x\ndone');
+  });
+});
+
 describe('prepareDocument: bad input', () => {
   const cases: Array<[string, unknown, string]> = [
     ['missing title', { abstract: 'x' }, 'missing title'],

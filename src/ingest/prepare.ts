@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { DEFAULT_MAX_METADATA_DEPTH, DEFAULT_MAX_SECTION_DEPTH, jsonDeeperThan, sectionsDeeperThan } from './depth';
 import { IngestError } from './errors';
+import { stripFences } from './fences';
 import { extractLinks } from './links';
 import { parseMarkdown } from './markdown';
 import { splitPassages } from './splitter';
@@ -264,7 +265,7 @@ export function prepareDocument(
       while (b > 0 && blocks[b].start > link.start) b--;
       if (b >= 0) passages[first + b].links.push({ target: link.target, anchorText: link.anchorText });
     }
-    return text.trim();
+    return stripFences(text).trim();
   };
   const abstract = addPassages(abstractRaw, null, [title]);
   preparedSections.forEach((s, i) => addPassages(sectionTexts[i], s.position, s.titlePath));

@@ -26,6 +26,13 @@ export interface DocumentInput {
   metadata?: Record<string, unknown>;
 }
 
+/** A source parsed into a title tree: the text before the first section is the abstract. */
+export interface ParsedTree {
+  title: string;
+  abstract: string;
+  sections: SectionInput[];
+}
+
 export interface IngestOptions {
   /** Largest passage, in words (DHR: 100). */
   maxWords: number;
