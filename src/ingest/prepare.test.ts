@@ -185,17 +185,17 @@ describe('prepareDocument: bad input', () => {
     [
       'markdown with sections',
       { title: 'T', markdown: '# T', sections: [] },
-      'conflicting content: give only one of abstract/sections, markdown or text (got abstract/sections and markdown)',
+      'conflicting content: give only one of abstract/sections, markdown, html, rst or text (got abstract/sections and markdown)',
     ],
     [
       'text with abstract',
       { title: 'T', text: 'x', abstract: 'y' },
-      'conflicting content: give only one of abstract/sections, markdown or text (got abstract/sections and text)',
+      'conflicting content: give only one of abstract/sections, markdown, html, rst or text (got abstract/sections and text)',
     ],
     [
       'markdown with text',
       { title: 'T', text: 'x', markdown: 'y' },
-      'conflicting content: give only one of abstract/sections, markdown or text (got markdown and text)',
+      'conflicting content: give only one of abstract/sections, markdown, html, rst or text (got markdown and text)',
     ],
   ];
 
