@@ -72,10 +72,10 @@ describe('parseHtml on a page with two h1s (installation.html)', () => {
 });
 
 describe('parseHtml', () => {
-  it('writes a table a row a line, drops comments, and reads ARIA chrome as chrome', () => {
+  it('writes a table a row a line, drops comments and ¶ permalinks, and reads ARIA chrome as chrome', () => {
     const html =
       '<html><head><title>T</title><style>p{}</style></head><body><div role="navigation">Home</div><!-- hidden -->' +
-      '<h2>Ports</h2><table><tr><th>Port</th><th>Depth</th></tr><tr><td>Oslo</td><td>12 <b>m</b></td></tr></table>' +
+      '<h2>Ports<a class="headerlink" href="#ports" title="Permalink">¶</a></h2><table><tr><th>Port</th><th>Depth</th></tr><tr><td>Oslo</td><td>12 <b>m</b></td></tr></table>' +
       '<p hidden>secret</p><aside>tip</aside><p>After.</p></body></html>';
     expect(parseHtml(html)).toEqual({ title: 'T', abstract: '', sections: [{ title: 'Ports', text: 'Port | Depth\nOslo | 12 m\n\nAfter.' }] });
   });
