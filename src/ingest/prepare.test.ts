@@ -154,6 +154,16 @@ describe('prepareDocument: code blocks', () => {
     expect(use[1].links).toEqual([]);
     expect(doc.abstract).toBe('Intro:\n\ncurl [not](a-link) \\\n  --data x\ndone');
   });
+
+  it('changes the content hash of a document with code (it re-splits on re-ingest), and of no other', () => {
+    // The hashes before code blocks were kept whole (commit f71b556).
+    expect(prepareDocument({ key: 'plain', markdown: '# Doc\n\n## Part\n\nWords here.\n' }).contentHash).toBe(
+      '701cbcb0b75a83c91213cc67b069a61a4625fc9384ae0b7a64f535b82fbb9ed3',
+    );
+    expect(prepareDocument({ key: 'code', markdown: '# Doc\n\n## Part\n\n```\nmake\n```\n' }).contentHash).not.toBe(
+      '9ad311b9cc47c3a144baa77052194083f2d3c36fa309a6c96d3179fc2cfac63f',
+    );
+  });
 });
 
 describe('prepareDocument: bad input', () => {

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { DEFAULT_MAX_METADATA_DEPTH, DEFAULT_MAX_SECTION_DEPTH, jsonDeeperThan, sectionsDeeperThan } from './depth';
 import { IngestError } from './errors';
-import { stripFences } from './fences';
+import { findFences, stripFences } from './fences';
 import { SOURCE_FIELDS, SOURCE_FORMATS } from './formats';
 import { extractLinks } from './links';
 import { splitPassages } from './splitter';
@@ -247,12 +247,14 @@ export function prepareDocument(
 
   // Passages: abstract first, then each section's own text, never mixing two texts.
   const passages: PreparedPassage[] = [];
+  let hasCode = false;
   const addPassages = (rawText: string, sectionPosition: number | null, titlePath: string[]): string => {
     const { text, links } = extractLinks(normalizeText(rawText));
     // A title path that eats most of the budget still leaves passages half a budget of text (they are
     // then clipped a little) rather than one word each.
     const limit = tokenBudget && Math.max(tokenBudget.maxTokens, tokenBudget.count(passageEncodingText({ titlePath, text: '' })) + Math.ceil(tokenBudget.maxTokens / 2));
     const fits = tokenBudget && ((block: string) => tokenBudget.count(passageEncodingText({ titlePath, text: block })) <= limit!);
+    hasCode ||= findFences(text).length > 0;
     const blocks = splitPassages(text, maxWords, fits);
     const first = passages.length;
     for (const block of blocks) {
@@ -284,6 +286,9 @@ export function prepareDocument(
         metadata,
         maxWords,
         ...(tokenBudget ? { tokens: tokenBudget.id } : {}),
+        // Code blocks have been kept whole since issue 32: a document holding one re-splits on
+        // re-ingest; the hash of a document without code is what it was.
+        ...(hasCode ? { code: 1 } : {}),
       }),
     )
     .digest('hex');
