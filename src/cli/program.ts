@@ -5,6 +5,7 @@ import type { Config } from '../config';
 import { ADAPT_DEFAULTS } from '../pipeline/adapt';
 import { adaptCommand, adaptersCommand } from './adapt';
 import { ENCODER_ROLES } from '../encoders/types';
+import { FILE_EXTENSIONS } from '../ingest/formats';
 import { RETRIEVAL_MODES } from '../retrieval/modes';
 import { RANKING_NAMES } from '../retrieval/parameters';
 import { settingsCommand } from './settings';
@@ -140,7 +141,7 @@ export function buildProgram(run: (action: Action) => Promise<void>): Command {
   remotable(
     program
       .command('ingest')
-      .description('ingest .json (title tree or array), .jsonl, .md, .txt files, then embed them')
+      .description(`ingest ${FILE_EXTENSIONS.join(', ')} files (see the README's ingest formats), then embed them`)
       .argument('<paths...>', 'files or directories')
       .option('--source <s>', 'source recorded on documents that name none')
       .option('--no-embed', 'write and index only; embed later with `dhr embed` (not with --url: the server decides)')

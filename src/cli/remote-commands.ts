@@ -2,6 +2,7 @@ import type { Config } from '../config';
 import { DomainError } from '../errors';
 import { IngestError } from '../ingest/errors';
 import { readInputFiles } from '../ingest/files';
+import { SOURCE_FIELDS } from '../ingest/formats';
 import { prepareDocument } from '../ingest/prepare';
 import type { DocumentInput, SectionInput } from '../ingest/types';
 import type { ApiKeyListing, Role } from '../store/keys';
@@ -189,8 +190,7 @@ function wireDocument(d: DocumentInput): DocumentInput {
     ...pick('key'),
     ...pick('title'),
     ...pick('abstract'),
-    ...pick('markdown'),
-    ...pick('text'),
+    ...Object.assign({}, ...SOURCE_FIELDS.map(pick)),
     ...pick('source'),
     ...pick('metadata'),
     ...(d.sections ? { sections: d.sections.map(wireSection) } : {}),

@@ -76,7 +76,7 @@ describe('readInputFiles', () => {
     const items = await collect([at('guide', 'intro.md'), at('d.bin'), at('nope.json'), at('f.json')]);
     expect(items.map((i) => [path.relative(root, i.origin), i.error?.problem ?? i.input?.key ?? i.input?.title])).toEqual([
       [path.join('guide', 'intro.md'), 'intro'],
-      ['d.bin', 'unsupported file type ".bin" (use .json, .jsonl, .ndjson, .md, .markdown or .txt)'],
+      ['d.bin', 'unsupported file type ".bin" (use .json, .jsonl, .ndjson, .md, .markdown, .html, .htm, .rst, .rest, .txt)'],
       ['nope.json', expect.stringMatching(/^cannot read: ENOENT/)],
       ['f.json', 'F'],
     ]);

@@ -8,7 +8,7 @@ import { createReadStream } from 'node:fs';
 import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import { IngestError } from './errors';
-import { findMarkdownTitle } from './markdown';
+import { FILE_EXTENSIONS, formatOfExtension, type SourceFormat } from './formats';
 import { DEFAULT_INGEST_OPTIONS, type DocumentInput } from './types';
 
 export interface InputItem {
@@ -19,7 +19,7 @@ export interface InputItem {
 }
 
 export interface ReadInputOptions {
-  /** Largest Markdown/text file (one document), in bytes; default DEFAULT_INGEST_OPTIONS.maxDocumentBytes. */
+  /** Largest one-document file (Markdown, HTML, reST, text), in bytes; default DEFAULT_INGEST_OPTIONS.maxDocumentBytes. */
   maxDocumentBytes?: number;
   /** Largest .json file (and JSONL line), in bytes; default 64 MiB. */
   maxFileBytes?: number;
@@ -27,15 +27,7 @@ export interface ReadInputOptions {
 
 export const DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024;
 
-const JSON_EXTENSIONS = new Set(['.json']);
-const JSONL_EXTENSIONS = new Set(['.jsonl', '.ndjson']);
-const MARKDOWN_EXTENSIONS = new Set(['.md', '.markdown']);
-const TEXT_EXTENSIONS = new Set(['.txt']);
-
-const isSupported = (file: string): boolean => {
-  const ext = path.extname(file).toLowerCase();
-  return JSON_EXTENSIONS.has(ext) || JSONL_EXTENSIONS.has(ext) || MARKDOWN_EXTENSIONS.has(ext) || TEXT_EXTENSIONS.has(ext);
-};
+const isSupported = (file: string): boolean => formatOfExtension(path.extname(file)) !== null;
 
 const fail = (origin: string, problem: string): InputItem => ({ origin, error: new IngestError(origin, problem) });
 /** An error's message; fs errors may come from another realm (jest), so no instanceof. */
@@ -56,7 +48,7 @@ function decodeUtf8(bytes: Uint8Array): string | null {
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Key of a Markdown/text file: its path below the root, without extension, with `/`. */
+/** Key of a one-document file: its path below the root, without extension, with `/`. */
 function keyOf(file: string, root: string): string {
   const rel = path.relative(root, file);
   return rel.slice(0, rel.length - path.extname(rel).length).split(path.sep).join('/');
@@ -152,28 +144,16 @@ async function* readJsonLines(file: string, limit: number): AsyncGenerator<Input
   }
 }
 
-async function readMarkdown(file: string, root: string, limit: number): Promise<InputItem> {
+/** A one-document file, read as its format's DocumentInput field, keyed by its path. */
+async function readSource(format: SourceFormat, file: string, root: string, limit: number): Promise<InputItem> {
   const { text, error } = await readSmallFile(file, limit);
   if (error) return error;
-  const input: DocumentInput = { key: keyOf(file, root), markdown: text! };
-  // Without a lone leading H1 the file name is the title.
-  if (findMarkdownTitle(text!) === null) input.title = path.basename(file, path.extname(file));
-  return { origin: file, input };
-}
-
-async function readText(file: string, root: string, limit: number): Promise<InputItem> {
-  const { text, error } = await readSmallFile(file, limit);
-  if (error) return error;
-  // The first non-empty line is the title, the rest the text.
-  const match = /^[ \t]*(\S[^\r\n]*)(?:\r\n|\r|\n|$)/m.exec(text!);
-  const input: DocumentInput = { key: keyOf(file, root) };
-  if (match) {
-    input.title = match[1].trim();
-    input.text = text!.slice(match.index + match[0].length);
-  } else {
-    input.text = text!;
+  try {
+    return { origin: file, input: { key: keyOf(file, root), ...format.fromFile(text!, path.basename(file, path.extname(file))) } };
+  } catch (e) {
+    // A file its parser refuses (HTML nested too deeply…) fails alone; the walk goes on.
+    return fail(file, e instanceof IngestError ? e.problem : `cannot parse: ${messageOf(e)}`);
   }
-  return { origin: file, input };
 }
 
 interface Limits {
@@ -182,11 +162,11 @@ interface Limits {
 }
 
 async function* readOne(file: string, root: string, limits: Limits): AsyncGenerator<InputItem> {
-  const ext = path.extname(file).toLowerCase();
-  if (JSON_EXTENSIONS.has(ext)) yield* readJson(file, limits.file);
-  else if (JSONL_EXTENSIONS.has(ext)) yield* readJsonLines(file, limits.file);
-  else if (MARKDOWN_EXTENSIONS.has(ext)) yield await readMarkdown(file, root, limits.document);
-  else if (TEXT_EXTENSIONS.has(ext)) yield await readText(file, root, limits.document);
+  const format = formatOfExtension(path.extname(file));
+  if (format === null) return;
+  if ('source' in format) yield await readSource(format.source, file, root, limits.document);
+  else if (format.documents.lines) yield* readJsonLines(file, limits.file);
+  else yield* readJson(file, limits.file);
 }
 
 /** Walk `dir` depth-first in sorted name order; hidden entries are skipped, symlink loops too. */
@@ -224,8 +204,8 @@ async function* walk(dir: string, root: string, limits: Limits, seen: Set<string
 }
 
 /**
- * Read documents from files and directories (recursively, sorted): `.json` (an object or an array
- * of objects), `.jsonl`/`.ndjson` (an object per line), `.md`/`.markdown`, `.txt`. Files of other
+ * Read documents from files and directories (recursively, sorted), each by the format its
+ * extension names (formats.ts): `.json`, `.jsonl`, Markdown, HTML, reST, text. Files of other
  * types are skipped in directories and reported when named directly.
  */
 export async function* readInputFiles(paths: string[], opts?: ReadInputOptions): AsyncGenerator<InputItem> {
@@ -244,7 +224,7 @@ export async function* readInputFiles(paths: string[], opts?: ReadInputOptions):
     if (info.isDirectory()) {
       yield* walk(given, given, limits, new Set([await realpath(given)]));
     } else if (!isSupported(given)) {
-      yield fail(given, `unsupported file type "${path.extname(given)}" (use .json, .jsonl, .ndjson, .md, .markdown or .txt)`);
+      yield fail(given, `unsupported file type "${path.extname(given)}" (use ${FILE_EXTENSIONS.join(', ')})`);
     } else {
       yield* readOne(given, path.dirname(given), limits);
     }

@@ -78,7 +78,8 @@ describe('parseMarkdown', () => {
 
   it('never reads a heading inside a fenced code block', () => {
     const md = '# Doc\n\n## Code\n\n```bash\n# not a heading\necho hi\n```\n\n~~~\n## nor this\n~~~\n\nafter\n';
-    expect(parseMarkdown(md).sections).toEqual([{ title: 'Code', text: '# not a heading\necho hi\n\n## nor this\n\nafter' }]);
+    // Code blocks come fenced (```), for the splitter to keep each whole.
+    expect(parseMarkdown(md).sections).toEqual([{ title: 'Code', text: '```\n# not a heading\necho hi\n```\n\n```\n## nor this\n```\n\nafter' }]);
   });
 
   it('does not read "#tag" (no space) or an indented-too-far # as a heading', () => {
@@ -128,7 +129,12 @@ describe('parseMarkdown: what real Markdown carries besides words (markdown-it)'
 
   it('keeps a fenced code block whole, blank lines included, and code spans in backticks', () => {
     const md = '# T\n\n## Code\n\nCall `run()`:\n\n```js\nconst a = 1;\n\nrun(a);\n```\n';
-    expect(parseMarkdown(md).sections).toEqual([{ title: 'Code', text: 'Call `run()`:\n\nconst a = 1;\n\nrun(a);' }]);
+    expect(parseMarkdown(md).sections).toEqual([{ title: 'Code', text: 'Call `run()`:\n\n```\nconst a = 1;\n\nrun(a);\n```' }]);
+  });
+
+  it('fences an indented code block too, with a fence longer than any backtick run in it', () => {
+    const md = '# T\n\n## Code\n\nShell:\n\n    echo ```x```\n    ls\n';
+    expect(parseMarkdown(md).sections).toEqual([{ title: 'Code', text: 'Shell:\n\n````\necho ```x```\nls\n````' }]);
   });
 });
 

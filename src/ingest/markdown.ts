@@ -1,21 +1,17 @@
 /**
  * Markdown → title tree, through markdown-it (CommonMark, with GitHub's tables). Headings (ATX and
  * setext) are the tree; the blocks under a heading, up to the next heading, are that section's own
- * text: paragraphs, code blocks kept whole, lists (an item a line), tables (a row a line).
+ * text: paragraphs, code blocks (fenced and indented) fenced for the splitter to keep whole, lists (an item a line), tables (a row a line).
  * Dropped: HTML comments (`<!-- … -->`), link-reference definitions (`[id]: url`, which the
  * parser consumes), thematic breaks, and the markup of HTML blocks. Links stay as `[text](url)`,
  * reference links resolved from their definitions, for link extraction (links.ts) to read.
  */
 import MarkdownIt from 'markdown-it';
 import { IngestError } from './errors';
+import { fenceCode } from './fences';
 import { extractLinks } from './links';
-import type { SectionInput } from './types';
-
-export interface ParsedMarkdown {
-  title: string;
-  abstract: string;
-  sections: SectionInput[];
-}
+import { buildTree, titleHeading } from './tree';
+import type { ParsedTree } from './types';
 
 interface Heading {
   level: number;
@@ -147,7 +143,7 @@ function scan(markdown: string): Chunk[] {
       }
       case 'fence':
       case 'code_block':
-        block(t.content.replace(/\n$/, ''));
+        block(fenceCode(t.content.replace(/\n$/, '')));
         break;
       case 'html_block':
         block(htmlBlockText(t.content));
@@ -159,43 +155,17 @@ function scan(markdown: string): Chunk[] {
   return chunks;
 }
 
-/** The heading that is the document title: the first heading, level 1, and the only level 1. */
-function titleHeading(chunks: Chunk[]): Chunk | null {
-  const headed = chunks.filter((c) => c.heading);
-  const first = headed[0];
-  if (!first || first.heading!.level !== 1) return null;
-  return headed.filter((c) => c.heading!.level === 1).length === 1 ? first : null;
-}
-
 /** The document title a Markdown text gives itself (its lone leading `# H1`), or null. */
 export function findMarkdownTitle(markdown: string): string | null {
   const heading = titleHeading(scan(markdown))?.heading;
   return heading?.text ? heading.text : null;
 }
 
-/** Nest the section chunks by heading level: a heading nests under the nearest shallower one. */
-function buildTree(chunks: Chunk[]): SectionInput[] {
-  const roots: SectionInput[] = [];
-  const stack: Array<{ level: number; node: SectionInput }> = [];
-  for (const chunk of chunks) {
-    const heading = chunk.heading!;
-    const node: SectionInput = { title: heading.text };
-    const text = chunk.paragraphs.join('\n\n');
-    if (text) node.text = text;
-    while (stack.length > 0 && stack[stack.length - 1].level >= heading.level) stack.pop();
-    const parent = stack[stack.length - 1]?.node;
-    if (parent) (parent.sections ??= []).push(node);
-    else roots.push(node);
-    stack.push({ level: heading.level, node });
-  }
-  return roots;
-}
-
 /**
  * Parse Markdown into a title tree. With `title` given, every heading is a section (except a lone
  * leading H1 that repeats that title); without it, the lone leading H1 is the title.
  */
-export function parseMarkdown(markdown: string, title?: string, label?: string): ParsedMarkdown {
+export function parseMarkdown(markdown: string, title?: string, label?: string): ParsedTree {
   const chunks = scan(markdown);
   const document = label ?? title ?? (titleHeading(chunks)?.heading!.text || 'markdown');
   for (const chunk of chunks) {

@@ -142,6 +142,30 @@ describe('prepareDocument: markdown and text', () => {
   });
 });
 
+describe('prepareDocument: code blocks', () => {
+  it('keeps a Markdown code block whole in one passage, links in it untouched, and shows it unfenced in the abstract', () => {
+    const prose = Array.from({ length: 19 }, (_, i) => `Sentence ${i} has five words.`).join(' '); // 95 words
+    const code = ['```sh', 'curl [not](a-link) \\', '  --data x', 'done', '```'].join('\n');
+    const doc = prepareDocument({ markdown: `# Doc\n\nIntro:\n\n${code}\n\n## Use\n\n${prose}\n\n${code}\n` });
+    const use = doc.passages.filter((p) => p.titlePath[1] === 'Use');
+    // 95 words + 6 of code is over 100: the code block moves whole to the next passage.
+    expect(use.map((p) => p.wordCount)).toEqual([95, 6]);
+    expect(use[1].text).toBe('curl [not](a-link) \\\n  --data x\ndone');
+    expect(use[1].links).toEqual([]);
+    expect(doc.abstract).toBe('Intro:\n\ncurl [not](a-link) \\\n  --data x\ndone');
+  });
+
+  it('changes the content hash of a document with code (it re-splits on re-ingest), and of no other', () => {
+    // The hashes before code blocks were kept whole (commit f71b556).
+    expect(prepareDocument({ key: 'plain', markdown: '# Doc\n\n## Part\n\nWords here.\n' }).contentHash).toBe(
+      '701cbcb0b75a83c91213cc67b069a61a4625fc9384ae0b7a64f535b82fbb9ed3',
+    );
+    expect(prepareDocument({ key: 'code', markdown: '# Doc\n\n## Part\n\n```\nmake\n```\n' }).contentHash).not.toBe(
+      '9ad311b9cc47c3a144baa77052194083f2d3c36fa309a6c96d3179fc2cfac63f',
+    );
+  });
+});
+
 describe('prepareDocument: bad input', () => {
   const cases: Array<[string, unknown, string]> = [
     ['missing title', { abstract: 'x' }, 'missing title'],
@@ -171,17 +195,17 @@ describe('prepareDocument: bad input', () => {
     [
       'markdown with sections',
       { title: 'T', markdown: '# T', sections: [] },
-      'conflicting content: give only one of abstract/sections, markdown or text (got abstract/sections and markdown)',
+      'conflicting content: give only one of abstract/sections, markdown, html, rst or text (got abstract/sections and markdown)',
     ],
     [
       'text with abstract',
       { title: 'T', text: 'x', abstract: 'y' },
-      'conflicting content: give only one of abstract/sections, markdown or text (got abstract/sections and text)',
+      'conflicting content: give only one of abstract/sections, markdown, html, rst or text (got abstract/sections and text)',
     ],
     [
       'markdown with text',
       { title: 'T', text: 'x', markdown: 'y' },
-      'conflicting content: give only one of abstract/sections, markdown or text (got markdown and text)',
+      'conflicting content: give only one of abstract/sections, markdown, html, rst or text (got markdown and text)',
     ],
   ];
 

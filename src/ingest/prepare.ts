@@ -1,14 +1,15 @@
 /**
- * DocumentInput → PreparedDocument: validate one document, resolve its title tree (JSON tree,
- * Markdown or plain text), flatten sections in pre-order and split each section's own text into
+ * DocumentInput → PreparedDocument: validate one document, resolve its title tree (a JSON tree, or
+ * a source field parsed by its format: formats.ts), flatten sections in pre-order and split each section's own text into
  * passages. Pure and deterministic, so the store only writes rows and the hash tells it when a
  * re-ingested document is unchanged.
  */
 import { createHash } from 'node:crypto';
 import { DEFAULT_MAX_METADATA_DEPTH, DEFAULT_MAX_SECTION_DEPTH, jsonDeeperThan, sectionsDeeperThan } from './depth';
 import { IngestError } from './errors';
+import { findFences, stripFences } from './fences';
+import { SOURCE_FIELDS, SOURCE_FORMATS } from './formats';
 import { extractLinks } from './links';
-import { parseMarkdown } from './markdown';
 import { splitPassages } from './splitter';
 import { documentSummary, passageEncodingText } from './summary';
 import {
@@ -132,7 +133,7 @@ function hashableTree(sections: CheckedSection[]): unknown[] {
   return sections.map((s) => ({ title: s.title, text: s.text, sections: hashableTree(s.sections) }));
 }
 
-const STRING_FIELDS = ['key', 'title', 'abstract', 'markdown', 'text', 'source'] as const;
+const STRING_FIELDS = ['key', 'title', 'abstract', 'source', ...SOURCE_FIELDS] as const;
 
 /**
  * Validate `input` and flatten it into rows. Errors are IngestErrors naming the document by its
@@ -184,21 +185,20 @@ export function prepareDocument(
   if (fields.key !== undefined && !fields.key.trim()) throw new IngestError(document, 'key must be a non-empty string');
 
   // Exactly one content form.
-  const forms = [
-    fields.abstract !== undefined || sectionsRaw !== undefined ? 'abstract/sections' : null,
-    fields.markdown !== undefined ? 'markdown' : null,
-    fields.text !== undefined ? 'text' : null,
-  ].filter((f): f is string => f !== null);
+  const sourceFields = SOURCE_FIELDS.filter((f) => fields[f] !== undefined);
+  const forms = [...(fields.abstract !== undefined || sectionsRaw !== undefined ? ['abstract/sections'] : []), ...sourceFields];
   if (forms.length > 1) {
-    throw new IngestError(document, `conflicting content: give only one of abstract/sections, markdown or text (got ${forms.join(' and ')})`);
+    throw new IngestError(
+      document,
+      `conflicting content: give only one of abstract/sections, ${SOURCE_FIELDS.slice(0, -1).join(', ')} or ${SOURCE_FIELDS.at(-1)} (got ${forms.join(' and ')})`,
+    );
   }
   const treeSections = sectionsRaw === undefined ? [] : checkSections(document, sectionsRaw, 'sections');
 
   const bytes =
     utf8Bytes(fields.title) +
     utf8Bytes(fields.abstract) +
-    utf8Bytes(fields.markdown) +
-    utf8Bytes(fields.text) +
+    SOURCE_FIELDS.reduce((n, f) => n + utf8Bytes(fields[f]), 0) +
     treeBytes(treeSections) +
     (metadataRaw === undefined ? 0 : utf8Bytes(JSON.stringify(metadata)));
   if (bytes > maxDocumentBytes) {
@@ -209,14 +209,15 @@ export function prepareDocument(
   let title: string;
   let abstractRaw: string;
   let sections: CheckedSection[];
-  if (fields.markdown !== undefined) {
-    const parsed = parseMarkdown(fields.markdown, fields.title, document);
+  const sourceField = sourceFields[0];
+  if (sourceField !== undefined) {
+    const parsed = SOURCE_FORMATS[sourceField].parse(fields[sourceField]!, { title: fields.title, key: fields.key, label: document });
     title = squash(parsed.title);
     abstractRaw = parsed.abstract;
     sections = fromSectionInputs(parsed.sections, 'sections');
   } else {
     title = squash(fields.title ?? '');
-    abstractRaw = fields.text ?? fields.abstract ?? '';
+    abstractRaw = fields.abstract ?? '';
     sections = treeSections;
   }
   if (!title) throw new IngestError(document, 'missing title');
@@ -246,12 +247,14 @@ export function prepareDocument(
 
   // Passages: abstract first, then each section's own text, never mixing two texts.
   const passages: PreparedPassage[] = [];
+  let hasCode = false;
   const addPassages = (rawText: string, sectionPosition: number | null, titlePath: string[]): string => {
     const { text, links } = extractLinks(normalizeText(rawText));
     // A title path that eats most of the budget still leaves passages half a budget of text (they are
     // then clipped a little) rather than one word each.
     const limit = tokenBudget && Math.max(tokenBudget.maxTokens, tokenBudget.count(passageEncodingText({ titlePath, text: '' })) + Math.ceil(tokenBudget.maxTokens / 2));
     const fits = tokenBudget && ((block: string) => tokenBudget.count(passageEncodingText({ titlePath, text: block })) <= limit!);
+    hasCode ||= findFences(text).length > 0;
     const blocks = splitPassages(text, maxWords, fits);
     const first = passages.length;
     for (const block of blocks) {
@@ -264,7 +267,7 @@ export function prepareDocument(
       while (b > 0 && blocks[b].start > link.start) b--;
       if (b >= 0) passages[first + b].links.push({ target: link.target, anchorText: link.anchorText });
     }
-    return text.trim();
+    return stripFences(text).trim();
   };
   const abstract = addPassages(abstractRaw, null, [title]);
   preparedSections.forEach((s, i) => addPassages(sectionTexts[i], s.position, s.titlePath));
@@ -278,12 +281,14 @@ export function prepareDocument(
         title,
         abstract: fields.abstract,
         sections: sectionsRaw === undefined ? undefined : hashableTree(treeSections),
-        markdown: fields.markdown,
-        text: fields.text,
+        ...Object.fromEntries(SOURCE_FIELDS.map((f) => [f, fields[f]])),
         source: fields.source,
         metadata,
         maxWords,
         ...(tokenBudget ? { tokens: tokenBudget.id } : {}),
+        // Code blocks have been kept whole since issue 32: a document holding one re-splits on
+        // re-ingest; the hash of a document without code is what it was.
+        ...(hasCode ? { code: 1 } : {}),
       }),
     )
     .digest('hex');

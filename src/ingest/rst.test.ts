@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { extractLinks } from './links';
 import { prepareDocument } from './prepare';
-import { parseRst, rstInline } from './rst';
+import { findRstTitle, parseRst, rstInline } from './rst';
 
 /** Real Python 3.11 documentation sources (PSF licence), copied verbatim from python3.11-doc. */
 const fixture = (name: string) => readFileSync(path.join(__dirname, '../../test/fixtures/eval', name), 'utf8');
@@ -96,6 +96,19 @@ describe('parseRst without a unique top heading', () => {
 
   it('falls back to the given title when there is no heading at all', () => {
     expect(parseRst('.. note::\n\n   Just a note.\n', { fallbackTitle: 'includes/x' }).title).toBe('includes/x');
+    expect(findRstTitle('.. note::\n\n   Just a note.\n')).toBeNull();
+    expect(findRstTitle('Tuple Objects\n=============\n\ntuples\n')).toBe('Tuple Objects');
+  });
+});
+
+describe('parseRst as the ingest format (fenceCode)', () => {
+  const source = 'Title\n=====\n\nExample::\n\n    a = 1\n\n    print(a)\n\n.. code-block:: sh\n\n   make\n';
+  it('fences literal blocks and code directives, so the splitter keeps each whole', () => {
+    expect(parseRst(source, { fenceCode: true }).abstract).toBe('Example:\n\n```\na = 1\n\nprint(a)\n```\n\n```\nmake\n```');
+  });
+
+  it("leaves them unfenced by default: the evaluation's corpus stays the one it was measured on", () => {
+    expect(parseRst(source).abstract).toBe('Example:\n\na = 1\n\nprint(a)\n\nmake');
   });
 });
 

@@ -7,6 +7,7 @@
  * embedded text reads as prose. The targets the document defines (labels, modules, objects) are
  * returned beside the tree so a caller can resolve those links to documents and sections.
  */
+import { fenceCode } from './fences';
 import { extractLinks } from './links';
 import type { SectionInput } from './types';
 
@@ -31,6 +32,11 @@ export interface RstOptions {
   fallbackTitle?: string;
   /** The document's name (e.g. `library/os`), to resolve relative `:doc:` targets. */
   docName?: string;
+  /**
+   * Fence literal blocks (fences.ts) so the splitter keeps each whole, as the ingest format does.
+   * Off for the evaluation's corpus, which was measured with literal blocks as plain text.
+   */
+  fenceCode?: boolean;
 }
 
 const ADORNMENT = /^([!-/:-@[-`{-~])\1{2,}\s*$/;
@@ -152,7 +158,7 @@ interface ObjectScope {
 }
 
 /** Scan the lines into chunks: a heading and what follows it up to the next heading. */
-function scan(source: string, docName: string | undefined): Chunk[] {
+function scan(source: string, docName: string | undefined, fence = false): Chunk[] {
   const lines = source.replace(/\r\n?/g, '\n').replace(/\t/g, '        ').split('\n');
   const chunks: Chunk[] = [{ heading: null, paragraphs: [], targets: [] }];
   let chunk = chunks[0];
@@ -209,7 +215,7 @@ function scan(source: string, docName: string | undefined): Chunk[] {
         const body = lines.slice(i, end);
         const cut = Math.min(...body.filter((l) => !isBlank(l)).map(indentOf));
         const code = body.map((l) => l.slice(cut)).join('\n').replace(/\n{3,}/g, '\n\n').trim();
-        if (code) chunk.paragraphs.push(code);
+        if (code) chunk.paragraphs.push(fence ? fenceCode(code) : code);
         i = end;
         continue;
       }
@@ -346,16 +352,31 @@ function scan(source: string, docName: string | undefined): Chunk[] {
   }
 }
 
+/** The document title: the first heading, when no other heading shares its style (reST). */
+function titleChunkOf(chunks: Chunk[]): Chunk | null {
+  const headed = chunks.filter((c) => c.heading);
+  const first = headed[0];
+  return first && headed.filter((c) => c.heading!.style === first.heading!.style).length === 1 ? first : null;
+}
+
+/**
+ * The title a reST source gives itself, '' when it has no heading. Without a unique top heading
+ * the sections stay as they are, and the first heading still names the document, as Sphinx names the page.
+ */
+function ownTitle(chunks: Chunk[]): string {
+  return titleChunkOf(chunks)?.heading!.title || chunks.find((c) => c.heading)?.heading!.title || '';
+}
+
+/** The title a reST source gives itself (its first heading), or null: the file walker then names it by its file. */
+export function findRstTitle(source: string): string | null {
+  return ownTitle(scan(source, undefined)) || null;
+}
+
 /** Parse reST into a title tree (section text with links as Markdown) and the targets it defines. */
 export function parseRst(source: string, options: RstOptions = {}): ParsedRst {
-  const chunks = scan(source, options.docName);
-  const headed = chunks.filter((c) => c.heading);
-  // The title: the first heading, when no other heading shares its style (reST: the document title).
-  const first = headed[0];
-  const titleChunk = first && headed.filter((c) => c.heading!.style === first.heading!.style).length === 1 ? first : null;
-  // Without a unique top heading the sections stay as they are, and the first heading still
-  // names the document, as Sphinx names the page.
-  const title = titleChunk?.heading!.title || first?.heading!.title || options.fallbackTitle || 'untitled';
+  const chunks = scan(source, options.docName, options.fenceCode);
+  const titleChunk = titleChunkOf(chunks);
+  const title = ownTitle(chunks) || options.fallbackTitle || 'untitled';
   const targets: RstTarget[] = [];
   const atDocument = [...chunks[0].targets, ...(titleChunk?.targets ?? [])];
   for (const t of atDocument) targets.push({ ...t, sectionPath: [] });

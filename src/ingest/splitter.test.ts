@@ -149,4 +149,53 @@ describe('splitPassages', () => {
     const text = 'One sentence here. Another one follows it. And a third, longer than the others by far.';
     expect(splitPassages(text, 5, () => true)).toEqual(splitPassages(text, 5));
   });
+
+  describe('fenced code blocks', () => {
+    const code = (lines: string[]): string => '```\n' + lines.join('\n') + '\n```';
+    const wordsOfCode = (lines: string[]): string[] => lines.flatMap(words);
+
+    it('keeps a code block whole, with its line breaks and indentation, moving it to the next passage rather than cutting it', () => {
+      const lines = ['def f(x):', '    return x + 1', '', 'print(f(2))'];
+      const text = `One two three four five.\n\n${code(lines)}\n\nAfter it.`;
+      const blocks = splitPassages(text, 10);
+      // 5 prose words + 7 code words would exceed 10: the code opens the next passage, whole.
+      expect(blocks.map((b) => b.text)).toEqual(['One two three four five.', 'def f(x):\n    return x + 1\n\nprint(f(2))\nAfter it.']);
+      expect(blocks.map((b) => b.wordCount)).toEqual([5, 9]);
+    });
+
+    it('joins a code block to the passage being packed when it fits there', () => {
+      const text = `Run this:\n\n${code(['make test'])}`;
+      expect(splitPassages(text, 100)).toEqual([{ text: 'Run this:\nmake test', wordCount: 4, start: 0, end: text.lastIndexOf('test') + 4 }]);
+    });
+
+    it('splits a code block longer than a passage at line boundaries only, into passages of its own', () => {
+      const lines = Array.from({ length: 12 }, (_, i) => `line${i} a b`); // 3 words a line, 36 in all
+      const blocks = splitPassages(`Intro words here.\n\n${code(lines)}\n\nOutro.`, 10);
+      expect(blocks[0].text).toBe('Intro words here.');
+      const codeBlocks = blocks.slice(1, -1);
+      for (const b of codeBlocks) {
+        expect(b.wordCount).toBeLessThanOrEqual(10);
+        for (const l of b.text.split('\n')) expect(lines).toContain(l); // whole lines only
+      }
+      expect(codeBlocks.map((b) => b.text.split('\n').length)).toEqual([3, 3, 3, 3]);
+      expect(codeBlocks.flatMap((b) => words(b.text))).toEqual(wordsOfCode(lines));
+      expect(blocks[blocks.length - 1].text).toBe('Outro.');
+    });
+
+    it('cuts a single code line longer than a passage at words, as a long sentence', () => {
+      const blocks = splitPassages(code(['a b c d e f g', 'h']), 3);
+      expect(blocks.map((b) => b.text)).toEqual(['a b c', 'd e f', 'g', 'h']);
+    });
+
+    it('reads an unclosed fence, and a fence closed by a different run, as text', () => {
+      expect(splitPassages('```\nx = 1\ny = 2', 100).map((b) => b.text)).toEqual(['``` x = 1 y = 2']);
+      expect(splitPassages('````\nx\n```', 100).map((b) => b.text)).toEqual(['```` x ```']);
+    });
+
+    it('keeps a code block within a token budget, cutting at lines', () => {
+      const lines = ['alpha beta', 'gamma delta', 'epsilon zeta'];
+      const blocks = splitPassages(code(lines), 100, (b) => words(b).length <= 4);
+      expect(blocks.map((b) => b.text)).toEqual(['alpha beta\ngamma delta', 'epsilon zeta']);
+    });
+  });
 });

@@ -11,19 +11,30 @@ export interface SectionInput {
 }
 
 /**
- * One document as a caller gives it. Exactly one of `sections`/`abstract` (the JSON title tree),
- * `markdown` or `text` (plain text) carries the content; `title` may come from the Markdown's
- * leading `# H1` when absent.
+ * The fields of DocumentInput that carry a document's source in one format (formats.ts has one
+ * entry per field: its parser, its file extensions).
  */
-export interface DocumentInput {
+export type SourceField = 'markdown' | 'html' | 'rst' | 'text';
+
+/**
+ * One document as a caller gives it. Exactly one of `sections`/`abstract` (the JSON title tree)
+ * or a source field (`markdown`, `html`, `rst`, `text`) carries the content; `title` may come
+ * from the source (a leading `# H1`, `<title>`…) when absent.
+ */
+export interface DocumentInput extends Partial<Record<SourceField, string>> {
   key?: string;
   title?: string;
   abstract?: string;
   sections?: SectionInput[];
-  markdown?: string;
-  text?: string;
   source?: string;
   metadata?: Record<string, unknown>;
+}
+
+/** A source parsed into a title tree: the text before the first section is the abstract. */
+export interface ParsedTree {
+  title: string;
+  abstract: string;
+  sections: SectionInput[];
 }
 
 export interface IngestOptions {

@@ -1,4 +1,5 @@
 import { Arg, Authorized, Ctx, Mutation, Resolver } from 'type-graphql';
+import { SOURCE_FIELDS } from '../../ingest/formats';
 import type { DocumentInput as IngestInput, SectionInput as IngestSection } from '../../ingest/types';
 import { badUserInput } from '../../errors';
 import { ingest } from '../../pipeline/ingest';
@@ -42,8 +43,7 @@ function toIngestInput(input: DocumentInput): IngestInput {
     title: input.title ?? undefined,
     abstract: input.abstract ?? undefined,
     sections: input.sections?.map(toIngestSection),
-    markdown: input.markdown ?? undefined,
-    text: input.text ?? undefined,
+    ...Object.fromEntries(SOURCE_FIELDS.map((f) => [f, input[f] ?? undefined])),
     source: input.source ?? undefined,
     metadata: input.metadata ?? undefined,
   };

@@ -1,5 +1,7 @@
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, ID, InputType, Int, ObjectType } from 'type-graphql';
+import { SOURCE_FIELDS, SOURCE_FORMATS } from '../../ingest/formats';
+import type { SourceField } from '../../ingest/types';
 import { INGEST_STATUSES, type IngestStatus } from '../../pipeline/ingest';
 import { EmbedResult } from './embedding';
 import { graphqlEnum } from './enums';
@@ -19,14 +21,13 @@ export class SectionInput {
 }
 
 @InputType({
-  description:
-    'One document: a JSON title tree (abstract + sections), or Markdown (headings are the tree), or plain text (all abstract).',
+  description: `One document: a JSON title tree (abstract + sections), or its source in one format (${SOURCE_FIELDS.join(', ')}).`,
 })
 export class DocumentInput {
   @Field(() => String, { nullable: true, description: 'Stable identifier; defaults to the title. Same key replaces.' })
   key?: string | null;
 
-  @Field(() => String, { nullable: true, description: "Required unless the Markdown opens with a single '# Title'." })
+  @Field(() => String, { nullable: true, description: 'Required unless the source gives one (a lone leading Markdown `# Title`, an HTML <title>…).' })
   title?: string | null;
 
   @Field(() => String, { nullable: true })
@@ -36,16 +37,16 @@ export class DocumentInput {
   sections?: SectionInput[] | null;
 
   @Field(() => String, { nullable: true })
-  markdown?: string | null;
-
-  @Field(() => String, { nullable: true })
-  text?: string | null;
-
-  @Field(() => String, { nullable: true })
   source?: string | null;
 
   @Field(() => GraphQLJSONObject, { nullable: true })
   metadata?: Record<string, unknown> | null;
+}
+
+// One field per ingest format, from the table (src/ingest/formats.ts), described by it.
+export interface DocumentInput extends Partial<Record<SourceField, string | null>> {}
+for (const field of SOURCE_FIELDS) {
+  Field(() => String, { nullable: true, description: SOURCE_FORMATS[field].description })(DocumentInput.prototype, field);
 }
 
 export const IngestStatusEnum = graphqlEnum(INGEST_STATUSES, { name: 'IngestStatus' });
