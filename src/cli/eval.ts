@@ -7,7 +7,7 @@ import { packageRoot } from '../paths';
 /** `dhr eval --dataset …`. */
 export async function evalCommand(
   config: Config,
-  options: { dataset: string; out?: string; cache?: string; k1Sweep: string; updateDocs?: boolean; reuseCorpus?: boolean; reuseSweeps?: string; skipSweep?: string[]; adapters?: boolean; questionEncoder?: string; questionRoles: string },
+  options: { dataset: string; out?: string; cache?: string; k1Sweep: string; updateDocs?: boolean; reuseCorpus?: boolean; reuseSweeps?: string; skipSweep?: string[]; adapters?: boolean; selfTune?: boolean; questionEncoder?: string; questionRoles: string },
 ): Promise<number> {
   const root = packageRoot();
   const k1Sweep = options.k1Sweep.split(',').map((k) => Number(k.trim()));
@@ -33,8 +33,9 @@ export async function evalCommand(
     reuseSweepsFrom: options.reuseSweeps ? path.resolve(options.reuseSweeps) : undefined,
     skipSweeps: options.skipSweep?.length ? options.skipSweep : undefined,
     adapters: Boolean(options.adapters),
+    selfTune: options.selfTune ? { perKind: 40, seed: 0 } : undefined,
     questionEncoder: options.questionEncoder && roles ? { folder: path.resolve(options.questionEncoder), roles } : undefined,
-    commandFlags: [options.updateDocs && '--update-docs', options.reuseCorpus && '--reuse-corpus', options.reuseSweeps && `--reuse-sweeps ${options.reuseSweeps}`, ...(options.skipSweep ?? []).map((t) => `--skip-sweep '${t}'`), options.adapters && '--adapters', options.questionEncoder && `--question-encoder ${path.basename(options.questionEncoder)} --question-roles ${options.questionRoles}`]
+    commandFlags: [options.updateDocs && '--update-docs', options.reuseCorpus && '--reuse-corpus', options.reuseSweeps && `--reuse-sweeps ${options.reuseSweeps}`, ...(options.skipSweep ?? []).map((t) => `--skip-sweep '${t}'`), options.adapters && '--adapters', options.selfTune && '--self-tune', options.questionEncoder && `--question-encoder ${path.basename(options.questionEncoder)} --question-roles ${options.questionRoles}`]
       .filter(Boolean)
       .join(' '),
   });

@@ -425,10 +425,11 @@ export function buildProgram(run: (action: Action) => Promise<void>): Command {
     .option('--k1-sweep <list>', 'k1 values to sweep, comma-separated, each 1–1000', '10,50,100,300')
     .option('--reuse-sweeps <report.json>', "reuse the dev sweeps of an earlier report on the same corpus (only the test split runs again; refused if corpus, model or settings differ)")
     .option('--skip-sweep <text>', 'do not run (or report) the dev sweeps whose name contains this text (repeatable)', (v: string, all: string[]) => [...all, v], [] as string[])
+    .option('--self-tune', 'also let dhr tune choose the default mode\'s settings on the corpus alone (no labels) and score them on the test split')
     .option('--adapters', 'also train query-side adapters (mined pairs, dev-split labels, both) and score them on the test split (minutes more per set)')
     .option('--question-encoder <folder>', 'also score a fine-tuned question encoder (a custom-model folder, e.g. from training/) on the test split; passages keep their stored vectors')
     .option('--question-roles <roles>', 'the question roles that folder serves: questionPassage, questionDocument (comma-separated)', 'questionPassage')
-    .action((options: { dataset: string; out?: string; cache?: string; k1Sweep: string; updateDocs?: boolean; reuseCorpus?: boolean; reuseSweeps?: string; skipSweep: string[]; adapters?: boolean; questionEncoder?: string; questionRoles: string }) =>
+    .action((options: { dataset: string; out?: string; cache?: string; k1Sweep: string; updateDocs?: boolean; reuseCorpus?: boolean; reuseSweeps?: string; skipSweep: string[]; adapters?: boolean; selfTune?: boolean; questionEncoder?: string; questionRoles: string }) =>
       run(async (config) => evalCommand(config, options)),
     );
 

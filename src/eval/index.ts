@@ -1,4 +1,5 @@
 /** `dhr eval`: build a data set, load it into a fresh database, run the protocol, write the report. */
+import { evaluateSelfTuned } from './self-tuned';
 import { readFileSync } from 'node:fs';
 import { evaluateAdapters } from './adapters';
 import { evaluateQuestionEncoder, type QuestionRoles } from './question-encoder';
@@ -29,6 +30,8 @@ export interface EvalCommandOptions extends RunSetup {
   skipSweeps?: string[];
   /** Also train and score the query-side adapters (mined, dev labels, both) on the test split. */
   adapters?: boolean;
+  /** Also let `dhr tune` choose the default mode's settings on the corpus alone and score them on the test split. */
+  selfTune?: { perKind: number; seed: number };
   /** Also score a fine-tuned question encoder (a custom-model folder) for these roles on the test split. */
   questionEncoder?: { folder: string; roles: QuestionRoles[] };
 }
@@ -45,11 +48,12 @@ export async function runEvaluation(options: EvalCommandOptions): Promise<string
     const reuse = options.reuseSweepsFrom ? reusableSweeps(options.reuseSweepsFrom, buildReport(dataset, corpus, EMPTY_OUTCOME, settings, 0)) : undefined;
     const outcome = await evaluate(dataset, corpus, { ...settings, log: options.log, reuse, skipSweeps: options.skipSweeps });
     const adapters = options.adapters ? await evaluateAdapters(dataset, corpus, outcome, { log: options.log }) : undefined;
+    const selfTuned = options.selfTune ? await evaluateSelfTuned(dataset, corpus, outcome, { ...options.selfTune, k1: options.k1, k2: options.k2, log: options.log }) : undefined;
     const q = options.questionEncoder;
     const questionEncoder = q ? await evaluateQuestionEncoder(dataset, corpus, outcome, q.folder, { roles: q.roles, threads: options.encoderThreads, log: options.log }) : undefined;
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     // Not in report.settings: reusableSweeps compares those, and the adapters do not touch the sweeps.
-    const report = { ...buildReport(dataset, corpus, outcome, settings, seconds), ...(adapters ? { adapters } : {}), ...(questionEncoder ? { questionEncoder } : {}) };
+    const report = { ...buildReport(dataset, corpus, outcome, settings, seconds), ...(adapters ? { adapters } : {}), ...(selfTuned ? { selfTuned } : {}), ...(questionEncoder ? { questionEncoder } : {}) };
     if (options.commandFlags) report.command += ` -- ${options.commandFlags}`;
     return await writeReport(report, options.outDir);
   } finally {

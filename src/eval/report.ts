@@ -7,6 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { DEFAULT_MODE, MODES, type RetrievalMode } from '../retrieval/modes';
 import type { AdapterEvaluation } from './adapters';
+import type { SelfTunedEvaluation } from './self-tuned';
 import { adapterSection } from './adapters-report';
 import { questionEncoderSection, type QuestionEncoderEvaluation } from './question-encoder';
 import { accuracyChart, curveChart, renderSvg } from './charts';
@@ -28,6 +29,8 @@ export interface EvalReport extends EvalOutcome {
   runtimeSeconds: number;
   /** `dhr eval --adapters`: the query-side adapter runs on the test split. */
   adapters?: AdapterEvaluation;
+  /** `dhr eval --self-tune`: the default mode at the settings dhr tune chose on the corpus alone. */
+  selfTuned?: SelfTunedEvaluation;
   /** `dhr eval --question-encoder <folder>`: a fine-tuned question encoder on the test split. */
   questionEncoder?: QuestionEncoderEvaluation;
 }
@@ -85,6 +88,8 @@ function modeTable(report: EvalReport): string {
   rows.push(modeRow(DEFAULT_MODE, report.defaultAtDevBest.scores, report, `${DEFAULT_MODE} at this set's dev-best`, report.defaultAtDevBest.params));
   const bounded = report.defaultAtDevPerDocument;
   if (bounded) rows.push(modeRow(DEFAULT_MODE, bounded.scores, report, `${DEFAULT_MODE} at this set's dev-best perDocument (PER_DOCUMENT=${bounded.params.perDocument})`, bounded.params));
+  const tuned = report.selfTuned;
+  if (tuned) rows.push(modeRow(DEFAULT_MODE, tuned.scores, report, `${DEFAULT_MODE} self-tuned (dhr tune on the corpus, no labels: ${tuned.tune.change ? tuned.tune.chosen : 'kept the defaults'})`, tuned.params));
   return [`| ${head.join(' | ')} |`, `| ${head.map((_, i) => (i === 0 ? '---' : '---:')).join(' | ')} |`, ...rows].join('\n');
 }
 
@@ -170,7 +175,7 @@ ${k1Rows.join('\n')}
 
 ![k1 sweep](${report.dataset}-k1.svg)
 
-${highlightSection(report)}${report.adapters ? adapterSection(report.adapters) : ''}${report.questionEncoder ? questionEncoderSection(report.questionEncoder) : ''}## Where ${DEFAULT_MODE} loses (test split)
+${highlightSection(report)}${report.selfTuned ? selfTunedSection(report.selfTuned) : ''}${report.adapters ? adapterSection(report.adapters) : ''}${report.questionEncoder ? questionEncoderSection(report.questionEncoder) : ''}## Where ${DEFAULT_MODE} loses (test split)
 
 ${report.losses.length ? report.losses.map(example).join('\n') : `No test question where ${DEFAULT_MODE} missed the top 20.`}
 
@@ -220,4 +225,15 @@ export async function writeReport(report: EvalReport, outDir: string): Promise<s
   files.push([`${name}.md`, markdown(report)]);
   for (const [file, content] of files) writeFileSync(path.join(outDir, file), content);
   return files.map(([file]) => path.join(outDir, file));
+}
+
+/** What `dhr tune` saw and chose on this corpus (the row is in the mode table). */
+function selfTunedSection(t: SelfTunedEvaluation): string {
+  const q = Object.entries(t.tune.questions).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(', ');
+  const m = t.tune.pseudoMrr;
+  return `## Self-tuned (issue 31): dhr tune on the corpus alone
+
+Pseudo-questions: ${q}. On them, MRR@20: chosen ${m.chosen.toFixed(3)}, built-in defaults ${m.defaults.toFixed(3)}, LEXICAL ${m.lexical.toFixed(3)}, HYBRID ${m.hybrid.toFixed(3)}. ${t.tune.change ? 'Changed' : 'Kept the defaults'}: ${t.tune.reason}. Tuning took ${t.tune.seconds.toFixed(0)} s. Its test-split scores are the "self-tuned" row of the table above.
+
+`;
 }
