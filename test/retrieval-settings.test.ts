@@ -1,6 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { loadConfig } from '../src/config';
 import { EncoderSet } from '../src/encoders/set';
 import { MODES } from '../src/retrieval/modes';
@@ -8,7 +5,7 @@ import { RANKING_NAMES, resolveRanking } from '../src/retrieval/parameters';
 import { startServer } from '../src/server';
 import { PostgresDatabase } from '../src/store/postgres';
 import { createTestApi, dataOf, type TestApi } from './helpers/api';
-import { cliStore, dhr } from './helpers/cli';
+import { dhr, useCliStore } from './helpers/cli';
 import { useTestServer } from './helpers/server';
 
 /**
@@ -200,23 +197,14 @@ onServer('PostgreSQL: a second server over the same store picks up new settings 
 });
 
 describe('dhr settings', () => {
-  const work = mkdtempSync(join(tmpdir(), 'dhr-cli-settings-'));
-  let env: Record<string, string>;
-  let drop: () => Promise<void>;
-  beforeAll(async () => {
-    ({ env, drop } = await cliStore(work));
-  });
-  afterAll(async () => {
-    await drop();
-    rmSync(work, { recursive: true, force: true });
-  });
+  const store = useCliStore('dhr-cli-settings-');
 
   it('shows, sets, refuses, rolls back and lists versions', async () => {
-    const shown = await dhr(['settings'], { ...env, PER_DOCUMENT: '2' });
+    const shown = await dhr(['settings'], { ...store.env, PER_DOCUMENT: '2' });
     expect(shown.code).toBe(0);
     expect(JSON.parse(shown.stdout)).toMatchObject({ version: null, modes: { LEXICAL: { perDocument: '2 (environment)', lambda: '1 (mode)' } } });
 
-    const set = await dhr(['settings', 'set', '--mode', 'HYBRID_HIERARCHICAL', 'lambda=0.25', 'documentPassages=top3', 'perDocument=null', '--note', 'from the CLI'], env);
+    const set = await dhr(['settings', 'set', '--mode', 'HYBRID_HIERARCHICAL', 'lambda=0.25', 'documentPassages=top3', 'perDocument=null', '--note', 'from the CLI'], store.env);
     expect(set.code).toBe(0);
     expect(JSON.parse(set.stdout)).toMatchObject({
       version: 1,
@@ -226,17 +214,17 @@ describe('dhr settings', () => {
     });
 
     for (const args of [['lambda=11'], ['summaryPieces=maybe'], ['lambda']]) {
-      const refused = await dhr(['settings', 'set', '--mode', 'HYBRID', ...args], env);
+      const refused = await dhr(['settings', 'set', '--mode', 'HYBRID', ...args], store.env);
       expect(refused.code).toBe(1);
       expect(refused.stderr).toMatch(args[0] === 'lambda' ? /"lambda" is not name=value/ : new RegExp(`settings: ${args[0].split('=')[0]} must be`));
     }
-    const second = await dhr(['settings', 'set', '--mode', 'HYBRID_HIERARCHICAL', '--unset', 'lambda'], env);
+    const second = await dhr(['settings', 'set', '--mode', 'HYBRID_HIERARCHICAL', '--unset', 'lambda'], store.env);
     expect(JSON.parse(second.stdout).modes.HYBRID_HIERARCHICAL.lambda).toBe(`${MODES.HYBRID_HIERARCHICAL.defaults.lambda} (mode)`);
-    const back = await dhr(['settings', 'rollback'], env);
+    const back = await dhr(['settings', 'rollback'], store.env);
     expect(JSON.parse(back.stdout)).toMatchObject({ version: 3, previous: null, modes: { HYBRID_HIERARCHICAL: { lambda: '0.25 (corpus)' } } });
-    const history = JSON.parse((await dhr(['settings', 'history'], env)).stdout);
+    const history = JSON.parse((await dhr(['settings', 'history'], store.env)).stdout);
     expect(history.map((v: { version: number; setBy: string }) => v.version)).toEqual([3, 2, 1]);
-    const none = await dhr(['settings', 'rollback'], env);
+    const none = await dhr(['settings', 'rollback'], store.env);
     expect(none.code).toBe(1);
     expect(none.stderr).toMatch(/no previous version/);
   });

@@ -1,5 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
 import { ingest } from '../src/pipeline/ingest';
@@ -7,7 +6,7 @@ import { chooseSettings, MIN_GAIN, pairedDifference, type Scored } from '../src/
 import { pseudoQuestions } from '../src/tuning/pseudo-questions';
 import { resolveRanking } from '../src/retrieval/parameters';
 import { MODES } from '../src/retrieval/modes';
-import { cliStore, dhr } from './helpers/cli';
+import { dhr, useCliStore } from './helpers/cli';
 import { createTestDatabase, type TestDatabase } from './helpers/database';
 
 /**
@@ -107,41 +106,32 @@ describe('pseudo-questions', () => {
 });
 
 describe('dhr tune', () => {
-  const work = mkdtempSync(join(tmpdir(), 'dhr-tune-'));
-  let env: Record<string, string>;
-  let drop: () => Promise<void>;
-  beforeAll(async () => {
-    ({ env, drop } = await cliStore(work));
-  });
-  afterAll(async () => {
-    await drop();
-    rmSync(work, { recursive: true, force: true });
-  });
+  const store = useCliStore('dhr-tune-');
 
   it('refuses an empty store and a mode without weights, saying why', async () => {
-    const empty = await dhr(['tune'], env);
+    const empty = await dhr(['tune'], store.env);
     expect(empty.code).toBe(1);
     expect(empty.stderr).toMatch(/tune: the store holds no passages/);
-    const lexical = await dhr(['tune', '--mode', 'LEXICAL'], env);
+    const lexical = await dhr(['tune', '--mode', 'LEXICAL'], store.env);
     expect(lexical.code).toBe(1);
     expect(lexical.stderr).toMatch(/mode LEXICAL has no weights to tune/);
   });
 
   it('prints the grid beside the settings in force and the baselines, and with --apply stores what it chose, with its evidence', async () => {
-    writeFileSync(join(work, 'rivers.json'), JSON.stringify(DOCS));
-    expect((await dhr(['ingest', join(work, 'rivers.json')], env)).code).toBe(0);
-    const dry = await dhr(['tune', '--per-kind', '12'], env);
+    writeFileSync(join(store.work, 'rivers.json'), JSON.stringify(DOCS));
+    expect((await dhr(['ingest', join(store.work, 'rivers.json')], store.env)).code).toBe(0);
+    const dry = await dhr(['tune', '--per-kind', '12'], store.env);
     expect(dry.code).toBe(0);
     expect(dry.stdout).toMatch(/^HYBRID_HIERARCHICAL: 36 questions \(section-path 12, document-title 12, cloze 12\)/);
     for (const row of ['in force', 'built-in defaults', '| LEXICAL |', '| HYBRID |']) expect(dry.stdout).toContain(row);
     expect(dry.stderr).toContain('dry run: nothing stored');
-    expect(JSON.parse((await dhr(['settings'], env)).stdout).version).toBeNull();
+    expect(JSON.parse((await dhr(['settings'], store.env)).stdout).version).toBeNull();
 
-    const applied = await dhr(['tune', '--per-kind', '12', '--apply'], env);
+    const applied = await dhr(['tune', '--per-kind', '12', '--apply'], store.env);
     expect(applied.code).toBe(0);
     // The same seed and store: the same questions and scores, so the same decision as the dry run.
     expect(applied.stdout).toBe(dry.stdout);
-    const settings = JSON.parse((await dhr(['settings'], env)).stdout);
+    const settings = JSON.parse((await dhr(['settings'], store.env)).stdout);
     if (/\nchange: /.test(dry.stdout)) {
       expect(applied.stderr).toMatch(/stored as retrieval settings version 1/);
       expect(settings).toMatchObject({ version: 1, setBy: 'tune' });

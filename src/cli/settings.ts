@@ -1,6 +1,6 @@
 import type { Config } from '../config';
 import { badUserInput, DomainError } from '../errors';
-import { parametersInForce, rollbackSettings, setModeSettings } from '../retrieval/settings';
+import { parametersInForce, rollbackSettings, setModeSettings, versionRecord } from '../retrieval/settings';
 import { openMigratedDatabase } from '../store/open';
 import { currentSettings, settingsHistory, type SettingsVersion } from '../store/retrieval-settings';
 
@@ -20,12 +20,7 @@ export function parseAssignment(assignment: string): [string, unknown] {
 }
 
 const shown = (v: SettingsVersion | undefined, config: Config) => ({
-  version: v?.version ?? null,
-  setBy: v?.setBy ?? null,
-  note: v?.note ?? null,
-  previous: v?.previous ?? null,
-  createdAt: v?.createdAt ?? null,
-  evidence: v?.evidence ?? null,
+  ...versionRecord(v),
   modes: Object.fromEntries(parametersInForce(v, config.ranking).map((m) => [m.mode, Object.fromEntries(m.parameters.map((p) => [p.name, `${JSON.stringify(p.value)} (${p.source})`]))])),
 });
 

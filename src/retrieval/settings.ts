@@ -67,6 +67,18 @@ export function setModeSettings(db: Database, modeName: string, change: Settings
 
 export { rollbackSettings };
 
+/** A version's record as the API and the CLI show it (every field null when no version was ever set). */
+export function versionRecord(v: SettingsVersion | undefined) {
+  return {
+    version: v?.version ?? null,
+    setBy: v?.setBy ?? null,
+    note: v?.note ?? null,
+    evidence: v?.evidence ?? null,
+    previous: v?.previous ?? null,
+    createdAt: v?.createdAt ?? null,
+  };
+}
+
 /** Every mode's ranking parameters in force for a question that gives none: value and source (corpus, environment, mode). */
 export function parametersInForce(version: SettingsVersion | undefined, environment: RankingLayer) {
   const corpus = corpusSettingsOf(version);

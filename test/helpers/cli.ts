@@ -1,4 +1,7 @@
 import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { packageRoot } from '../../src/paths';
 import { cliEntry } from './cli-entry';
@@ -26,4 +29,25 @@ export async function dhr(args: string[], env: Record<string, string>): Promise<
 export async function cliStore(work: string): Promise<{ env: Record<string, string>; drop: () => Promise<void> }> {
   const store = await createProcessStore(work);
   return { env: store.env, drop: () => store.drop() };
+}
+
+/** A CLI store in a fresh work folder for a describe block's tests: made before them, dropped after. */
+export function useCliStore(prefix: string): { readonly work: string; readonly env: Record<string, string> } {
+  const work = mkdtempSync(join(tmpdir(), prefix));
+  let env: Record<string, string> | undefined;
+  let drop: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    ({ env, drop } = await cliStore(work));
+  });
+  afterAll(async () => {
+    await drop?.();
+    rmSync(work, { recursive: true, force: true });
+  });
+  return {
+    work,
+    get env() {
+      if (!env) throw new Error('the CLI store exists only inside tests and hooks');
+      return env;
+    },
+  };
 }

@@ -1,6 +1,6 @@
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Arg, Authorized, Ctx, Mutation, Query, Resolver } from 'type-graphql';
-import { parametersInForce, rollbackSettings, setModeSettings } from '../../retrieval/settings';
+import { parametersInForce, rollbackSettings, setModeSettings, versionRecord } from '../../retrieval/settings';
 import type { RetrievalMode } from '../../retrieval/modes';
 import type { Role } from '../../store/keys';
 import { currentSettings, type SettingsVersion } from '../../store/retrieval-settings';
@@ -10,15 +10,7 @@ import { RetrievalSettings } from '../types/settings';
 
 /** A version as the API shows it: every mode with each parameter's value in force and its source. */
 function present(version: SettingsVersion | undefined, ctx: Context): RetrievalSettings {
-  return {
-    version: version?.version ?? null,
-    setBy: version?.setBy ?? null,
-    note: version?.note ?? null,
-    evidence: version?.evidence ?? null,
-    previous: version?.previous ?? null,
-    createdAt: version?.createdAt ?? null,
-    modes: parametersInForce(version, ctx.config.ranking),
-  };
+  return { ...versionRecord(version), modes: parametersInForce(version, ctx.config.ranking) };
 }
 
 const setter = (ctx: Context) => ctx.principal?.name ?? 'anonymous';
