@@ -4,6 +4,7 @@ import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
 import { ingest } from '../src/pipeline/ingest';
 import { chooseSettings, MIN_GAIN, pairedDifference, type Scored } from '../src/tuning/choose';
 import { pseudoQuestions } from '../src/tuning/pseudo-questions';
+import { exclusively } from '../src/store/exclusive';
 import { resolveRanking } from '../src/retrieval/parameters';
 import { MODES } from '../src/retrieval/modes';
 import { dhr, useCliStore } from './helpers/cli';
@@ -108,13 +109,18 @@ describe('pseudo-questions', () => {
 describe('dhr tune', () => {
   const store = useCliStore('dhr-tune-');
 
-  it('refuses an empty store and a mode without weights, saying why', async () => {
+  it('refuses an empty store, a mode without weights and an unembedded store, saying why', async () => {
     const empty = await dhr(['tune'], store.env);
     expect(empty.code).toBe(1);
     expect(empty.stderr).toMatch(/tune: the store holds no passages/);
     const lexical = await dhr(['tune', '--mode', 'LEXICAL'], store.env);
     expect(lexical.code).toBe(1);
     expect(lexical.stderr).toMatch(/mode LEXICAL has no weights to tune/);
+    writeFileSync(join(store.work, 'one.json'), JSON.stringify(DOCS[0]));
+    expect((await dhr(['ingest', join(store.work, 'one.json'), '--no-embed'], store.env)).code).toBe(0);
+    const unembedded = await dhr(['tune'], store.env);
+    expect(unembedded.code).toBe(1);
+    expect(unembedded.stderr).toMatch(/tune: no passage has a vector of use-lite yet: embed the corpus/);
   });
 
   it('prints the grid beside the settings in force and the baselines, and with --apply stores what it chose, with its evidence', async () => {
@@ -145,5 +151,34 @@ describe('dhr tune', () => {
       expect(applied.stderr).toContain('nothing stored');
       expect(settings.version).toBeNull();
     }
+  });
+});
+
+const onServer = process.env.DATABASE_URL ? describe : describe.skip;
+
+onServer('PostgreSQL: one tune of a store at a time', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+  });
+  afterAll(async () => t?.drop());
+
+  it('refuses a second holder with CONFLICT while the first runs, and lets the next one in after it', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let started!: () => void;
+    const running = new Promise<void>((r) => (started = r));
+    const first = exclusively(t.db, 'tune', 'a tune', async () => {
+      started();
+      await held;
+      return 'first';
+    });
+    await running;
+    await expect(exclusively(t.db, 'tune', 'a tune', async () => 'second')).rejects.toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('a tune is already running') });
+    // Another name is not held.
+    await expect(exclusively(t.db, 'other', 'something else', async () => 'other')).resolves.toBe('other');
+    release();
+    await expect(first).resolves.toBe('first');
+    await expect(exclusively(t.db, 'tune', 'a tune', async () => 'third')).resolves.toBe('third');
   });
 });

@@ -6,6 +6,8 @@ import { corpusSettingsOf } from '../retrieval/settings';
 import type { Bm25Settings } from '../retrieval/types';
 import type { Database } from '../store/db';
 import type { EmbeddingTargets } from '../store/embeddings';
+import { coverage } from '../store/coverage';
+import { exclusively } from '../store/exclusive';
 import { currentSettings } from '../store/retrieval-settings';
 import type { PassageKey } from '../training/negatives';
 import { pseudoQuestions, type PseudoKind, type PseudoQuestion } from './pseudo-questions';
@@ -72,12 +74,20 @@ export interface TuneReport {
 /** Questions below which the tune refuses: too few to tell points apart. */
 export const MIN_TUNE_QUESTIONS = 30;
 
-export async function tune(db: Database, targets: EmbeddingTargets, o: TuneOptions = {}): Promise<TuneReport> {
+/** One tune of a store at a time: a second is refused with CONFLICT (two would write two versions from one). */
+export function tune(db: Database, targets: EmbeddingTargets, o: TuneOptions = {}): Promise<TuneReport> {
+  return exclusively(db, 'tune', 'a tune of the retrieval settings', () => tuneAlone(db, targets, o));
+}
+
+async function tuneAlone(db: Database, targets: EmbeddingTargets, o: TuneOptions): Promise<TuneReport> {
   const mode = o.mode ?? DEFAULT_MODE;
   const spec = MODES[mode];
   if (!spec.usesAlpha && !spec.usesLambda) throw new DomainError(ErrorCode.BAD_USER_INPUT, `mode ${mode} has no weights to tune (only the hierarchical and hybrid modes do)`, { argument: 'mode' });
-  const [{ passages }] = await db.query<{ passages: number }>('SELECT count(*)::int AS passages FROM passages');
-  if (passages === 0) throw new DomainError(ErrorCode.BAD_USER_INPUT, 'the store holds no passages: ingest a corpus before tuning it', { argument: 'corpus' });
+  const { passages } = await coverage(db, { document: targets.document.id, passage: targets.passage.id });
+  if (passages.total === 0) throw new DomainError(ErrorCode.BAD_USER_INPUT, 'the store holds no passages: ingest a corpus before tuning it', { argument: 'corpus' });
+  if ((spec.needs.passageVector || spec.needs.documentVector) && passages.embedded === 0) {
+    throw new DomainError(ErrorCode.BAD_USER_INPUT, `no passage has a vector of ${targets.passage.name} yet: embed the corpus (dhr embed) before tuning it`, { argument: 'corpus' });
+  }
   const seed = o.seed ?? 0;
   const mined = await pseudoQuestions(db, { perKind: o.perKind ?? 40, seed, kinds: o.kinds });
   const questions = [...mined.questions, ...(o.labelled ?? [])];
