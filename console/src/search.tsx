@@ -5,6 +5,7 @@ import { href, type Route } from './route';
 const RETRIEVE = `query($q: String!, $mode: RetrievalMode, $k1: Int, $k2: Int, $lambda: Float, $alpha: Float, $perDocument: Int) {
   retrieve(question: $q, mode: $mode, k1: $k1, k2: $k2, lambda: $lambda, alpha: $alpha, perDocument: $perDocument) {
     mode k1 k2 lambda alpha perDocument model warnings
+    parameters { name value source }
     coverage { documents { total embedded indexed } passages { total embedded indexed } }
     timings { totalMs }
     passages {
@@ -37,6 +38,8 @@ interface Result {
   lambda: number;
   alpha: number;
   perDocument: number | null;
+  /** Every ranking parameter as applied, and where its value came from (request, corpus settings, environment, mode). */
+  parameters: { name: string; value: unknown; source: string }[];
   model: string;
   warnings: string[];
   coverage: { documents: Level; passages: Level };
@@ -168,6 +171,9 @@ export function SearchView({ route }: { route: Route }) {
           <p className="summary">
             {result.passages.length} passages · {result.mode} · k1 {result.k1} · k2 {result.k2} · λ {result.lambda} · alpha {result.alpha}{result.perDocument !== null ? ` · ≤ ${result.perDocument} per document` : ''} · {result.model} ·{' '}
             {result.timings.totalMs.toFixed(0)} ms
+          </p>
+          <p className="parameters" title="where each ranking parameter came from: the question (request), the corpus's settings, the server's environment, or the mode's default">
+            parameters: {result.parameters.map((p) => `${p.name} ${p.value === null ? 'none' : String(p.value)} (${p.source})`).join(' · ')}
           </p>
           <p className="coverage">
             coverage: documents {result.coverage.documents.embedded}/{result.coverage.documents.total} embedded, {result.coverage.documents.indexed} indexed; passages{' '}

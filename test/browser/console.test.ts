@@ -103,6 +103,8 @@ describe('the console', () => {
     expect(await textOf(page, `${capital} .answer strong`)).toBe('Algiers');
     expect(await page.$$eval(`${capital} .bar`, (bars) => bars.length)).toBeGreaterThanOrEqual(4);
     expect(await textOf(page, '.coverage')).toMatch(/passages \d+\/\d+ embedded/);
+    // Where each ranking parameter came from: none given by the question or the corpus here, so the mode's defaults.
+    expect(await textOf(page, '.parameters')).toMatch(/lambda [\d.]+ \(mode\) · alpha [\d.]+ \(mode\)/);
     await page.screenshot({ path: join(SHOTS, 'search.png') });
     // The README's picture (docs/console.png), refreshed on request only so a test run leaves the checkout clean.
     if (process.env.UPDATE_README_SCREENSHOT === '1') {
