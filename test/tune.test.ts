@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { EncoderSet } from '../src/encoders/set';
 import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
 import { ingest } from '../src/pipeline/ingest';
 import { chooseSettings, MIN_GAIN, pairedDifference, type Scored } from '../src/tuning/choose';
@@ -7,6 +8,7 @@ import { pseudoQuestions } from '../src/tuning/pseudo-questions';
 import { exclusively } from '../src/store/exclusive';
 import { resolveRanking } from '../src/retrieval/parameters';
 import { MODES } from '../src/retrieval/modes';
+import { createTestApi, dataOf, type TestApi } from './helpers/api';
 import { dhr, useCliStore } from './helpers/cli';
 import { createTestDatabase, type TestDatabase } from './helpers/database';
 
@@ -181,4 +183,53 @@ onServer('PostgreSQL: one tune of a store at a time', () => {
     await expect(first).resolves.toBe('first');
     await expect(exclusively(t.db, 'tune', 'a tune', async () => 'third')).resolves.toBe('third');
   });
+});
+
+describe('tuneRetrievalSettings over GraphQL', () => {
+  let api: TestApi;
+  let encoders: EncoderSet;
+  const TUNE = `mutation($apply: Boolean, $n: Int) { tuneRetrievalSettings(apply: $apply, questionsPerKind: $n) { id status mode apply pointsDone } }`;
+  const RUN = `query($id: ID!) { tuneRun(id: $id) { id status pointsDone pointsTotal report settingsVersion error finishedAt } }`;
+  beforeAll(async () => {
+    encoders = await EncoderSet.load();
+    api = await createTestApi({}, encoders);
+    const ingested = await api.exec(`mutation($docs: [DocumentInput!]!) { ingestDocuments(documents: $docs) { failed } }`, { docs: DOCS });
+    expect(dataOf(ingested).ingestDocuments.failed).toBe(0);
+  }, 180_000);
+  afterAll(async () => {
+    await api?.close();
+    await encoders?.close();
+  });
+
+  it('starts a tune at once, refuses a second meanwhile, reports progress, then the report and what it stored', async () => {
+    const refused = await api.exec(TUNE, { n: 0 });
+    expect(refused.errors?.[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'questionsPerKind' });
+    expect((await api.execAs({ keyId: 9, role: 'reader', name: 'app' }, TUNE, {})).errors?.[0].extensions?.code).toBe('FORBIDDEN');
+
+    const started = dataOf(await api.exec(TUNE, { apply: true, n: 12 })).tuneRetrievalSettings;
+    expect(started).toMatchObject({ status: 'running', mode: 'HYBRID_HIERARCHICAL', apply: true });
+    expect((await api.exec(TUNE, {})).errors?.[0].extensions?.code).toBe('CONFLICT');
+
+    let run = dataOf(await api.exec(RUN, { id: started.id })).tuneRun;
+    const deadline = Date.now() + 120_000;
+    while (run.status === 'running' && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 250));
+      run = dataOf(await api.exec(RUN, { id: started.id })).tuneRun;
+      expect(run.pointsDone).toBeLessThanOrEqual(Math.max(run.pointsTotal, 0));
+    }
+    expect(run).toMatchObject({ status: 'succeeded', error: null });
+    expect(run.pointsDone).toBe(run.pointsTotal);
+    expect(run.report.questions).toMatchObject({ 'section-path': 12, 'document-title': 12, cloze: 12 });
+    const mrrs = run.report.grid.map((p: { mrr: number }) => p.mrr);
+    expect(mrrs).toEqual([...mrrs].sort((a: number, b: number) => b - a));
+    const settings = dataOf(await api.exec(`{ retrievalSettings { version setBy } }`)).retrievalSettings;
+    if (run.report.choice.change) {
+      expect(run.settingsVersion).toBe(settings.version);
+      expect(settings.setBy).toBe('tune');
+    } else {
+      expect(run.settingsVersion).toBeNull();
+      expect(settings.version).toBeNull();
+    }
+    expect((await api.exec(RUN, { id: '999' })).errors?.[0].extensions?.code).toBe('NOT_FOUND');
+  }, 180_000);
 });

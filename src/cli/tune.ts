@@ -2,11 +2,10 @@ import { readFileSync } from 'node:fs';
 import type { Config } from '../config';
 import { badUserInput, DomainError } from '../errors';
 import type { RetrievalMode } from '../retrieval/modes';
-import { RANKING_NAMES, type Ranking } from '../retrieval/parameters';
-import { setModeSettings } from '../retrieval/settings';
 import type { Database } from '../store/db';
 import { openMigratedDatabase } from '../store/open';
 import type { PseudoKind, PseudoQuestion } from '../tuning/pseudo-questions';
+import { applyChoice, changedValues } from '../tuning/runs';
 import { tune, type PointScore, type TuneReport } from '../tuning/tune';
 import { loadEmbedding } from './embed';
 import { ProgressBar } from './progress';
@@ -71,13 +70,6 @@ export function formatTuneReport(r: TuneReport): string {
   return lines.join('\n');
 }
 
-/** The parameters a choice sets: those that differ from the settings in force. */
-export function changedValues(r: TuneReport): Partial<Ranking> {
-  const out: Record<string, unknown> = {};
-  for (const name of RANKING_NAMES) if (r.choice.chosen.values[name] !== r.current.values[name]) out[name] = r.choice.chosen.values[name];
-  return out as Partial<Ranking>;
-}
-
 /**
  * `dhr tune`: scores a small grid of the mode's parameters on pseudo-questions from the corpus
  * (and labelled ones with --questions) and prints the grid and the choice; with --apply, stores
@@ -101,24 +93,9 @@ export async function tuneCommand(config: Config, o: TuneCommandOptions): Promis
         onProgress: (done, total, label) => (bar ??= new ProgressBar(total, 'tune')).update(done, label),
       });
       console.log(formatTuneReport(report));
-      if (o.apply && report.choice.change) {
-        const values = changedValues(report);
-        const version = await setModeSettings(db, report.mode, {
-          values,
-          setBy: 'tune',
-          note: report.choice.reason,
-          evidence: {
-            questions: report.questions,
-            seed: o.seed ?? 0,
-            chosen: { label: report.choice.chosen.label, mrr: report.choice.chosen.mrr },
-            inForce: { label: report.current.label, mrr: report.current.mrr },
-            defaults: { mrr: report.defaults.mrr },
-            lexical: { mrr: report.lexical.mrr },
-            margin: report.choice.margin,
-            standardError: report.choice.standardError,
-          },
-        });
-        console.error(`stored as retrieval settings version ${version.version}: ${JSON.stringify(values)}`);
+      const version = o.apply ? await applyChoice(db, report, o.seed ?? 0) : null;
+      if (version !== null) {
+        console.error(`stored as retrieval settings version ${version}: ${JSON.stringify(changedValues(report))}`);
       } else if (o.apply) console.error('nothing stored: the settings in force stay');
       else console.error('dry run: nothing stored (--apply stores the choice)');
       return 0;

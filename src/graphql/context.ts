@@ -10,6 +10,8 @@ import { createLoaders, type Loaders } from './loaders';
 
 export interface Context {
   db: Database;
+  /** The store without this operation's share of the pool and deadline: for work that outlives the request (a tune run). */
+  store: Database;
   config: Config;
   loaders: Loaders;
   /** The active encoders and the models they read and write; absent when the server runs without encoders. */
@@ -50,5 +52,5 @@ export function createContext(db: Database, config: Config, models?: ModelRegist
         deadlineSetting: 'REQUEST_TIMEOUT_MS',
       })
     : db;
-  return { db: shared, config, loaders: createLoaders(shared), models, principal };
+  return { db: shared, store: db, config, loaders: createLoaders(shared), models, principal };
 }

@@ -1,5 +1,12 @@
 import { GraphQLJSONObject } from 'graphql-scalars';
-import { Arg, Authorized, Ctx, Mutation, Query, Resolver } from 'type-graphql';
+import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
+import { badUserInput, DomainError, ErrorCode, notFound } from '../../errors';
+import { DEFAULT_MODE } from '../../retrieval/modes';
+import { failStaleTuneRuns, tuneRun, type TuneRunRow } from '../../store/tune-runs';
+import { startTuneRun } from '../../tuning/runs';
+import { parseId } from '../ids';
+import { currentLogger } from '../../observability/request-scope';
+import { TuneRun } from '../types/tune';
 import { parametersInForce, rollbackSettings, setModeSettings, versionRecord } from '../../retrieval/settings';
 import type { RetrievalMode } from '../../retrieval/modes';
 import type { Role } from '../../store/keys';
@@ -12,6 +19,10 @@ import { RetrievalSettings } from '../types/settings';
 function present(version: SettingsVersion | undefined, ctx: Context): RetrievalSettings {
   return { ...versionRecord(version), modes: parametersInForce(version, ctx.config.ranking) };
 }
+
+const MAX_PER_KIND = 1000;
+
+const presentRun = (r: TuneRunRow): TuneRun => ({ ...r, id: String(r.id), mode: r.mode as RetrievalMode });
 
 const setter = (ctx: Context) => ctx.principal?.name ?? 'anonymous';
 
@@ -37,6 +48,48 @@ export class RetrievalSettingsResolver {
     const version = await setModeSettings(ctx.db, mode, { values: values ?? {}, unset: unset ?? [], setBy: setter(ctx), note: note ?? undefined });
     ctx.settings?.invalidate();
     return present(version, ctx);
+  }
+
+  @Authorized<Role>('admin')
+  @Mutation(() => TuneRun, {
+    description:
+      'Starts a tune (dhr tune) in the background of this server and returns it at once: poll tuneRun(id) for its progress and report. One at a time per store (CONFLICT).',
+  })
+  async tuneRetrievalSettings(
+    @Ctx() ctx: Context,
+    @Arg('mode', () => RetrievalModeEnum, { defaultValue: DEFAULT_MODE }) mode: RetrievalMode,
+    @Arg('questionsPerKind', () => Int, { defaultValue: 40, description: `Pseudo-questions of each kind (1–${MAX_PER_KIND}).` }) perKind: number,
+    @Arg('seed', () => Int, { defaultValue: 0, description: 'Drives every draw: the same seed and store give the same questions.' }) seed: number,
+    @Arg('apply', () => Boolean, { defaultValue: false, description: 'Store the choice as a new settings version when it beats the settings in force.' }) apply: boolean,
+  ): Promise<TuneRun> {
+    if (!Number.isInteger(perKind) || perKind < 1 || perKind > MAX_PER_KIND) throw badUserInput(`questionsPerKind must be an integer from 1 to ${MAX_PER_KIND}, got ${perKind}`, 'questionsPerKind');
+    if (seed < 0) throw badUserInput(`seed must be 0 or more, got ${seed}`, 'seed');
+    const targets = await ctx.models?.current();
+    if (!targets) throw badUserInput('this server runs without encoders: a tune needs the active models to run its questions', 'mode');
+    const logger = currentLogger();
+    await failStaleTuneRuns(ctx.db);
+    const [{ running }] = await ctx.db.query<{ running: number }>(`SELECT count(*)::int AS running FROM tune_runs WHERE status = 'running'`);
+    if (running > 0) throw new DomainError(ErrorCode.CONFLICT, 'a tune of the retrieval settings is already running on this store; poll tuneRun for it', { argument: 'mode' });
+    // The unshared store: the tune outlives this request (and its share of the pool and deadline).
+    const { run } = await startTuneRun(ctx.store, targets, {
+      mode,
+      perKind,
+      seed,
+      apply,
+      tune: { environment: ctx.config.ranking, bm25: ctx.config.bm25 },
+      onApplied: () => ctx.settings?.invalidate(),
+      onError: (error) => logger.error({ err: error }, 'tune failed'),
+    });
+    return presentRun(run);
+  }
+
+  @Authorized<Role>('admin')
+  @Query(() => TuneRun, { description: 'A tune started with tuneRetrievalSettings: its progress, then its report.' })
+  async tuneRun(@Ctx() ctx: Context, @Arg('id', () => ID) id: string): Promise<TuneRun> {
+    await failStaleTuneRuns(ctx.db);
+    const run = await tuneRun(ctx.db, parseId(id, 'id'));
+    if (!run) throw notFound(`tune run ${id} does not exist`, 'id');
+    return presentRun(run);
   }
 
   @Authorized<Role>('admin')

@@ -1,0 +1,66 @@
+import type { Queryable } from './db';
+
+export const TUNE_RUN_STATUSES = ['running', 'succeeded', 'failed'] as const;
+export type TuneRunStatus = (typeof TUNE_RUN_STATUSES)[number];
+
+export interface TuneRunRow {
+  id: number;
+  mode: string;
+  options: Record<string, unknown>;
+  apply: boolean;
+  status: TuneRunStatus;
+  pointsDone: number;
+  pointsTotal: number;
+  report: Record<string, unknown> | null;
+  settingsVersion: number | null;
+  error: string | null;
+  startedAt: Date;
+  finishedAt: Date | null;
+}
+
+const COLUMNS = `id, mode, options, apply, status, points_done AS "pointsDone", points_total AS "pointsTotal", report,
+  settings_version AS "settingsVersion", error, started_at AS "startedAt", finished_at AS "finishedAt"`;
+
+const asRow = (r: TuneRunRow): TuneRunRow => ({ ...r, startedAt: new Date(r.startedAt), finishedAt: r.finishedAt && new Date(r.finishedAt) });
+
+export async function createTuneRun(db: Queryable, run: { mode: string; options: Record<string, unknown>; apply: boolean }): Promise<TuneRunRow> {
+  const [row] = await db.query<TuneRunRow>(`INSERT INTO tune_runs (mode, options, apply) VALUES ($1, $2::jsonb, $3) RETURNING ${COLUMNS}`, [
+    run.mode,
+    JSON.stringify(run.options),
+    run.apply,
+  ]);
+  return asRow(row);
+}
+
+export async function tuneRun(db: Queryable, id: number): Promise<TuneRunRow | undefined> {
+  const [row] = await db.query<TuneRunRow>(`SELECT ${COLUMNS} FROM tune_runs WHERE id = $1`, [id]);
+  return row && asRow(row);
+}
+
+export async function tuneRunProgress(db: Queryable, id: number, done: number, total: number): Promise<void> {
+  await db.query(`UPDATE tune_runs SET points_done = $2, points_total = $3, updated_at = now() WHERE id = $1 AND status = 'running'`, [id, done, total]);
+}
+
+export async function finishTuneRun(db: Queryable, id: number, result: { report: Record<string, unknown>; settingsVersion: number | null }): Promise<void> {
+  await db.query(
+    `UPDATE tune_runs SET status = 'succeeded', report = $2::jsonb, settings_version = $3, finished_at = now(), updated_at = now() WHERE id = $1`,
+    [id, JSON.stringify(result.report), result.settingsVersion],
+  );
+}
+
+export async function failTuneRun(db: Queryable, id: number, error: string): Promise<void> {
+  await db.query(`UPDATE tune_runs SET status = 'failed', error = $2, finished_at = now(), updated_at = now() WHERE id = $1 AND status = 'running'`, [id, error]);
+}
+
+/**
+ * Runs left 'running' by a server that stopped: no progress for `staleMinutes` (a running tune
+ * writes its progress after every grid point, seconds to a minute apart). Marked failed when runs
+ * are read, so several servers over one store never fail each other's live runs.
+ */
+export async function failStaleTuneRuns(db: Queryable, staleMinutes = 10): Promise<void> {
+  await db.query(
+    `UPDATE tune_runs SET status = 'failed', error = 'interrupted: the server running it stopped', finished_at = now(), updated_at = now()
+      WHERE status = 'running' AND updated_at < now() - make_interval(mins => $1)`,
+    [staleMinutes],
+  );
+}

@@ -1,0 +1,95 @@
+import { DomainError } from '../errors';
+import type { RetrievalMode } from '../retrieval/modes';
+import { RANKING_NAMES } from '../retrieval/parameters';
+import { setModeSettings } from '../retrieval/settings';
+import type { Database } from '../store/db';
+import type { EmbeddingTargets } from '../store/embeddings';
+import { createTuneRun, failTuneRun, finishTuneRun, tuneRunProgress, type TuneRunRow } from '../store/tune-runs';
+import { tune, type PointScore, type TuneOptions, type TuneReport } from './tune';
+
+/** A point of the report as stored and served: no per-question ranks. */
+const summary = (p: PointScore) => ({ label: p.label, mode: p.mode, values: p.values, mrr: p.mrr, top1: p.top1, top20: p.top20 });
+
+/** What a tune stores and serves: the questions, the baselines, the grid best first, the choice. */
+export function reportRecord(r: TuneReport) {
+  return {
+    mode: r.mode,
+    questions: r.questions,
+    current: summary(r.current),
+    defaults: summary(r.defaults),
+    lexical: summary(r.lexical),
+    hybrid: summary(r.hybrid),
+    grid: [...r.grid].sort((a, b) => b.mrr - a.mrr).map(summary),
+    choice: { change: r.choice.change, chosen: { label: r.choice.chosen.label, values: r.choice.chosen.values, mrr: r.choice.chosen.mrr }, margin: r.choice.margin, standardError: r.choice.standardError, reason: r.choice.reason },
+  };
+}
+
+/** The parameters a choice changes against the settings in force (what --apply and apply store). */
+export function changedValues(r: TuneReport): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const name of RANKING_NAMES) if (r.choice.chosen.values[name] !== r.current.values[name]) out[name] = r.choice.chosen.values[name];
+  return out;
+}
+
+/** Stores a tune's choice as a new settings version (with its evidence) when it beats the settings in force. */
+export async function applyChoice(db: Database, r: TuneReport, seed: number): Promise<number | null> {
+  if (!r.choice.change) return null;
+  const version = await setModeSettings(db, r.mode, {
+    values: changedValues(r),
+    setBy: 'tune',
+    note: r.choice.reason,
+    evidence: {
+      questions: r.questions,
+      seed,
+      chosen: { label: r.choice.chosen.label, mrr: r.choice.chosen.mrr },
+      inForce: { label: r.current.label, mrr: r.current.mrr },
+      defaults: { mrr: r.defaults.mrr },
+      lexical: { mrr: r.lexical.mrr },
+      margin: r.choice.margin,
+      standardError: r.choice.standardError,
+    },
+  });
+  return version.version;
+}
+
+/**
+ * A tune started through the API: recorded at once, run in the background of this process with
+ * its progress written after every point, and finished with its report (and, with `apply`, the
+ * settings version it stored). `settled` resolves when it ends (for tests and shutdown).
+ */
+export async function startTuneRun(
+  db: Database,
+  targets: EmbeddingTargets,
+  o: {
+    mode: RetrievalMode;
+    perKind: number;
+    seed: number;
+    apply: boolean;
+    tune?: Omit<TuneOptions, 'mode' | 'perKind' | 'seed' | 'onProgress'>;
+    onApplied?: () => void;
+    /** An unexpected failure (a bug, not a refusal), for the server's log. */
+    onError?: (error: unknown) => void;
+  },
+): Promise<{ run: TuneRunRow; settled: Promise<void> }> {
+  const run = await createTuneRun(db, { mode: o.mode, options: { perKind: o.perKind, seed: o.seed }, apply: o.apply });
+  const settled = (async () => {
+    try {
+      const report = await tune(db, targets, {
+        ...o.tune,
+        mode: o.mode,
+        perKind: o.perKind,
+        seed: o.seed,
+        onProgress: (done, total) => void tuneRunProgress(db, run.id, done, total).catch(() => undefined),
+      });
+      const settingsVersion = o.apply ? await applyChoice(db, report, o.seed) : null;
+      if (settingsVersion !== null) o.onApplied?.();
+      await finishTuneRun(db, run.id, { report: reportRecord(report), settingsVersion });
+    } catch (error) {
+      // The run's record says why: a refusal's own message, written for the caller, or a generic one.
+      const expected = error instanceof DomainError;
+      await failTuneRun(db, run.id, expected ? error.message : 'the tune failed unexpectedly (see the server log)').catch(() => undefined);
+      if (!expected) o.onError?.(error);
+    }
+  })();
+  return { run, settled };
+}
