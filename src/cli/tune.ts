@@ -50,10 +50,13 @@ async function readLabelled(db: Database, file: string): Promise<PseudoQuestion[
 const pct = (x: number) => (100 * x).toFixed(1);
 const row = (p: PointScore, note = '') => `| ${p.mode === 'LEXICAL' || p.mode === 'HYBRID' ? p.mode : p.label} | ${p.mrr.toFixed(3)} | ${pct(p.top1)} | ${pct(p.top20)} | ${note} |`;
 
+const bestOf = (r: TuneReport) => [...r.grid].sort((a, b) => b.mrr - a.mrr)[0] ?? r.current;
+
 /** The report as Markdown: the questions, the baselines, the grid best first, and the choice. */
 export function formatTuneReport(r: TuneReport): string {
   const counts = Object.entries(r.questions).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(', ');
   const total = Object.values(r.questions).reduce((a, b) => a + b, 0);
+  const kinds = new Set(Object.keys(r.current.byKind) as (keyof PointScore['byKind'])[]);
   const lines = [
     `${r.mode}: ${total} questions (${counts})`,
     '',
@@ -64,6 +67,8 @@ export function formatTuneReport(r: TuneReport): string {
     row(r.lexical, 'baseline'),
     row(r.hybrid, 'baseline'),
     ...[...r.grid].sort((a, b) => b.mrr - a.mrr).map((p) => row(p, p === r.choice.chosen ? 'chosen' : '')),
+    '',
+    `MRR@20 by source of questions (${[...kinds].join(', ')}): ${[r.current, r.lexical, r.hybrid, bestOf(r)].map((p) => `${p.mode === r.mode ? p.label : p.mode} ${[...kinds].map((k) => p.byKind[k]?.mrr.toFixed(3) ?? '–').join('/')}`).join('; ')}`,
     '',
     `${r.choice.change ? 'change' : 'keep the settings in force'}: ${r.choice.reason}`,
   ];

@@ -8,7 +8,7 @@ import { createTuneRun, failTuneRun, finishTuneRun, tuneRunProgress, type TuneRu
 import { tune, type PointScore, type TuneOptions, type TuneReport } from './tune';
 
 /** A point of the report as stored and served: no per-question ranks. */
-const summary = (p: PointScore) => ({ label: p.label, mode: p.mode, values: p.values, mrr: p.mrr, top1: p.top1, top20: p.top20 });
+const summary = (p: PointScore) => ({ label: p.label, mode: p.mode, values: p.values, mrr: p.mrr, top1: p.top1, top20: p.top20, byKind: p.byKind });
 
 /** What a tune stores and serves: the questions, the baselines, the grid best first, the choice. */
 export function reportRecord(r: TuneReport) {

@@ -57,6 +57,8 @@ export interface PointScore {
   top20: number;
   /** Per question, the reciprocal rank (for the paired comparison). */
   reciprocalRanks: number[];
+  /** MRR per source of questions, to compare what each kind of pseudo-question says. */
+  byKind: Partial<Record<PseudoKind, { questions: number; mrr: number }>>;
 }
 
 export interface TuneReport {
@@ -197,5 +199,11 @@ async function scorePoint(
   }
   const n = questions.length;
   const mrr = reciprocalRanks.reduce((a, b) => a + b, 0) / n;
-  return { label: p.label, mode: p.mode, values: p.values, mrr, top1: top1 / n, top20: top20 / n, reciprocalRanks };
+  const byKind: PointScore['byKind'] = {};
+  questions.forEach((q, i) => {
+    const k = (byKind[q.kind] ??= { questions: 0, mrr: 0 });
+    k.questions += 1;
+    k.mrr += (reciprocalRanks[i] - k.mrr) / k.questions; // running mean
+  });
+  return { label: p.label, mode: p.mode, values: p.values, mrr, top1: top1 / n, top20: top20 / n, reciprocalRanks, byKind };
 }
