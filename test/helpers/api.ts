@@ -5,6 +5,7 @@ import { createContext, type Context } from '../../src/graphql/context';
 import type { EncoderSet } from '../../src/encoders/set';
 import { createApolloServer } from '../../src/server';
 import { ModelRegistry, type RegistryOptions } from '../../src/pipeline/jobs/registry';
+import { CorpusSettingsSource } from '../../src/retrieval/settings';
 import { createTestDatabase, type TestDatabase } from './database';
 
 export interface GraphQLResult<T = any> {
@@ -51,10 +52,14 @@ export async function createTestApi(
   const server: ApolloServer<Context> = await createApolloServer(config);
   await server.start();
   const defaultPrincipal = options.principal === undefined ? TEST_ADMIN : options.principal;
+  // The corpus's settings cached as the server caches them (server.ts), with a refresh time long
+  // enough that a test counting statements never meets a refresh; changes made through this API
+  // apply at once (the settings mutations invalidate it).
+  const settings = new CorpusSettingsSource(testDb.db, 60_000);
   const execAs = async (principal: Principal | null, query: string, variables?: Record<string, unknown>) => {
     const response = await server.executeOperation(
       { query, variables },
-      { contextValue: createContext(testDb.db, config, models, principal ?? undefined) },
+      { contextValue: { ...createContext(testDb.db, config, models, principal ?? undefined), settings } },
     );
     if (response.body.kind !== 'single') throw new Error('unexpected incremental response');
     return response.body.singleResult as GraphQLResult;
