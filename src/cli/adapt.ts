@@ -1,12 +1,11 @@
 import type { AdapterLevel } from '../adapters/linear';
 import type { EpochRecord } from '../adapters/train';
 import type { Config } from '../config';
-import { DomainError } from '../errors';
 import { adapt, type AdaptOptions, type LevelReport } from '../pipeline/adapt';
 import { activateAdapter, dropAdapter, listAdapters, type AdapterRow } from '../store/adapters';
-import type { Database } from '../store/db';
 import { openMigratedDatabase } from '../store/open';
 import { loadEmbedding } from './embed';
+import { answering, onStore } from './answering';
 import { ProgressBar } from './progress';
 
 export type AdaptCommandOptions = Omit<AdaptOptions, 'onEvent'> & { pairs: string[] };
@@ -24,17 +23,6 @@ export function describeLevel(level: AdapterLevel, r: LevelReport): string {
     `held-out recall@1 ${fixed(r.baseline.accuracy)} → ${fixed(best.accuracy)}, loss ${fixed(r.baseline.loss)} → ${fixed(best.loss)} ` +
     `(kept epoch ${r.bestEpoch}${r.bestEpoch === 0 ? ': no epoch beat the identity' : ''}); ${r.seconds.toFixed(1)} s`
   );
-}
-
-/** Refusals (too few pairs, a bad line, a name taken, mismatched dimensions) are answers, not crashes. */
-async function answering(label: string, fn: () => Promise<number>): Promise<number> {
-  try {
-    return await fn();
-  } catch (error) {
-    if (!(error instanceof DomainError)) throw error;
-    console.error(`${label}: ${error.message}`);
-    return 1;
-  }
 }
 
 /** `dhr adapt --pairs FILE…`: trains, registers (and with --activate activates) a query-side adapter. */
@@ -89,30 +77,19 @@ export function adapterSummary(a: AdapterRow) {
   return { name: a.name, active: a.active, dimension: a.dimension, levels: a.levels, models: a.models, createdAt: a.createdAt, training: a.training };
 }
 
-async function withDb(config: Config, fn: (db: Database) => Promise<number>): Promise<number> {
-  const db = await openMigratedDatabase(config);
-  try {
-    return await fn(db);
-  } finally {
-    await db.close();
-  }
-}
-
 /** `dhr adapters [list]` and `dhr adapters activate <name|none>`; prints the adapters after. */
 export function adaptersCommand(config: Config, request: { activate?: string; drop?: string }): Promise<number> {
-  return withDb(config, (db) =>
-    answering('adapters', async () => {
-      if (request.drop !== undefined) {
-        await dropAdapter(db, request.drop);
-        console.error(`adapter ${request.drop} dropped`);
-      }
-      if (request.activate !== undefined) {
-        const name = request.activate === 'none' ? null : request.activate;
-        await activateAdapter(db, name);
-        console.error(name ? `adapter ${name} is active` : 'no adapter is active');
-      }
-      console.log(JSON.stringify((await listAdapters(db)).map(adapterSummary), null, 2));
-      return 0;
-    }),
-  );
+  return onStore(config, 'adapters', async (db) => {
+    if (request.drop !== undefined) {
+      await dropAdapter(db, request.drop);
+      console.error(`adapter ${request.drop} dropped`);
+    }
+    if (request.activate !== undefined) {
+      const name = request.activate === 'none' ? null : request.activate;
+      await activateAdapter(db, name);
+      console.error(name ? `adapter ${name} is active` : 'no adapter is active');
+    }
+    console.log(JSON.stringify((await listAdapters(db)).map(adapterSummary), null, 2));
+    return 0;
+  });
 }

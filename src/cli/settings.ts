@@ -1,8 +1,8 @@
 import type { Config } from '../config';
-import { badUserInput, DomainError } from '../errors';
+import { badUserInput } from '../errors';
 import { parametersInForce, rollbackSettings, setModeSettings, versionRecord } from '../retrieval/settings';
-import { openMigratedDatabase } from '../store/open';
 import { currentSettings, settingsHistory, type SettingsVersion } from '../store/retrieval-settings';
+import { onStore } from './answering';
 
 export type SettingsRequest = { show: true } | { history: number } | { rollback: true } | { set: { mode: string; values: string[]; unset: string[]; note?: string } };
 
@@ -28,9 +28,8 @@ const shown = (v: SettingsVersion | undefined, config: Config) => ({
  * `dhr settings [show]`, `set`, `rollback`, `history`: the corpus's retrieval settings in the
  * store (a running server picks a change up within a second). Prints the settings after, as JSON.
  */
-export async function settingsCommand(config: Config, request: SettingsRequest): Promise<number> {
-  const db = await openMigratedDatabase(config);
-  try {
+export function settingsCommand(config: Config, request: SettingsRequest): Promise<number> {
+  return onStore(config, 'settings', async (db) => {
     let version: SettingsVersion | undefined;
     if ('history' in request) {
       console.log(JSON.stringify(await settingsHistory(db, request.history), null, 2));
@@ -38,17 +37,11 @@ export async function settingsCommand(config: Config, request: SettingsRequest):
     }
     if ('rollback' in request) version = await rollbackSettings(db, 'cli');
     else if ('set' in request) {
-      // Parsed inside the try: a malformed assignment is an answer, not a crash.
+      // Parsed inside onStore: a malformed assignment is an answer, not a crash.
       const values = Object.fromEntries(request.set.values.map(parseAssignment));
       version = await setModeSettings(db, request.set.mode, { values, unset: request.set.unset, setBy: 'cli', note: request.set.note });
     } else version = await currentSettings(db);
     console.log(JSON.stringify(shown(version, config), null, 2));
     return 0;
-  } catch (error) {
-    if (!(error instanceof DomainError)) throw error;
-    console.error(`settings: ${error.message}`);
-    return 1;
-  } finally {
-    await db.close();
-  }
+  });
 }

@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
 import type { Config } from '../config';
-import { badUserInput, DomainError } from '../errors';
+import { badUserInput } from '../errors';
 import type { RetrievalMode } from '../retrieval/modes';
 import type { Database } from '../store/db';
-import { openMigratedDatabase } from '../store/open';
 import type { PseudoKind, PseudoQuestion } from '../tuning/pseudo-questions';
 import { applyChoice, changedValues } from '../tuning/runs';
 import { tune, type PointScore, type TuneReport } from '../tuning/tune';
 import { loadEmbedding } from './embed';
+import { onStore } from './answering';
 import { ProgressBar } from './progress';
 
 export interface TuneCommandOptions {
@@ -80,9 +80,8 @@ export function formatTuneReport(r: TuneReport): string {
  * (and labelled ones with --questions) and prints the grid and the choice; with --apply, stores
  * the choice as a new settings version, with the evidence, when it beats the settings in force.
  */
-export async function tuneCommand(config: Config, o: TuneCommandOptions): Promise<number> {
-  const db = await openMigratedDatabase(config);
-  try {
+export function tuneCommand(config: Config, o: TuneCommandOptions): Promise<number> {
+  return onStore(config, 'tune', async (db) => {
     const labelled = o.questions ? await readLabelled(db, o.questions) : undefined;
     const { models, targets } = await loadEmbedding(db, config);
     try {
@@ -107,11 +106,5 @@ export async function tuneCommand(config: Config, o: TuneCommandOptions): Promis
     } finally {
       await models.close();
     }
-  } catch (error) {
-    if (!(error instanceof DomainError)) throw error;
-    console.error(`tune: ${error.message}`);
-    return 1;
-  } finally {
-    await db.close();
-  }
+  });
 }

@@ -37,6 +37,12 @@ export async function tuneRun(db: Queryable, id: number): Promise<TuneRunRow | u
   return row && asRow(row);
 }
 
+/** Whether a tune of this store is running (after failStaleTuneRuns, a live one). */
+export async function tuneRunning(db: Queryable): Promise<boolean> {
+  const [{ running }] = await db.query<{ running: boolean }>(`SELECT EXISTS (SELECT 1 FROM tune_runs WHERE status = 'running') AS running`);
+  return running;
+}
+
 export async function tuneRunProgress(db: Queryable, id: number, done: number, total: number): Promise<void> {
   await db.query(`UPDATE tune_runs SET points_done = $2, points_total = $3, updated_at = now() WHERE id = $1 AND status = 'running'`, [id, done, total]);
 }

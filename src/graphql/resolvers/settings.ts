@@ -2,7 +2,7 @@ import { GraphQLJSONObject } from 'graphql-scalars';
 import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
 import { badUserInput, DomainError, ErrorCode, notFound } from '../../errors';
 import { DEFAULT_MODE } from '../../retrieval/modes';
-import { failStaleTuneRuns, tuneRun, type TuneRunRow } from '../../store/tune-runs';
+import { failStaleTuneRuns, tuneRun, tuneRunning, type TuneRunRow } from '../../store/tune-runs';
 import { startTuneRun } from '../../tuning/runs';
 import { parseId } from '../ids';
 import { currentLogger } from '../../observability/request-scope';
@@ -68,8 +68,7 @@ export class RetrievalSettingsResolver {
     if (!targets) throw badUserInput('this server runs without encoders: a tune needs the active models to run its questions', 'mode');
     const logger = currentLogger();
     await failStaleTuneRuns(ctx.db);
-    const [{ running }] = await ctx.db.query<{ running: number }>(`SELECT count(*)::int AS running FROM tune_runs WHERE status = 'running'`);
-    if (running > 0) throw new DomainError(ErrorCode.CONFLICT, 'a tune of the retrieval settings is already running on this store; poll tuneRun for it', { argument: 'mode' });
+    if (await tuneRunning(ctx.db)) throw new DomainError(ErrorCode.CONFLICT, 'a tune of the retrieval settings is already running on this store; poll tuneRun for it', { argument: 'mode' });
     // The unshared store: the tune outlives this request (and its share of the pool and deadline).
     const { run } = await startTuneRun(ctx.store, targets, {
       mode,
