@@ -72,6 +72,24 @@ describe('readInputFiles', () => {
     expect([notitle.key, notitle.title, notitle.abstract]).toEqual(['guide/notitle', 'notitle', 'Just text, no heading.']);
   });
 
+  it('keeps the extension in the key of files of different formats that share a name', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'dhr-clash-'));
+    try {
+      mkdirSync(path.join(dir, 'sub'));
+      writeFileSync(path.join(dir, 'sub', 'a.md'), '# A in Markdown\n\nText.\n');
+      writeFileSync(path.join(dir, 'sub', 'a.html'), '<h1>A in HTML</h1><p>Text.</p>');
+      writeFileSync(path.join(dir, 'sub', 'a.json'), '{"title": "A as JSON", "abstract": "x"}');
+      writeFileSync(path.join(dir, 'sub', 'b.md'), '# B\n\nText.\n');
+      const keys = (await collect([dir])).map((i) => i.input?.key ?? i.input?.title);
+      // a.json is a file of documents (keyed by its content), so it clashes with no one.
+      expect(keys).toEqual(['sub/a.html', 'A as JSON', 'sub/a.md', 'sub/b']);
+      const direct = (await collect([path.join(dir, 'sub', 'a.md'), path.join(dir, 'sub', 'a.html'), path.join(dir, 'sub', 'b.md')])).map((i) => i.input?.key);
+      expect(direct).toEqual(['a.md', 'a.html', 'b']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('reads files named directly, reporting unknown types and missing paths', async () => {
     const items = await collect([at('guide', 'intro.md'), at('d.bin'), at('nope.json'), at('f.json')]);
     expect(items.map((i) => [path.relative(root, i.origin), i.error?.problem ?? i.input?.key ?? i.input?.title])).toEqual([

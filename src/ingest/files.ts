@@ -48,10 +48,29 @@ function decodeUtf8(bytes: Uint8Array): string | null {
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Key of a one-document file: its path below the root, without extension, with `/`. */
-function keyOf(file: string, root: string): string {
+/**
+ * Key of a one-document file: its path below the root, with `/`, without its extension unless a
+ * sibling of another format shares its name (`a.md` and `a.html`): dropping both extensions would
+ * give them one key, and the second file would replace the first.
+ */
+function keyOf(file: string, root: string, keepExtension = false): string {
   const rel = path.relative(root, file);
-  return rel.slice(0, rel.length - path.extname(rel).length).split(path.sep).join('/');
+  const kept = keepExtension ? rel : rel.slice(0, rel.length - path.extname(rel).length);
+  return kept.split(path.sep).join('/');
+}
+
+const stemOf = (name: string): string => name.slice(0, name.length - path.extname(name).length);
+
+/** Names of one-document files in a folder whose stem another one-document file shares. */
+function clashingNames(names: readonly string[]): Set<string> {
+  const byStem = new Map<string, string[]>();
+  for (const name of names) {
+    const format = formatOfExtension(path.extname(name));
+    if (format === null || !('source' in format)) continue;
+    const stem = stemOf(name);
+    byStem.set(stem, [...(byStem.get(stem) ?? []), name]);
+  }
+  return new Set([...byStem.values()].filter((group) => group.length > 1).flat());
 }
 
 /** Read a whole file after checking its size; null (and an error item) when it can't be. */
@@ -145,11 +164,11 @@ async function* readJsonLines(file: string, limit: number): AsyncGenerator<Input
 }
 
 /** A one-document file, read as its format's DocumentInput field, keyed by its path. */
-async function readSource(format: SourceFormat, file: string, root: string, limit: number): Promise<InputItem> {
+async function readSource(format: SourceFormat, file: string, root: string, limit: number, keepExtension: boolean): Promise<InputItem> {
   const { text, error } = await readSmallFile(file, limit);
   if (error) return error;
   try {
-    return { origin: file, input: { key: keyOf(file, root), ...format.fromFile(text!, path.basename(file, path.extname(file))) } };
+    return { origin: file, input: { key: keyOf(file, root, keepExtension), ...format.fromFile(text!, path.basename(file, path.extname(file))) } };
   } catch (e) {
     // A file its parser refuses (HTML nested too deeply…) fails alone; the walk goes on.
     return fail(file, e instanceof IngestError ? e.problem : `cannot parse: ${messageOf(e)}`);
@@ -161,10 +180,10 @@ interface Limits {
   file: number;
 }
 
-async function* readOne(file: string, root: string, limits: Limits): AsyncGenerator<InputItem> {
+async function* readOne(file: string, root: string, limits: Limits, keepExtension = false): AsyncGenerator<InputItem> {
   const format = formatOfExtension(path.extname(file));
   if (format === null) return;
-  if ('source' in format) yield await readSource(format.source, file, root, limits.document);
+  if ('source' in format) yield await readSource(format.source, file, root, limits.document, keepExtension);
   else if (format.documents.lines) yield* readJsonLines(file, limits.file);
   else yield* readJson(file, limits.file);
 }
@@ -178,6 +197,7 @@ async function* walk(dir: string, root: string, limits: Limits, seen: Set<string
     return yield fail(dir, `cannot read directory: ${messageOf(e)}`);
   }
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const clashing = clashingNames(entries.filter((e) => !e.name.startsWith('.') && !e.isDirectory()).map((e) => e.name));
   for (const entry of entries) {
     if (entry.name.startsWith('.')) continue;
     const full = path.join(dir, entry.name);
@@ -198,7 +218,7 @@ async function* walk(dir: string, root: string, limits: Limits, seen: Set<string
       seen.add(real);
       yield* walk(full, root, limits, seen);
     } else if (isFile && isSupported(full)) {
-      yield* readOne(full, root, limits);
+      yield* readOne(full, root, limits, clashing.has(entry.name));
     }
   }
 }
@@ -213,6 +233,8 @@ export async function* readInputFiles(paths: string[], opts?: ReadInputOptions):
     document: opts?.maxDocumentBytes ?? DEFAULT_INGEST_OPTIONS.maxDocumentBytes,
     file: opts?.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
   };
+  // Files named directly are keyed below their own folder: two of them can clash as siblings do.
+  const clashingGiven = clashingNames(paths.map((p) => path.resolve(p)));
   for (const given of paths) {
     let info;
     try {
@@ -226,7 +248,7 @@ export async function* readInputFiles(paths: string[], opts?: ReadInputOptions):
     } else if (!isSupported(given)) {
       yield fail(given, `unsupported file type "${path.extname(given)}" (use ${FILE_EXTENSIONS.join(', ')})`);
     } else {
-      yield* readOne(given, path.dirname(given), limits);
+      yield* readOne(given, path.dirname(given), limits, clashingGiven.has(path.resolve(given)));
     }
   }
 }
