@@ -106,6 +106,13 @@ describe('the table of ingest formats', () => {
          FROM documents d LEFT JOIN sections s ON s.document_id = d.id GROUP BY d.id ORDER BY d.id`,
       );
       expect(rows).toEqual(SOURCE_FIELDS.map((key) => ({ key, title: 'Doc', sections: key === 'text' ? null : ['Part'] })));
+      // The query the console's upload reads: every extension once, each source format with its field.
+      const formats = dataOf(await api.exec('{ ingestFormats { name extensions field lines } }')).ingestFormats as Array<{ name: string; extensions: string[]; field: string | null; lines: boolean }>;
+      expect(formats.flatMap((f) => f.extensions).sort()).toEqual([...FILE_EXTENSIONS].sort());
+      for (const field of SOURCE_FIELDS) expect(formats.find((f) => f.field === field)?.extensions).toEqual([...SOURCE_FORMATS[field].extensions]);
+      expect(formats.filter((f) => f.field === null).map((f) => [f.extensions, f.lines])).toEqual(
+        Object.values(DOCUMENT_FILE_FORMATS).map((f) => [[...f.extensions], f.lines]),
+      );
     } finally {
       await api.close();
     }

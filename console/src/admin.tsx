@@ -14,15 +14,29 @@ interface Outcome { index: number; key: string | null; status: string; documentI
 interface Model { name: string; dimension: number; roles: string[]; documents: number; passages: number; staleDocuments: number; source: string | null }
 interface Job { id: string; status: string; error: string | null; documents: { done: number; total: number }; passages: { done: number; total: number }; ratePerSecond: number | null; etaSeconds: number | null }
 
-/** A file as ingest input: Markdown and text by extension, JSON as one title tree or an array of them. */
-async function fileInputs(file: File): Promise<unknown[]> {
+const FORMATS = `{ ingestFormats { extensions field lines } }`;
+
+/** The server's table of ingest formats (src/ingest/formats.ts), read once: the upload accepts what ingest reads. */
+interface Format { extensions: string[]; field: string | null; lines: boolean }
+
+const extensionOf = (name: string): string => (/\.[^.]*$/.exec(name)?.[0] ?? '').toLowerCase();
+
+/**
+ * A file as ingest input, by its format: JSON as one document or an array of them, JSONL a
+ * document a line, text titled by the file's name, any other format its text in the format's
+ * field (the source's own title heading, as `dhr ingest` reads it).
+ */
+async function fileInputs(file: File, formats: Format[]): Promise<unknown[]> {
+  const format = formats.find((f) => f.extensions.includes(extensionOf(file.name)));
+  if (!format) throw new Error(`${file.name}: ingest does not read ${extensionOf(file.name) || 'files without an extension'}`);
   const text = await file.text();
-  if (/\.json$/i.test(file.name)) {
+  if (format.field === null) {
+    if (format.lines) return text.split(/\r?\n/).filter((line) => line.trim()).map((line) => JSON.parse(line) as unknown);
     const parsed: unknown = JSON.parse(text);
     return Array.isArray(parsed) ? parsed : [parsed];
   }
-  if (/\.(md|markdown)$/i.test(file.name)) return [{ markdown: text, key: file.name }];
-  return [{ title: file.name.replace(/\.[^.]*$/, ''), text, key: file.name }];
+  if (format.field === 'text') return [{ title: file.name.replace(/\.[^.]*$/, ''), text, key: file.name }];
+  return [{ [format.field]: text, key: file.name }];
 }
 
 function KeyForm({ onChange }: { onChange: () => void }) {
@@ -54,13 +68,15 @@ function Ingest() {
   const [outcomes, setOutcomes] = useState<Outcome[] | null>(null);
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
+  const [formats, setFormats] = useState<Format[]>([]);
+  useEffect(() => void gql<{ ingestFormats: Format[] }>(FORMATS).then((d) => setFormats(d.ingestFormats), (e: Error) => setError(e.message)), []);
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     setBusy(true);
     setError('');
     try {
       const docs: unknown[] = markdown.trim() ? [{ markdown }] : [];
-      for (const file of Array.from(files ?? [])) docs.push(...(await fileInputs(file)));
+      for (const file of Array.from(files ?? [])) docs.push(...(await fileInputs(file, formats)));
       if (docs.length === 0) throw new Error('paste Markdown or choose files first');
       const d = await gql<{ ingestDocuments: { outcomes: Outcome[] } }>(INGEST, { docs }, true);
       setOutcomes(d.ingestDocuments.outcomes);
@@ -79,8 +95,8 @@ function Ingest() {
           <textarea name="markdown" rows={8} value={markdown} onChange={(e) => setMarkdown(e.target.value)} />
         </label>
         <label>
-          <span>or files (.md, .txt, .json title trees)</span>
-          <input name="files" type="file" multiple accept=".md,.markdown,.txt,.json" onChange={(e) => setFiles(e.target.files)} />
+          <span>or files ({formats.flatMap((f) => f.extensions).join(', ') || 'loading formats…'})</span>
+          <input name="files" type="file" multiple accept={formats.flatMap((f) => f.extensions).join(',')} onChange={(e) => setFiles(e.target.files)} />
         </label>
         <button type="submit" disabled={busy}>{busy ? 'Ingesting…' : 'Ingest'}</button>
       </form>

@@ -5,6 +5,7 @@ import { authChecker } from './auth';
 import { AdapterResolver } from './resolvers/adapter';
 import { DocumentConnectionResolver, DocumentResolver } from './resolvers/document';
 import { EmbeddingModelResolver } from './resolvers/embedding';
+import { IngestFormatResolver } from './resolvers/formats';
 import { IngestResolver } from './resolvers/ingest';
 import { JobResolver } from './resolvers/job';
 import { ApiKeyResolver } from './resolvers/key';
@@ -22,6 +23,7 @@ export const resolvers = [
   PassageResolver,
   LinkResolver,
   IngestResolver,
+  IngestFormatResolver,
   RetrievalSettingsResolver,
   EmbeddingModelResolver,
   JobResolver,

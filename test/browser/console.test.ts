@@ -1,7 +1,8 @@
 /// <reference lib="dom" />
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import puppeteer, { type Browser, type ElementHandle, type Page } from 'puppeteer-core';
 import { loadDemoCorpus } from '../../src/cli/demo';
 import { loadConfig } from '../../src/config';
 import { EncoderSet } from '../../src/encoders/set';
@@ -170,6 +171,21 @@ describe('the console', () => {
     // The key is kept for the session: a reload still shows the admin tools.
     await page.reload({ waitUntil: 'networkidle0' });
     await page.waitForSelector('textarea[name=markdown]');
+
+    // A file in any ingest format: the upload reads the server's table of formats (ingestFormats).
+    await page.waitForFunction(() => (document.querySelector('input[name=files]') as HTMLInputElement | null)?.accept.includes('.html'));
+    expect(await page.$eval('input[name=files]', (e) => (e as HTMLInputElement).accept.split(','))).toEqual(expect.arrayContaining(['.md', '.html', '.rst', '.jsonl']));
+    const html = join(mkdtempSync(join(tmpdir(), 'dhr-upload-')), 'zanzibar.html');
+    writeFileSync(html, '<html><head><title>Zanzibar Ferry Guide</title></head><body><nav>Home</nav><h1>Zanzibar Ferry Guide</h1><h2>Crossings</h2><p>The fast ferry from Dar es Salaam to Stone Town takes two hours.</p></body></html>');
+    const input = (await page.$('input[name=files]')) as ElementHandle<HTMLInputElement>;
+    await input.uploadFile(html);
+    await page.click('form.ingest button[type=submit]');
+    await page.waitForFunction(() => Array.from(document.querySelectorAll('.outcome')).some((e) => e.textContent?.includes('zanzibar.html')));
+    expect(await page.$$eval('.outcome', (es) => es.map((e) => e.textContent ?? ''))).toEqual([expect.stringMatching(/^CREATED zanzibar\.html · 1 passages/)]);
+    const stored = await t.db.query<{ title: string; sections: string[] }>(
+      `SELECT d.title, array_agg(s.title) AS sections FROM documents d JOIN sections s ON s.document_id = d.id WHERE d.key = 'zanzibar.html' GROUP BY d.id`,
+    );
+    expect(stored).toEqual([{ title: 'Zanzibar Ferry Guide', sections: ['Crossings'] }]);
 
     await page.goto(`${url}#/search?q=${encodeURIComponent('When does the clove harvest peak?')}`, { waitUntil: 'networkidle0' });
     await page.waitForSelector('li.scored .title-path');
