@@ -1,38 +1,39 @@
 import { createServer, maxHeaderSize, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ApolloServer, HeaderMap, type HTTPGraphQLRequest } from '@apollo/server';
-import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
-import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import type { Config } from './config';
 import { DomainError, ErrorCode, unauthenticated } from './errors';
 import { bearerKey } from './graphql/auth';
 import { createContext, type Context, type ReadsState } from './graphql/context';
-import { errorStatus, formatError, httpStatusOf, newRequestId, retryAfterOf, toGraphQLError } from './graphql/errors';
-import { requestGuard } from './graphql/guard';
+import { formatError, httpStatusOf, newRequestId, retryAfterOf, toGraphQLError } from './graphql/errors';
+import { graphqlPlugins, type ServerParts } from './graphql/plugins';
 import { buildGraphQLSchema } from './graphql/schema';
 import { BodyTooLargeError, readBody } from './http/body';
 import { consoleHandler } from './http/console';
-import { contextFault, databaseFaultPlugin } from './graphql/db-faults';
+import { contextFault } from './graphql/db-faults';
 import { TIMED_OUT, withDeadline } from './http/deadline';
-import { attachClientAddress, authFailureLimit, rateLimitPlugin, type AuthFailureLimit } from './graphql/rate-limit';
-import { refuseSubscriptions } from './graphql/subscriptions';
+import { authFailureLimit, type AuthFailureLimit } from './graphql/auth-failures';
+import { attachClientAddress } from './graphql/plugins/rate-limit';
 import type { ModelRegistry } from './pipeline/jobs/registry';
 import { JobWorker } from './pipeline/jobs/worker';
 import { CorpusSettingsSource } from './retrieval/settings';
 import type { Database } from './store/db';
 import { authenticateKey, type Principal } from './store/keys';
 import type { ReplicaSet } from './store/replicas';
-import { readRouting } from './graphql/read-routing';
 import type { DestinationStream } from 'pino';
 import { readinessCheck } from './http/readiness';
 import { operationalRoutes } from './http/routes';
-import { metricsPlugin } from './observability/graphql-plugin';
 import { logRequestWhenDone, noteOperationName } from './observability/http-log';
 import { createLogger, type Logger } from './observability/logger';
 import { ServerMetrics } from './observability/metrics';
 import { currentRequest, runInRequest, type RequestScope } from './observability/request-scope';
 
-export async function createApolloServer(config?: Pick<Config, 'maxQueryTokens'>): Promise<ApolloServer<Context>> {
+/**
+ * The Apollo server: every request checked and typed by the plugins of graphql/plugins. `server`:
+ * the parts only a listening HTTP server has (rate limits, metrics, drain, read routing); without
+ * them (`dhr ask` in-process, the tests' API), the plugins that need none.
+ */
+export async function createApolloServer(config?: Pick<Config, 'maxQueryTokens'>, server?: ServerParts): Promise<ApolloServer<Context>> {
   const schema = await buildGraphQLSchema();
   return new ApolloServer<Context>({
     schema,
@@ -52,9 +53,7 @@ export async function createApolloServer(config?: Pick<Config, 'maxQueryTokens'>
     // the cache lacks answers PERSISTED_QUERY_NOT_FOUND with HTTP 200, as APQ clients expect before
     // they resend the query; a hash that is not the query's, or a version other than 1, is a 400
     // that formatError types as BAD_REQUEST.
-    // The console (`/`) and GraphiQL (`/graphiql`) replace Apollo's landing page, which needs the network.
-    // refuseSubscriptions first: an operation this server cannot run is refused before it is measured.
-    plugins: [refuseSubscriptions, requestGuard, errorStatus, databaseFaultPlugin, ApolloServerPluginLandingPageDisabled()],
+    plugins: graphqlPlugins(server),
     // graphql-js stops parsing past this many tokens, before validation can take quadratic time.
     parseOptions: { maxTokens: config?.maxQueryTokens ?? 5000 },
   });
@@ -78,14 +77,13 @@ export async function startServer(
     workersFinishPending?: () => boolean;
   } = {},
 ): Promise<{ url: string; stop: () => Promise<void>; log: Logger }> {
-  const server = await createApolloServer(config);
-  server.addPlugin(rateLimitPlugin(config));
   // Observability (docs/operations.md#observability): JSON log, /metrics, /healthz, /readyz.
   const log = createLogger({ level: config.logLevel, destination: options.logDestination });
   const { replicas } = options;
   const metrics = new ServerMetrics(db, replicas);
-  server.addPlugin(metricsPlugin(metrics));
-  const unwatch = replicas ? watchReplicas(replicas, server, models, log) : undefined;
+  const unwatch = replicas ? watchReplicas(replicas, models, log) : undefined;
+  // Created below, before the listener opens: its plugins need the HTTP server (drain).
+  let server: ApolloServer<Context> | undefined;
   const authFailures = authFailureLimit(config);
   // One per process: every question reads the corpus's settings from it, refreshed each second.
   const settings = new CorpusSettingsSource(db);
@@ -104,7 +102,7 @@ export async function startServer(
     // The console's pages and assets (src/http/console.ts); then /healthz, /readyz, /metrics; the rest is GraphQL.
     if (serveConsole(req, res)) return;
     const serve = async () =>
-      (await routes(req, res)) || (await handle(server, req, res, db, config, models, metrics, replicas, authFailures, settings));
+      (await routes(req, res)) || (await handle(server!, req, res, db, config, models, metrics, replicas, authFailures, settings));
     runInRequest(scope, serve).catch((error: unknown) => {
       log.error({ requestId, err: error }, 'request failed');
       if (!res.headersSent) {
@@ -113,8 +111,7 @@ export async function startServer(
     });
   });
   httpServer.on('clientError', (error: Error & { code?: string }, socket: Duplex) => refuseMalformed(error, socket, log));
-  // stop(): close the listener, let in-flight requests finish for SHUTDOWN_GRACE_MS, then cut what is left.
-  server.addPlugin(ApolloServerPluginDrainHttpServer({ httpServer, stopGracePeriodMillis: config.shutdownGraceMs }));
+  server = await createApolloServer(config, { config, metrics, httpServer, replicas });
   await server.start();
   await new Promise<void>((resolve, reject) => {
     httpServer.once('error', reject);
@@ -126,7 +123,7 @@ export async function startServer(
     log,
     // Draining requests and finishing the workers' current batches happen together.
     stop: async () => {
-      await Promise.all([workers?.stop(), server.stop()]);
+      await Promise.all([workers?.stop(), server?.stop()]);
       unwatch?.();
     },
   };
@@ -169,12 +166,11 @@ async function authenticate(db: Database, authFailures: AuthFailureLimit, addres
 }
 
 /**
- * Read replicas (docs/scale-out.md#read-replicas): queries go to them (readRouting), a model
+ * Read replicas (docs/scale-out.md#read-replicas): queries go to them (the readRouting plugin), a model
  * switch first raises the position they must have replayed, and every status change is logged:
  * a warning when one stops serving, info when it serves again.
  */
-function watchReplicas(replicas: ReplicaSet, server: ApolloServer<Context>, models: ModelRegistry | undefined, log: Logger): () => void {
-  server.addPlugin(readRouting(replicas));
+function watchReplicas(replicas: ReplicaSet, models: ModelRegistry | undefined, log: Logger): () => void {
   const unswitch = models?.beforeSwitch(() => replicas.raiseFloor());
   const unlisten = replicas.onTransition(({ replica, from, to, report }) => {
     const fields = { replica, from, to, lagMs: report.lagMs, problem: report.problem };

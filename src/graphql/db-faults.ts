@@ -1,10 +1,9 @@
-import { HeaderMap, type ApolloServerPlugin } from '@apollo/server';
+import { HeaderMap } from '@apollo/server';
 import { GraphQLError } from 'graphql';
 import { ErrorCode } from '../errors';
 import { currentLogger } from '../observability/request-scope';
 import { classifyDatabaseError, storageFaultOf, type DatabaseFault, type StorageReason } from '../store/faults';
 import { storageHealth } from '../store/storage-health';
-import type { Context } from './context';
 
 /** Seconds a client should wait before retrying while the database is unreachable. */
 export const UNAVAILABLE_RETRY_AFTER_S = 2;
@@ -65,7 +64,7 @@ export function databaseFaultError(fault: Exclude<DatabaseFault, 'storage'>, sta
  * The typed error for any database fault; a storage fault is also recorded on the store's health
  * (/readyz) and, the first time, logged with its path.
  */
-function typedFault(error: unknown, location: string | undefined, statementTimeoutMs: number, from?: GraphQLError): GraphQLError | undefined {
+export function typedFault(error: unknown, location: string | undefined, statementTimeoutMs: number, from?: GraphQLError): GraphQLError | undefined {
   const storage = storageFaultOf(error);
   if (storage) {
     if (location !== undefined) storageHealth({ location }).record(storage, currentLogger());
@@ -79,27 +78,3 @@ function typedFault(error: unknown, location: string | undefined, statementTimeo
 export function contextFault(error: unknown, statementTimeoutMs: number, location?: string): unknown {
   return typedFault(error, location, statementTimeoutMs) ?? error;
 }
-
-/**
- * Replaces resolver errors caused by a database fault with the typed error before Apollo formats
- * them; Apollo applies the replacement's HTTP status and headers to the response. A mutation that
- * succeeds wrote, so a storage fault seen before is over.
- */
-export const databaseFaultPlugin: ApolloServerPlugin<Context> = {
-  async requestDidStart() {
-    let failed = false;
-    return {
-      async didEncounterErrors({ errors, contextValue }) {
-        failed = true;
-        // Apollo formats this same array after the hook returns, so the errors are replaced in place.
-        const list = errors as GraphQLError[];
-        list.forEach((error, i) => {
-          list[i] = typedFault(error, contextValue.db.location, contextValue.config.statementTimeoutMs, error) ?? error;
-        });
-      },
-      async willSendResponse({ operation, contextValue }) {
-        if (!failed && operation?.operation === 'mutation' && contextValue.db) storageHealth(contextValue.db).clear(currentLogger());
-      },
-    };
-  },
-};

@@ -1,4 +1,4 @@
-import { HeaderMap, type ApolloServerPlugin } from '@apollo/server';
+import { HeaderMap } from '@apollo/server';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { DomainError, ErrorCode } from '../errors';
 import { defaultLogger, type Logger } from '../observability/logger';
@@ -42,7 +42,7 @@ export function withRequestId<T>(id: string, fn: () => T, log: Logger = defaultL
  * What was thrown: GraphQL wraps a resolver's error (with a path), Apollo a plugin's or the
  * context's (without one); Apollo's unwrapResolverError only sees the first kind.
  */
-function originalOf(error: unknown): unknown {
+export function originalOf(error: unknown): unknown {
   let current = error;
   while (current instanceof GraphQLError && current.originalError) current = current.originalError;
   return current;
@@ -118,26 +118,3 @@ function isRequestRefusal(error: unknown): boolean {
   const status = (error.extensions.http as { status?: unknown } | undefined)?.status;
   return typeof status === 'number' && status >= 400 && status < 500;
 }
-
-/**
- * Gives the response the HTTP status of its domain errors (401, 403, 400 for limits): errors
- * thrown in resolvers or in plugins reach Apollo without `extensions.http`.
- */
-export const errorStatus: ApolloServerPlugin = {
-  async requestDidStart() {
-    return {
-      async willSendResponse({ errors, response }) {
-        for (const error of errors ?? []) {
-          const original = originalOf(error);
-          const status = original instanceof DomainError ? httpStatusOf(original.code) : undefined;
-          if (status) {
-            response.http.status = status;
-            // A full question queue drains in milliseconds: the client may retry at once.
-            if (original instanceof DomainError && original.code === ErrorCode.OVERLOADED) response.http.headers.set('retry-after', '1');
-            return;
-          }
-        }
-      },
-    };
-  },
-};

@@ -1,9 +1,9 @@
 import type { ApolloServerPlugin } from '@apollo/server';
 import { Kind, type DocumentNode, type OperationDefinitionNode, type SelectionSetNode } from 'graphql';
-import { classifyDatabaseError } from '../store/faults';
-import type { ReplicaSet } from '../store/replicas';
-import type { Context } from './context';
-import { createLoaders } from './loaders';
+import { classifyDatabaseError } from '../../store/faults';
+import type { ReplicaSet } from '../../store/replicas';
+import type { Context } from '../context';
+import { createLoaders } from '../loaders';
 
 /**
  * Query fields a replica may answer: retrieval and navigation, which tolerate data a moment old.

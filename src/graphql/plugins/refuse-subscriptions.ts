@@ -1,5 +1,5 @@
 import type { ApolloServerPlugin } from '@apollo/server';
-import { DomainError, ErrorCode } from '../errors';
+import { DomainError, ErrorCode } from '../../errors';
 
 /**
  * The schema has no Subscription type and the server no transport for one, so graphql-js would

@@ -1,8 +1,8 @@
 import type { ApolloServerPlugin, GraphQLRequestContext } from '@apollo/server';
 import { Kind, type DocumentNode, type SelectionSetNode } from 'graphql';
-import type { ServerMetrics } from './metrics';
-import { noteOperationName } from './http-log';
-import { currentRequest } from './request-scope';
+import type { ServerMetrics } from '../../observability/metrics';
+import { noteOperationName } from '../../observability/http-log';
+import { currentRequest } from '../../observability/request-scope';
 
 /** More distinct root fields than this are labelled "multiple": labels must stay few. */
 const MAX_ROOT_FIELDS = 3;

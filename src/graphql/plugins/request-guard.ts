@@ -1,8 +1,8 @@
 import type { ApolloServerPlugin } from '@apollo/server';
-import { checkReadAccess } from './auth';
-import type { Context } from './context';
-import { checkInputs } from './input';
-import { checkOperationLimits } from './limits';
+import { checkReadAccess } from '../auth';
+import type { Context } from '../context';
+import { checkInputs } from '../input';
+import { checkOperationLimits } from '../limits';
 
 /**
  * Checks every operation once it is parsed, validated and chosen, before it runs: the read
