@@ -1,3 +1,6 @@
+import { Kind, parse, type OperationDefinitionNode } from 'graphql';
+import { measureOperation } from '../src/graphql/armor';
+import { buildGraphQLSchema } from '../src/graphql/schema';
 import { createTestApi, dataOf, type TestApi } from './helpers/api';
 
 /**
@@ -381,3 +384,22 @@ describe('Relay: global ids, node/nodes and connections both ways', () => {
     });
   });
 });
+
+describe('Relay: query cost counts last and ids as it counts first', () => {
+  async function cost(query: string): Promise<number | undefined> {
+    const document = parse(query);
+    const operation = document.definitions.find((d) => d.kind === Kind.OPERATION_DEFINITION) as OperationDefinitionNode;
+    return measureOperation(await buildGraphQLSchema(), document, operation, {}, 100_000).cost;
+  }
+
+  it('prices a backward page like a forward page of the same size, and nodes by its ids', async () => {
+    const page = (args: string) => `{ documents(${args}) { edges { node { key passages(ARGS) { edges { node { text } } } } } } }`;
+    expect(await cost(page('last: 50').replace('ARGS', 'last: 40'))).toBe(await cost(page('first: 50').replace('ARGS', 'first: 40')));
+    expect(await cost(page('last: 50').replace('ARGS', 'last: 40'))).toBeGreaterThan(await cost(page('').replace('(ARGS)', '')) as number);
+    const ids = (n: number) => JSON.stringify(Array.from({ length: n }, (_, i) => Buffer.from(`Document:${i + 1}`).toString('base64url')));
+    // 1 for the field, plus 1 (id) per item: one item per id, not the 10 an unsized list is guessed at.
+    expect(await cost(`{ nodes(ids: ${ids(50)}) { id } }`)).toBe(51);
+    expect(await cost(`{ nodes(ids: ${ids(2)}) { id } }`)).toBe(3);
+  });
+});
+
