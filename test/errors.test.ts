@@ -61,7 +61,7 @@ describe('internal errors', () => {
     const { status, body } = await query('{ document(id: "x") { title } }');
     expect(status).toBe(200);
     expect(body.errors[0]).toMatchObject({
-      message: 'id must be a positive integer id, got "x"',
+      message: 'id must be a Document id (global, or its integer databaseId), got "x"',
       extensions: { code: 'BAD_USER_INPUT', argument: 'id' },
     });
     expect(body.errors[0].extensions.stacktrace).toBeUndefined();

@@ -253,7 +253,7 @@ describe('GraphQL: re-ingest, delete and bad input', () => {
   });
 
   it.each([
-    ['a malformed id', `{ document(id: "abc") { id } }`, 'BAD_USER_INPUT', /id must be a positive integer/],
+    ['a malformed id', `{ document(id: "abc") { id } }`, 'BAD_USER_INPUT', /id must be a Document id/],
     ['neither id nor key', `{ document { id } }`, 'BAD_USER_INPUT', /exactly one of id or key/],
     ['both id and key', `{ document(id: "1", key: "a") { id } }`, 'BAD_USER_INPUT', /exactly one of id or key/],
     ['a page too large', `{ documents(first: 51) { totalCount } }`, 'BAD_USER_INPUT', /first must be an integer from 0 to 50/],

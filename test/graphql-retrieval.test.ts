@@ -190,7 +190,7 @@ describe('GraphQL retrieve with the default model', () => {
     ['k2 = 0', { q: 'x', k2: 0 }, 'k2', /k2 must be an integer from 1 to 1000, got 0/],
     ['a negative lambda', { q: 'x', lambda: -0.5 }, 'lambda', /lambda must be a finite number from 0 to 10, got -0.5/],
     ['lambda over 10', { q: 'x', lambda: 11 }, 'lambda', /lambda must be/],
-    ['a malformed document id', { q: 'x', filter: { documentIds: ['abc'] } }, 'filter.documentIds', /positive integer id/],
+    ['a malformed document id', { q: 'x', filter: { documentIds: ['abc'] } }, 'filter.documentIds', /must be a Document id/],
   ])('rejects %s with BAD_USER_INPUT naming the argument', async (_name, vars, argument, message) => {
     const result = await api.exec(RETRIEVE, vars);
     expect(result.errors?.[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument });

@@ -21,8 +21,8 @@ const docs = ['oslo', 'bergen', 'tromso'].map((key, i) => ({
   ],
 }));
 
-const PASSAGE_FIELDS = 'id text titlePath wordCount ordinal section { title } previous { id } next { id } document { id key title source metadata contentHash createdAt updatedAt }';
-const DOCUMENT_FIELDS = 'id key title abstract summary source metadata contentHash createdAt updatedAt passageCount toc { title }';
+const PASSAGE_FIELDS = 'id databaseId text titlePath wordCount ordinal section { title } previous { id } next { id } document { id key title source metadata contentHash createdAt updatedAt }';
+const DOCUMENT_FIELDS = 'id databaseId key title abstract summary source metadata contentHash createdAt updatedAt passageCount toc { title }';
 
 function fetchOf(query: string) {
   const document = parse(query);
@@ -53,8 +53,8 @@ describe('the columns a retrieve selection reads', () => {
 
   it('reads only ids for document relations and the link columns for passage relations', () => {
     const fetch = fetchOf(`{ retrieve(question: "q") {
-      passages { passage { section { title } previous { id } } }
-      documents { document { toc { title } passageCount } } } }`);
+      passages { passage { databaseId section { title } previous { id } } }
+      documents { document { databaseId toc { title } passageCount } } } }`);
     expect(new Set(fetch.passages)).toEqual(new Set(['id', 'documentId', 'sectionId', 'ordinal']));
     expect(fetch.documents).toEqual(['id']);
     expect(fetch.ofPassages).toBeUndefined();

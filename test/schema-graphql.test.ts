@@ -13,12 +13,18 @@ describe('schema.graphql', () => {
     const sdl = await printGraphQLSchema();
     for (const fragment of [
       'document(id: ID, key: String): Document',
-      'documents(after: String, first: Int, source: String, titleContains: String): DocumentConnection!',
+      'documents(after: String, before: String, first: Int, last: Int, source: String, titleContains: String): DocumentConnection!',
       'section(id: ID!): Section',
       'passage(id: ID!): Passage',
       'ingestDocuments(documents: [DocumentInput!]!): IngestResult!',
       'deleteDocument(id: ID!): Boolean!',
-      'passages(after: String, first: Int): PassageConnection!',
+      'passages(after: String, before: String, first: Int, last: Int): PassageConnection!',
+      'node(id: ID!): Node',
+      'nodes(ids: [ID!]!): [Node]!',
+      'type Document implements Node',
+      'type Section implements Node',
+      'type Passage implements Node',
+      'databaseId: Int!',
     ]) {
       expect(sdl).toContain(fragment);
     }

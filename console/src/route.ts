@@ -1,6 +1,7 @@
 /**
  * Every view has a URL: the hash holds the view and its parameters (#/search?q=…,
- * #/document/12?section=40&passage=301, #/admin), so links can be shared and Back works.
+ * #/document/RG9jdW1lbnQ6MTI?section=…&passage=…, with the API's global ids; #/admin), so links can be
+ * shared and Back works. A link with integer ids (before global ids) still opens its document.
  */
 import { useEffect, useState } from 'react';
 

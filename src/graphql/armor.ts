@@ -29,8 +29,8 @@ import { getComplexity, type ComplexityEstimator } from 'graphql-query-complexit
  * twice per level cannot make the walk exponential). limits.ts turns the measures into typed errors.
  */
 
-/** Arguments that say how many items a field returns (`first` of connections, `k1`/`k2` of retrieve). */
-export const SIZE_ARGUMENTS = ['first', 'k1', 'k2'];
+/** Arguments that say how many items a field returns (`first`/`last` of connections, `k1`/`k2` of retrieve). */
+export const SIZE_ARGUMENTS = ['first', 'last', 'k1', 'k2'];
 /** Page size of a connection when `first` is not given (the resolvers' default page). */
 export const DEFAULT_PAGE_ESTIMATE = 20;
 /** Items assumed for a list with no size argument (sections, children, toc, links, outcomes). */
@@ -108,7 +108,8 @@ const estimators = new WeakMap<GraphQLSchema, ComplexityEstimator>();
 
 /**
  * Every field costs 1, plus its selections times the items it returns: the size argument when
- * it has one (`first` defaults to a page of 20), 1 for a list on a type that a sized field
+ * it has one (`first` defaults to a page of 20 when `last` is not given either; `ids` counts its
+ * ids), 1 for a list on a type that a sized field
  * returns (the edges of a connection, the passages of a retrieval), and 10 for any other list.
  * Introspection fields are free.
  */
@@ -127,8 +128,11 @@ function costEstimator(schema: GraphQLSchema): ComplexityEstimator {
     const sizes = SIZE_ARGUMENTS.filter((name) => field.args.some((a) => a.name === name)).map((name) => {
       const value = args[name];
       if (typeof value === 'number') return value;
-      return name === 'first' ? DEFAULT_PAGE_ESTIMATE : 1;
+      // The default page applies when neither first nor last is given.
+      return name === 'first' && typeof args.last !== 'number' ? DEFAULT_PAGE_ESTIMATE : 1;
     });
+    // nodes(ids): one item per id.
+    if (Array.isArray(args.ids)) sizes.push(args.ids.length);
     const items =
       sizes.length > 0
         ? Math.max(1, ...sizes)

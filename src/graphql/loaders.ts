@@ -1,6 +1,7 @@
 import DataLoader from 'dataloader';
 import { notFound } from '../errors';
 import type { Database } from '../store/db';
+import { passagePages, type Page, type PageQuery, type PassageWindow } from '../store/pages';
 import * as reads from '../store/reads';
 import type { DocumentRow, LinkRow, PassageRow, SectionRow } from '../store/rows';
 
@@ -22,11 +23,11 @@ function groupBy<K, R>(keys: readonly K[], rows: R[], keyOf: (row: R) => K): R[]
   return keys.map((k) => map.get(k) ?? []);
 }
 
-export interface PassagePageKey {
-  documentId: number;
-  afterOrdinal: number;
-  first: number;
-}
+/** A page of one document's passages: its window and the page's shape (size, direction, probe). */
+export type PassagePageKey = PassageWindow & Omit<PageQuery, 'after' | 'before'>;
+
+const pageShape = (k: PassagePageKey): string => `${k.limit}:${k.backward}:${k.probe}`;
+const passagePageKey = (k: PassagePageKey): string => `${k.documentId}:${k.after ?? ''}:${k.before ?? ''}:${pageShape(k)}`;
 
 /** One set per request: every nested field batches into one statement per level. */
 export function createLoaders(db: Database) {
@@ -61,24 +62,18 @@ export function createLoaders(db: Database) {
         ),
       { cacheKeyFn: (k) => `${k.documentId}:${k.ordinal}` },
     ),
-    passagePage: new DataLoader<PassagePageKey, PassageRow[], string>(
+    passagePage: new DataLoader<PassagePageKey, Page<PassageRow>, string>(
       async (keys) => {
-        // One statement per distinct page size (normally one).
-        const result = new Map<string, PassageRow[]>();
-        for (const first of new Set(keys.map((k) => k.first))) {
-          const group = keys.filter((k) => k.first === first);
-          const rows = await reads.passagePages(db, group, first);
-          for (const k of group) {
-            // Rows come back tagged with their (document, after) pair: one document may be paged twice.
-            result.set(
-              `${k.documentId}:${k.afterOrdinal}:${first}`,
-              rows.filter((r) => r.documentId === k.documentId && r.pageAfter === k.afterOrdinal),
-            );
-          }
+        // One statement per distinct (size, direction, probe), normally one; pages come back in key order.
+        const result = new Map<string, Page<PassageRow>>();
+        for (const shape of new Set(keys.map(pageShape))) {
+          const group = keys.filter((k) => pageShape(k) === shape);
+          const pages = await passagePages(db, group, group[0]);
+          group.forEach((k, i) => result.set(passagePageKey(k), pages[i]));
         }
-        return keys.map((k) => result.get(`${k.documentId}:${k.afterOrdinal}:${k.first}`) ?? []);
+        return keys.map((k) => result.get(passagePageKey(k)) as Page<PassageRow>);
       },
-      { cacheKeyFn: (k) => `${k.documentId}:${k.afterOrdinal}:${k.first}` },
+      { cacheKeyFn: passagePageKey },
     ),
     passageCount: new DataLoader<number, number>(async (ids) =>
       byKey(ids, await reads.passageCountsByDocumentIds(db, ids), (r) => r.documentId).map((r) => r?.n ?? 0),

@@ -10,6 +10,7 @@ import { IngestResolver } from './resolvers/ingest';
 import { JobResolver } from './resolvers/job';
 import { ApiKeyResolver } from './resolvers/key';
 import { LinkResolver } from './resolvers/link';
+import { NodeResolver } from './resolvers/node';
 import { PassageResolver } from './resolvers/passage';
 import { RetrievalResolver, ScoredDocumentResolver, ScoredPassageResolver } from './resolvers/retrieval';
 import { SectionResolver } from './resolvers/section';
@@ -22,6 +23,7 @@ export const resolvers = [
   SectionResolver,
   PassageResolver,
   LinkResolver,
+  NodeResolver,
   IngestResolver,
   IngestFormatResolver,
   RetrievalSettingsResolver,

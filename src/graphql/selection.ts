@@ -33,6 +33,7 @@ function fieldsOf(sets: readonly (SelectionSetNode | undefined)[], fragments: Fr
 /** Passage fields (scalars and relations) → the columns they read; ScoredPassage.answer reads text. */
 const PASSAGE_NEEDS: Record<string, readonly PassageField[]> = {
   id: ['id'],
+  databaseId: ['id'],
   text: ['text'],
   titlePath: ['titlePath'],
   wordCount: ['wordCount'],
@@ -61,7 +62,7 @@ function passageColumns(fields: Iterable<string>): PassageField[] {
 function documentColumns(fields: Iterable<string>): DocumentField[] {
   const columns = new Set<DocumentField>(['id']);
   for (const f of fields) {
-    if (f === '__typename' || DOCUMENT_RELATIONS.has(f)) continue;
+    if (f === '__typename' || f === 'databaseId' || DOCUMENT_RELATIONS.has(f)) continue; // the id is always read
     if (f in DOCUMENT_FIELDS) columns.add(f as DocumentField);
     else for (const c of ALL_DOCUMENT) columns.add(c);
   }

@@ -27,7 +27,7 @@ export interface DocumentListFilter {
 }
 
 // Prisma passes `contains` into ILIKE without escaping its wildcards; a title search is literal.
-const escapeLike = (s: string): string => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+export const escapeLike = (s: string): string => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 function documentWhere(filter: DocumentListFilter): Prisma.DocumentWhereInput {
   return {
@@ -36,21 +36,6 @@ function documentWhere(filter: DocumentListFilter): Prisma.DocumentWhereInput {
       : {}),
     ...(filter.source !== undefined ? { source: filter.source } : {}),
   };
-}
-
-/** A page of documents in id order after `afterId`; asks for one extra row to know if more follow. */
-export async function listDocuments(
-  db: Database,
-  filter: DocumentListFilter,
-  first: number,
-  afterId: number,
-): Promise<{ rows: DocumentRow[]; hasNextPage: boolean }> {
-  const rows = await db.prisma.document.findMany({
-    where: { ...documentWhere(filter), id: { gt: afterId } },
-    orderBy: { id: 'asc' },
-    take: first + 1,
-  });
-  return { rows: rows.slice(0, first).map(asDocument), hasNextPage: rows.length > first };
 }
 
 export function countDocuments(db: Database, filter: DocumentListFilter): Promise<number> {
@@ -96,23 +81,6 @@ export function passagesAt(
     `SELECT ${PASSAGE_COLUMNS} FROM unnest($1::int[], $2::int[]) AS k(document_id, ordinal)
      JOIN passages p ON p.document_id = k.document_id AND p.ordinal = k.ordinal`,
     [positions.map((k) => k.documentId), positions.map((k) => k.ordinal)],
-  );
-}
-
-/** For each document, up to `first` + 1 passages after `afterOrdinal` in reading order. */
-export function passagePages(
-  db: Queryable,
-  pages: readonly { documentId: number; afterOrdinal: number }[],
-  first: number,
-): Promise<(PassageRow & { pageAfter: number })[]> {
-  return db.query(
-    `SELECT ${PASSAGE_COLUMNS}, k.after_ordinal AS "pageAfter"
-     FROM unnest($1::int[], $2::int[]) AS k(document_id, after_ordinal)
-     CROSS JOIN LATERAL (
-       SELECT * FROM passages p WHERE p.document_id = k.document_id AND p.ordinal > k.after_ordinal
-       ORDER BY p.ordinal LIMIT $3
-     ) p`,
-    [pages.map((k) => k.documentId), pages.map((k) => k.afterOrdinal), first + 1],
   );
 }
 

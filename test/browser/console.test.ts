@@ -132,7 +132,8 @@ describe('the console', () => {
     const first = await page.evaluate(() => document.activeElement?.textContent);
     await page.keyboard.press('Enter');
     await page.waitForFunction((title) => document.querySelector('.section-title')?.textContent?.endsWith(title as string), {}, first);
-    expect(page.url()).toMatch(/#\/document\/\d+\?section=\d+/);
+    // Global ids (base64url) in the URL: opaque, as the API gives them.
+    expect(page.url()).toMatch(/#\/document\/[\w-]+\?section=[\w-]+/);
 
     // Next section, then the next passage from a passage.
     const before = await textOf(page, '.section-title');

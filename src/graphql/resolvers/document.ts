@@ -1,11 +1,13 @@
 import { Arg, Authorized, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { pendingWork } from '../../store/pending';
-import { countDocuments, listDocuments, storeStats } from '../../store/reads';
+import { documentPage } from '../../store/pages';
+import { countDocuments, storeStats } from '../../store/reads';
 import { deleteDocument } from '../../store/write';
 import { badUserInput, notFound } from '../../errors';
 import type { Role } from '../auth';
 import type { Context } from '../context';
-import { checkPageSize, decodeCursor, encodeCursor, parseId } from '../ids';
+import { parseNodeId, toGlobalId } from '../ids';
+import { connectionOf, planPage } from '../paging';
 import { DocumentConnection, PassageConnection } from '../types/connections';
 import { Document, StoreStats } from '../types/document';
 import { Link } from '../types/link';
@@ -22,34 +24,25 @@ export class DocumentResolver {
     @Arg('key', () => String, { nullable: true }) key?: string | null,
   ): Promise<Document | null> {
     if ((id == null) === (key == null)) throw badUserInput('give exactly one of id or key', id == null ? 'id' : 'key');
-    if (id != null) return ctx.loaders.document.load(parseId(id, 'id'));
+    if (id != null) return ctx.loaders.document.load(parseNodeId(id, 'Document', 'id'));
     return ctx.loaders.documentByKey.load(key as string);
   }
 
-  @Query(() => DocumentConnection, { description: 'Documents in ingest order, filtered, as a Relay connection.' })
+  @Query(() => DocumentConnection, { description: 'Documents in ingest order, filtered, as a Relay connection (first/after forward, last/before backward).' })
   async documents(
     @Ctx() ctx: Context,
     @Arg('first', () => Int, { nullable: true }) first?: number | null,
     @Arg('after', () => String, { nullable: true }) after?: string | null,
     @Arg('titleContains', () => String, { nullable: true }) titleContains?: string | null,
     @Arg('source', () => String, { nullable: true }) source?: string | null,
+    @Arg('last', () => Int, { nullable: true }) last?: number | null,
+    @Arg('before', () => String, { nullable: true }) before?: string | null,
   ): Promise<DocumentConnection> {
-    const size = checkPageSize(first ?? DEFAULT_PAGE, ctx.config.maxPageSize);
-    const afterId = decodeCursor(after, 'document') ?? 0;
+    const plan = planPage({ first, after, last, before }, 'document', ctx.config.maxPageSize, DEFAULT_PAGE);
     const filter = { titleContains: titleContains ?? undefined, source: source ?? undefined };
-    const { rows, hasNextPage } = await listDocuments(ctx.db, filter, size, afterId);
-    for (const row of rows) ctx.loaders.document.prime(row.id, row);
-    const edges = rows.map((node) => ({ cursor: encodeCursor('document', node.id), node }));
-    return {
-      edges,
-      pageInfo: {
-        hasNextPage,
-        hasPreviousPage: afterId > 0,
-        startCursor: edges[0]?.cursor ?? null,
-        endCursor: edges[edges.length - 1]?.cursor ?? null,
-      },
-      filter,
-    };
+    const read = await documentPage(ctx.db, filter, plan);
+    for (const row of read.rows) ctx.loaders.document.prime(row.id, row);
+    return { ...connectionOf(plan, read, 'document', (row) => row.id), filter };
   }
 
   @Query(() => StoreStats, { description: 'How much is stored.' })
@@ -61,9 +54,19 @@ export class DocumentResolver {
   @Authorized<Role>('admin')
   @Mutation(() => Boolean, { description: 'Deletes a document with its sections, passages and links.' })
   async deleteDocument(@Ctx() ctx: Context, @Arg('id', () => ID) id: string): Promise<boolean> {
-    const documentId = parseId(id, 'id');
+    const documentId = parseNodeId(id, 'Document', 'id');
     if (!(await deleteDocument(ctx.db, documentId))) throw notFound(`document ${documentId} does not exist`);
     return true;
+  }
+
+  @FieldResolver(() => ID, { description: 'Global id (Node).' })
+  id(@Root() doc: Document): string {
+    return toGlobalId('Document', doc.id);
+  }
+
+  @FieldResolver(() => Int, { description: 'The integer id in the database (what id was before global ids).' })
+  databaseId(@Root() doc: Document): number {
+    return doc.id;
   }
 
   @FieldResolver(() => [Section], { description: 'Top-level sections, in order.' })
@@ -81,32 +84,23 @@ export class DocumentResolver {
     return ctx.loaders.passageCount.load(doc.id);
   }
 
-  @FieldResolver(() => PassageConnection, { description: 'Passages in reading order.' })
+  @FieldResolver(() => PassageConnection, { description: 'Passages in reading order (first/after forward, last/before backward).' })
   async passages(
     @Root() doc: Document,
     @Ctx() ctx: Context,
     @Arg('first', () => Int, { nullable: true }) first?: number | null,
     @Arg('after', () => String, { nullable: true }) after?: string | null,
+    @Arg('last', () => Int, { nullable: true }) last?: number | null,
+    @Arg('before', () => String, { nullable: true }) before?: string | null,
   ): Promise<PassageConnection> {
-    const size = checkPageSize(first ?? DEFAULT_PAGE, ctx.config.maxPageSize);
-    const afterOrdinal = decodeCursor(after, 'passage') ?? -1;
-    const [rows, totalCount] = await Promise.all([
-      ctx.loaders.passagePage.load({ documentId: doc.id, afterOrdinal, first: size }),
+    const plan = planPage({ first, after, last, before }, 'passage', ctx.config.maxPageSize, DEFAULT_PAGE);
+    const [read, totalCount] = await Promise.all([
+      ctx.loaders.passagePage.load({ documentId: doc.id, ...plan }),
       ctx.loaders.passageCount.load(doc.id),
     ]);
-    const page = rows.slice(0, size);
-    for (const row of page) ctx.loaders.passage.prime(row.id, row);
-    const edges = page.map((node) => ({ cursor: encodeCursor('passage', node.ordinal), node }));
-    return {
-      edges,
-      pageInfo: {
-        hasNextPage: rows.length > size,
-        hasPreviousPage: afterOrdinal >= 0,
-        startCursor: edges[0]?.cursor ?? null,
-        endCursor: edges[edges.length - 1]?.cursor ?? null,
-      },
-      totalCount,
-    };
+    const connection = connectionOf(plan, read, 'passage', (row) => row.ordinal);
+    for (const { node } of connection.edges) ctx.loaders.passage.prime(node.id, node);
+    return { ...connection, totalCount };
   }
 
   @FieldResolver(() => [Link], { description: "Links written in this document's passages." })

@@ -3,7 +3,7 @@ import { badUserInput } from '../../errors';
 import { cancelJob, createJob, getJob, listJobs, type JobRow, type JobScope, type JobStatus } from '../../store/jobs';
 import type { Role } from '../auth';
 import type { Context } from '../context';
-import { parseId } from '../ids';
+import { parseId, parseNodeId } from '../ids';
 import { EmbeddingJob, JobStatusEnum, ReembedScope } from '../types/job';
 
 @Resolver(() => EmbeddingJob)
@@ -22,7 +22,7 @@ export class JobResolver {
     if (documentIds && documentIds.length > ctx.config.maxIngestBatch) {
       throw badUserInput(`documentIds has ${documentIds.length} items, over the limit of ${ctx.config.maxIngestBatch}`, 'documentIds');
     }
-    const ids = documentIds?.map((id) => parseId(id, 'documentIds'));
+    const ids = documentIds?.map((id) => parseNodeId(id, 'Document', 'documentIds'));
     const job = await createJob(ctx.db, { model, scope, documentIds: ids ? [...new Set(ids)] : undefined, batchSize: ctx.config.jobBatchSize });
     ctx.models?.jobQueued();
     return toEmbeddingJob(job);

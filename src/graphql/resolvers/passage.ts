@@ -1,7 +1,7 @@
-import { Arg, Ctx, FieldResolver, ID, Query, Resolver, Root } from 'type-graphql';
+import { Arg, Ctx, FieldResolver, ID, Int, Query, Resolver, Root } from 'type-graphql';
 import type { Context } from '../context';
 import { loadReferenced, preloadedDocument } from '../loaders';
-import { parseId } from '../ids';
+import { parseNodeId, toGlobalId } from '../ids';
 import { Document } from '../types/document';
 import { Passage } from '../types/passage';
 import { Section } from '../types/section';
@@ -10,7 +10,17 @@ import { Section } from '../types/section';
 export class PassageResolver {
   @Query(() => Passage, { nullable: true })
   passage(@Ctx() ctx: Context, @Arg('id', () => ID) id: string): Promise<Passage | null> {
-    return ctx.loaders.passage.load(parseId(id, 'id'));
+    return ctx.loaders.passage.load(parseNodeId(id, 'Passage', 'id'));
+  }
+
+  @FieldResolver(() => ID, { description: 'Global id (Node).' })
+  id(@Root() passage: Passage): string {
+    return toGlobalId('Passage', passage.id);
+  }
+
+  @FieldResolver(() => Int, { description: 'The integer id in the database (what id was before global ids).' })
+  databaseId(@Root() passage: Passage): number {
+    return passage.id;
   }
 
   @FieldResolver(() => Document)

@@ -11,7 +11,7 @@ import { corpusSettingsOf } from '../../retrieval/settings';
 import type { DocumentRow, PassageRow } from '../../store/rows';
 import type { Context } from '../context';
 import { notFound } from '../errors';
-import { parseId } from '../ids';
+import { parseNodeId } from '../ids';
 import { withPreloadedDocument } from '../loaders';
 import { retrieveRowFetch } from '../selection';
 import { Document } from '../types/document';
@@ -95,7 +95,7 @@ export class RetrievalResolver {
   async retrieve(@Ctx() ctx: Context, @Args(() => RetrieveArgs) a: RetrieveArgs, @Info() info: GraphQLResolveInfo): Promise<RetrievalRoot> {
     const filter = a.filter
       ? {
-          documentIds: a.filter.documentIds?.map((id) => parseId(id, 'filter.documentIds')),
+          documentIds: a.filter.documentIds?.map((id) => parseNodeId(id, 'Document', 'filter.documentIds')),
           sources: a.filter.sources ?? undefined,
           metadata: a.filter.metadata ?? undefined,
         }

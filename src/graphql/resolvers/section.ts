@@ -1,7 +1,7 @@
-import { Arg, Ctx, FieldResolver, ID, Query, Resolver, Root } from 'type-graphql';
+import { Arg, Ctx, FieldResolver, ID, Int, Query, Resolver, Root } from 'type-graphql';
 import type { Context } from '../context';
 import { loadReferenced } from '../loaders';
-import { parseId } from '../ids';
+import { parseNodeId, toGlobalId } from '../ids';
 import { Document } from '../types/document';
 import { Passage } from '../types/passage';
 import { Section } from '../types/section';
@@ -10,7 +10,17 @@ import { Section } from '../types/section';
 export class SectionResolver {
   @Query(() => Section, { nullable: true })
   section(@Ctx() ctx: Context, @Arg('id', () => ID) id: string): Promise<Section | null> {
-    return ctx.loaders.section.load(parseId(id, 'id'));
+    return ctx.loaders.section.load(parseNodeId(id, 'Section', 'id'));
+  }
+
+  @FieldResolver(() => ID, { description: 'Global id (Node).' })
+  id(@Root() section: Section): string {
+    return toGlobalId('Section', section.id);
+  }
+
+  @FieldResolver(() => Int, { description: 'The integer id in the database (what id was before global ids).' })
+  databaseId(@Root() section: Section): number {
+    return section.id;
   }
 
   @FieldResolver(() => Document)

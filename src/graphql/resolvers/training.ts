@@ -6,7 +6,7 @@ import { checkFeedback } from '../../training/feedback';
 import { minePairs } from '../../training/mine';
 import type { PairKind, TrainingPair as Pair } from '../../training/pair';
 import type { Context } from '../context';
-import { checkPageSize, parseId } from '../ids';
+import { checkPageSize, parseNodeId } from '../ids';
 import { Feedback, PairKindEnum, TrainingPair } from '../types/training';
 
 /** A sample of training data over the API; `dhr pairs` streams all of it. */
@@ -44,7 +44,7 @@ export class TrainingResolver {
     @Arg('passageId', () => ID) passageId: string,
     @Arg('relevant', () => Boolean) relevant: boolean,
   ): Promise<Feedback> {
-    const id = parseId(passageId, 'passageId');
+    const id = parseNodeId(passageId, 'Passage', 'passageId');
     const [row] = await insertFeedback(ctx.db, [{ question: checkFeedback(question, id), passageId: id, relevant }]);
     return row;
   }

@@ -1,9 +1,10 @@
 import { GraphQLJSONObject } from 'graphql-scalars';
-import { Field, ID, Int, ObjectType } from 'type-graphql';
+import { Field, Int, ObjectType } from 'type-graphql';
+import { Node } from './node';
 
-@ObjectType({ description: 'A document: the root of a title tree.' })
+@ObjectType({ description: 'A document: the root of a title tree.', implements: Node })
 export class Document {
-  @Field(() => ID)
+  /** The database id: exposed as databaseId, and inside the global id (the Node's id field). */
   id!: number;
 
   @Field(() => String, { description: "The caller's stable identifier (defaults to the title)." })

@@ -1,8 +1,9 @@
-import { Field, ID, Int, ObjectType } from 'type-graphql';
+import { Field, Int, ObjectType } from 'type-graphql';
+import { Node } from './node';
 
-@ObjectType({ description: 'A block of at most maxWords words inside one section (or the abstract).' })
+@ObjectType({ description: 'A block of at most maxWords words inside one section (or the abstract).', implements: Node })
 export class Passage {
-  @Field(() => ID)
+  /** The database id: exposed as databaseId, and inside the global id (the Node's id field). */
   id!: number;
 
   documentId!: number;

@@ -1,8 +1,9 @@
-import { Field, ID, Int, ObjectType } from 'type-graphql';
+import { Field, Int, ObjectType } from 'type-graphql';
+import { Node } from './node';
 
-@ObjectType({ description: 'A node of the title tree below the document.' })
+@ObjectType({ description: 'A node of the title tree below the document.', implements: Node })
 export class Section {
-  @Field(() => ID)
+  /** The database id: exposed as databaseId, and inside the global id (the Node's id field). */
   id!: number;
 
   documentId!: number;
