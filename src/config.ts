@@ -29,6 +29,8 @@ export interface Config {
   modelsDir: string;
   /** Most documents one ingestDocuments mutation may carry. */
   maxIngestBatch: number;
+  /** ingestDocuments over this many documents, or this many bytes of their JSON, becomes an ingest job (issue 32 §2). */
+  ingestJob: { fromDocuments: number; fromBytes: number; batchDocuments: number; batchBytes: number };
   /** Largest page a connection returns. */
   maxPageSize: number;
   /** Model per DHR role: "use-lite" (default) or a custom ONNX model folder. */
@@ -141,6 +143,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // ops-input: the only folder registerEmbeddingModel (GraphQL) may load models from
     modelsDir: resolve(env.MODELS_DIR || join(env.DATA_DIR || './data', 'models')),
     maxIngestBatch: intSetting(env, 'MAX_INGEST_BATCH', 1000, 1, 100_000),
+    ingestJob: {
+      fromDocuments: intSetting(env, 'INGEST_JOB_DOCUMENTS', 64, 0, 100_000),
+      fromBytes: intSetting(env, 'INGEST_JOB_BYTES', 256 << 10, 0, 1 << 30),
+      batchDocuments: intSetting(env, 'INGEST_JOB_BATCH_DOCUMENTS', 16, 1, 10_000),
+      batchBytes: intSetting(env, 'INGEST_JOB_BATCH_BYTES', 256 << 10, 1, 1 << 30),
+    },
     maxPageSize: intSetting(env, 'MAX_PAGE_SIZE', 100, 1, 10_000),
     encoders: encoderSpec(env),
     modelCacheDir: env.MODEL_CACHE_DIR || undefined,

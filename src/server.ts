@@ -15,7 +15,7 @@ import { TIMED_OUT, withDeadline } from './http/deadline';
 import { authFailureLimit, type AuthFailureLimit } from './graphql/auth-failures';
 import { attachClientAddress } from './graphql/plugins/rate-limit';
 import type { ModelRegistry } from './pipeline/jobs/registry';
-import { JobWorker } from './pipeline/jobs/worker';
+import { ingestJobOptions, JobWorker } from './pipeline/jobs/worker';
 import { CorpusSettingsSource } from './retrieval/settings';
 import type { Database } from './store/db';
 import { authenticateKey, type Principal } from './store/keys';
@@ -117,7 +117,8 @@ export async function startServer(
     httpServer.once('error', reject);
     httpServer.listen({ port: config.port, host: config.host }, resolve);
   });
-  const workers = models ? startWorkers(db, models, config, log, options.workersFinishPending) : undefined;
+  // Without encoders the workers still run ingest jobs (written and indexed; embedded later).
+  const workers = startWorkers(db, models, config, log, options.workersFinishPending);
   return {
     url: urlOf(httpServer),
     log,
@@ -183,15 +184,23 @@ function watchReplicas(replicas: ReplicaSet, models: ModelRegistry | undefined, 
   };
 }
 
-/** The server works re-embedding jobs itself (JOB_WORKERS of them); a job queued here wakes them at once. */
-function startWorkers(db: Database, models: ModelRegistry, config: Config, log: Logger, finishPendingNow?: () => boolean): { stop: () => Promise<void> } {
+/** The server works ingest and re-embedding jobs itself (JOB_WORKERS of them); a job queued here wakes them at once. */
+function startWorkers(db: Database, models: ModelRegistry | undefined, config: Config, log: Logger, finishPendingNow?: () => boolean): { stop: () => Promise<void> } {
   const abort = new AbortController();
   const workers = Array.from(
     { length: config.jobWorkers },
-    () => new JobWorker(db, models, { batchSize: config.jobBatchSize, pollMs: config.jobPollMs, log: (m) => log.info(m), logger: log, finishPendingNow }),
+    () =>
+      new JobWorker(db, models, {
+        batchSize: config.jobBatchSize,
+        pollMs: config.jobPollMs,
+        log: (m) => log.info(m),
+        logger: log,
+        finishPendingNow,
+        ingest: ingestJobOptions(config),
+      }),
   );
   const running = workers.map((w) => w.run({ signal: abort.signal }));
-  const unsubscribe = models.onJobQueued(() => workers.forEach((w) => w.poke()));
+  const unsubscribe = models?.onJobQueued(() => workers.forEach((w) => w.poke())) ?? (() => undefined);
   return {
     stop: async () => {
       unsubscribe();

@@ -3,11 +3,12 @@ import { ENCODER_ROLES, type EncoderRole } from '../encoders/types';
 import { DomainError } from '../errors';
 import { activateStoredModel, registerModelFromPath } from '../pipeline/jobs/models';
 import { ModelRegistry } from '../pipeline/jobs/registry';
-import { JobWorker } from '../pipeline/jobs/worker';
+import { ingestJobOptions, JobWorker } from '../pipeline/jobs/worker';
 import { dropModel } from '../store/active';
 import type { Database } from '../store/db';
 import { modelCounts } from '../store/embeddings';
 import { cancelJob, createJob, getJob, JOB_SCOPES, listJobs, openJobForModel, type JobRow, type JobStatus } from '../store/jobs';
+import { listIngestJobs } from '../store/ingest-jobs';
 import { openMigratedDatabase } from '../store/open';
 import { ProgressBar } from './progress';
 
@@ -23,8 +24,14 @@ async function withDatabase(config: Config, fn: (db: Database) => Promise<number
 
 const FINAL = new Set(['succeeded', 'failed', 'cancelled']);
 
-function newWorker(db: Database, models: ModelRegistry, config: Config, trace?: string): JobWorker {
-  return new JobWorker(db, models, { batchSize: config.jobBatchSize, pollMs: config.jobPollMs, trace, log: (m) => console.error(m) });
+function newWorker(db: Database, models: ModelRegistry, config: Config, trace?: string, ingest = false): JobWorker {
+  return new JobWorker(db, models, {
+    batchSize: config.jobBatchSize,
+    pollMs: config.jobPollMs,
+    trace,
+    log: (m) => console.error(m),
+    ingest: ingest ? ingestJobOptions(config) : undefined,
+  });
 }
 
 /**
@@ -113,9 +120,11 @@ async function work(db: Database, config: Config, values: { concurrency: number;
   process.once('SIGINT', () => abort.abort());
   process.once('SIGTERM', () => abort.abort());
   const count = values.concurrency;
-  const workers = Array.from({ length: count }, () => newWorker(db, models, config, values.trace));
+  // dhr worker also works ingest jobs (a server started with JOB_WORKERS=0 leaves them here).
+  const workers = Array.from({ length: count }, () => newWorker(db, models, config, values.trace, true));
   console.error(`worker: ${count} running`);
-  const idle = async () => values.exitWhenIdle === true && (await listJobs(db)).every((j) => FINAL.has(j.status));
+  const idle = async () =>
+    values.exitWhenIdle === true && (await listJobs(db)).every((j) => FINAL.has(j.status)) && (await listIngestJobs(db)).every((j) => FINAL.has(j.status));
   await Promise.all(workers.map((w) => w.run({ signal: abort.signal, until: idle })));
   await models.close();
   return 0;

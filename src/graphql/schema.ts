@@ -6,7 +6,7 @@ import { AdapterResolver } from './resolvers/adapter';
 import { DocumentConnectionResolver, DocumentResolver } from './resolvers/document';
 import { EmbeddingModelResolver } from './resolvers/embedding';
 import { IngestFormatResolver } from './resolvers/formats';
-import { IngestResolver } from './resolvers/ingest';
+import { IngestJobResolver, IngestResolver } from './resolvers/ingest';
 import { JobResolver } from './resolvers/job';
 import { ApiKeyResolver } from './resolvers/key';
 import { LinkResolver } from './resolvers/link';
@@ -26,6 +26,7 @@ export const resolvers = [
   NodeResolver,
   IngestResolver,
   IngestFormatResolver,
+  IngestJobResolver,
   RetrievalSettingsResolver,
   EmbeddingModelResolver,
   JobResolver,

@@ -30,7 +30,8 @@ export async function writeBatch(db: Database, docs: readonly PreparedDocument[]
   });
 }
 
-async function writeBatchIn(tx: Queryable, docs: readonly PreparedDocument[]): Promise<WriteResult[]> {
+/** writeBatch's statements inside the caller's transaction (an ingest job's batch: pipeline/jobs/ingest-batch.ts); keys must be distinct. */
+export async function writeBatchIn(tx: Queryable, docs: readonly PreparedDocument[]): Promise<WriteResult[]> {
   await tx.query(`SELECT set_config('dhr.bm25_deferred', 'on', true)`);
   // The same per-key lock as writeDocumentIn, taken in one order so two batches cannot deadlock.
   await tx.query(

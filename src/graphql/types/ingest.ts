@@ -5,6 +5,7 @@ import type { SourceField } from '../../ingest/types';
 import { INGEST_STATUSES, type IngestStatus } from '../../pipeline/ingest';
 import { EmbedResult } from './embedding';
 import { graphqlEnum } from './enums';
+import { IngestJob } from './job';
 
 // Titles are nullable here on purpose: a missing title is reported per document by ingest,
 // so one bad document does not make GraphQL reject the whole batch.
@@ -97,4 +98,11 @@ export class IngestResult {
 
   @Field(() => EmbedResult, { nullable: true, description: 'Embeddings computed for created and updated documents (null when embedding is off).' })
   embedded!: EmbedResult | null;
+
+  @Field(() => IngestJob, {
+    nullable: true,
+    description:
+      'Set when the ingest was too large to answer within the request (over INGEST_JOB_DOCUMENTS documents or INGEST_JOB_BYTES bytes): it became this job, and the counts and outcomes above are empty; follow it with ingestJob(id). Null when the ingest is done.',
+  })
+  job!: IngestJob | null;
 }

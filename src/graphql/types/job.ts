@@ -62,3 +62,72 @@ export class EmbeddingJob {
   @Field(() => Date)
   updatedAt!: Date;
 }
+
+@ObjectType({ description: 'Passages an ingest job has written, and how many it will write in all.' })
+export class IngestPassageProgress {
+  @Field(() => Int)
+  done!: number;
+
+  @Field(() => Int, {
+    nullable: true,
+    description: 'Exact once every document is done; before, estimated from the passages per byte of the documents done so far (null before the first batch).',
+  })
+  total!: number | null;
+
+  @Field(() => Boolean, { description: 'Whether total is exact.' })
+  exact!: boolean;
+}
+
+@ObjectType({
+  description:
+    'A durable ingest job: a large ingestDocuments, or startIngest, stores its documents and returns at once; job workers write them a batch at a time (rows, outcomes and progress in one transaction), so a restart resumes where it stopped.',
+})
+export class IngestJob {
+  @Field(() => ID)
+  id!: string;
+
+  @Field(() => JobStatusEnum, { description: 'QUEUED, RUNNING, then SUCCEEDED (bad documents fail alone: see failed and outcomes), FAILED (error) or CANCELLED.' })
+  status!: JobStatus;
+
+  @Field(() => LevelProgress, { description: 'Documents done (written, unchanged or failed) of those given.' })
+  documents!: LevelProgress;
+
+  @Field(() => IngestPassageProgress)
+  passages!: IngestPassageProgress;
+
+  @Field(() => Int)
+  created!: number;
+
+  @Field(() => Int)
+  updated!: number;
+
+  @Field(() => Int)
+  unchanged!: number;
+
+  @Field(() => Int, { description: 'Documents that failed alone; their messages are in outcomes(status: FAILED).' })
+  failed!: number;
+
+  @Field(() => Float, { nullable: true, description: 'Documents per second since the job started.' })
+  documentsPerSecond!: number | null;
+
+  @Field(() => Float, { nullable: true, description: 'Passages written per second since the job started.' })
+  passagesPerSecond!: number | null;
+
+  @Field(() => Float, { nullable: true, description: 'Seconds left, from the bytes of the documents still waiting at the rate so far; null before the first batch or after the end.' })
+  etaSeconds!: number | null;
+
+  @Field(() => String, { nullable: true, description: 'Why the job failed as a whole (a batch that kept failing, an encoder that cannot run).' })
+  error!: string | null;
+
+  @Field(() => Date)
+  createdAt!: Date;
+
+  @Field(() => Date, { nullable: true })
+  startedAt!: Date | null;
+
+  @Field(() => Date, { nullable: true })
+  finishedAt!: Date | null;
+
+  @Field(() => Date)
+  updatedAt!: Date;
+}

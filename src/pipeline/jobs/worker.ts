@@ -1,6 +1,7 @@
 import { appendFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EncoderError } from '../../encoders/types';
+import type { IngestOptions } from '../../ingest/types';
 import { messageOf } from '../../errors';
 import type { Database } from '../../store/db';
 import { isDatabaseUnavailable, storageFaultOf } from '../../store/faults';
@@ -17,6 +18,8 @@ import {
 } from '../../store/jobs';
 import { encodeDocuments, encodePassages } from '../encode';
 import { finishPendingStep } from '../pending';
+import { failIngestJob } from '../../store/ingest-jobs';
+import { runIngestBatch, type IngestBatchOptions } from './ingest-batch';
 import type { ModelRegistry } from './registry';
 
 export interface WorkerOptions {
@@ -39,9 +42,31 @@ export interface WorkerOptions {
    * step, one transaction, would hold the store for every request meanwhile. Absent: always.
    */
   finishPendingNow?: () => boolean;
+  /**
+   * Ingest jobs (store/ingest-jobs.ts) are worked before re-embedding ones, a batch a step, with
+   * these options (the registry, when there is one, names the models to split for and embed with).
+   * Absent: this worker leaves them to others.
+   */
+  ingest?: Omit<IngestBatchOptions, 'targets' | 'onClaimed'>;
 }
 
 class Cancelled extends Error {}
+
+/** How a worker runs ingest jobs, from the settings (INGEST_JOB_BATCH_DOCUMENTS, INGEST_JOB_BATCH_BYTES, EMBED_ON_INGEST). */
+export function ingestJobOptions(config: {
+  ingest: IngestOptions;
+  ingestJob: { batchDocuments: number; batchBytes: number };
+  embedOnIngest: boolean;
+  embedBatchSize: number;
+}): NonNullable<WorkerOptions['ingest']> {
+  return {
+    ingest: config.ingest,
+    embed: config.embedOnIngest,
+    embedBatchSize: config.embedBatchSize,
+    maxDocuments: config.ingestJob.batchDocuments,
+    maxBytes: config.ingestJob.batchBytes,
+  };
+}
 
 /** Pending documents finished per step: one transaction, so a step holds PGlite about as long as a job batch. */
 const PENDING_DOCUMENTS_PER_STEP = 8;
@@ -51,22 +76,27 @@ const PENDING_GRACE_S = 120;
 const STORAGE_BACKOFF_MAX_MS = 30_000;
 
 /**
- * Works re-embedding jobs: claims a batch (row lock, SKIP LOCKED), encodes it, writes the vectors,
+ * Works ingest jobs (a batch per step: pipeline/jobs/ingest-batch.ts), then re-embedding jobs: claims a batch (row lock, SKIP LOCKED), encodes it, writes the vectors,
  * the batch's done mark and the job's progress in the same transaction. Any number of workers, in
  * any number of processes, share the queue; a crash loses at most the batch in flight.
  */
 export class JobWorker {
   private readonly attempts = new Map<number, number>();
+  private readonly ingestAttempts = new Map<number, number>();
   private wake?: () => void;
 
+  /** Without a registry (a server with no encoders) it works ingest jobs only, writing and indexing without embedding. */
   constructor(
     private readonly db: Database,
-    private readonly registry: ModelRegistry,
+    private readonly registry: ModelRegistry | undefined,
     private readonly options: WorkerOptions,
   ) {}
 
   /** Works one batch, or finishes jobs whose batches are all done; false when there was nothing to do. */
   async step(): Promise<boolean> {
+    if (await this.ingestStep()) return true;
+    const registry = this.registry;
+    if (!registry) return false;
     await startQueuedJobs(this.db);
     let claimed: ClaimedBatch | undefined;
     try {
@@ -74,7 +104,7 @@ export class JobWorker {
         const batch = await claimBatch(tx);
         if (!batch) return false;
         claimed = batch;
-        const encoder = await this.registry.encoderFor(batch.model);
+        const encoder = await registry.encoderFor(batch.model);
         const onEncoded = (items: readonly { id: number }[]) => this.trace(batch, items);
         const { written } =
           batch.level === 'documents'
@@ -110,13 +140,47 @@ export class JobWorker {
   }
 
   /**
+   * One batch of the oldest ingest job. A batch that fails as a whole (not one document: those fail
+   * alone inside it) is tried again, up to maxAttempts, before the job fails with its message.
+   */
+  private async ingestStep(): Promise<boolean> {
+    const ingest = this.options.ingest;
+    if (!ingest) return false;
+    const registry = this.registry;
+    let jobId: number | undefined;
+    try {
+      const result = await runIngestBatch(this.db, {
+        ...ingest,
+        targets: registry ? () => registry.current({ fresh: true }) : undefined,
+        onClaimed: (id) => (jobId = id),
+      });
+      if (!result.worked) return false;
+      if (result.finished) this.options.log?.(`ingest job ${result.jobId} succeeded`);
+      this.ingestAttempts.delete(result.jobId);
+      return true;
+    } catch (error) {
+      if (isDatabaseUnavailable(error) || storageFaultOf(error)) throw error;
+      const failing = jobId;
+      if (failing === undefined) throw error;
+      const attempts = (this.ingestAttempts.get(failing) ?? 0) + 1;
+      this.ingestAttempts.set(failing, attempts);
+      const message = messageOf(error);
+      if (error instanceof EncoderError || attempts >= (this.options.maxAttempts ?? 3)) {
+        await failIngestJob(this.db, failing, message);
+        this.options.log?.(`ingest job ${failing} failed: ${message}`);
+      }
+      return true;
+    }
+  }
+
+  /**
    * With no job to work: finishes a few documents an ingest left pending (killed, or run without
    * embedding) for the active models. Records younger than PENDING_GRACE_S are left to the ingest
    * that is still finishing them. Returns how many were completed.
    */
   private async finishPending(): Promise<number> {
     if (this.options.finishPendingNow && !this.options.finishPendingNow()) return 0;
-    const targets = await this.registry.current();
+    const targets = await this.registry?.current();
     if (!targets) return 0;
     const cleared = await finishPendingStep(this.db, targets, {
       limit: PENDING_DOCUMENTS_PER_STEP,

@@ -1,0 +1,187 @@
+import { badUserInput, DomainError, ErrorCode, notFound } from '../errors';
+import type { Database, Queryable } from './db';
+import { JOB_STATUSES, type JobStatus } from './jobs';
+
+/**
+ * Durable ingest jobs (migration 0017): a large ingest through the API stores its documents here
+ * and returns; job workers write them a batch at a time (pipeline/jobs/ingest-batch.ts), each
+ * batch's rows, outcomes and progress in one transaction.
+ */
+export { JOB_STATUSES as INGEST_JOB_STATUSES };
+export type IngestJobStatus = JobStatus;
+export type IngestJobOutcomeStatus = 'created' | 'updated' | 'unchanged' | 'failed';
+const OPEN = `('queued', 'running')`;
+/** Advisory lock a batch holds to commit: ingest batches write one at a time, oldest job first, so a key given twice ends as given last. */
+export const INGEST_JOB_LOCK = 7240314;
+
+export interface IngestJobRow {
+  id: number;
+  status: IngestJobStatus;
+  documentsTotal: number;
+  documentsDone: number;
+  bytesTotal: number;
+  bytesDone: number;
+  passagesDone: number;
+  created: number;
+  updated: number;
+  unchanged: number;
+  failed: number;
+  error: string | null;
+  createdAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  updatedAt: Date;
+}
+
+const COLUMNS = `id, status, documents_total AS "documentsTotal", documents_done AS "documentsDone",
+  bytes_total::float8 AS "bytesTotal", bytes_done::float8 AS "bytesDone", passages_done AS "passagesDone",
+  created, updated, unchanged, failed, error, created_at AS "createdAt", started_at AS "startedAt",
+  finished_at AS "finishedAt", updated_at AS "updatedAt"`;
+
+const date = (d: Date | string | null) => (d === null ? null : new Date(d));
+const asRow = (r: IngestJobRow): IngestJobRow => ({
+  ...r,
+  createdAt: new Date(r.createdAt),
+  startedAt: date(r.startedAt),
+  finishedAt: date(r.finishedAt),
+  updatedAt: new Date(r.updatedAt),
+});
+
+/**
+ * Stores the documents (as the caller sent them, JSON) and queues the job, in one transaction.
+ * An empty list is refused: a job of nothing would be a success that did nothing.
+ */
+export async function createIngestJob(db: Database, documents: readonly object[]): Promise<IngestJobRow> {
+  if (documents.length === 0) throw badUserInput('documents is empty: an ingest job needs at least one document', 'documents');
+  const id = await db.transaction(async (tx) => {
+    const [job] = await tx.query<{ id: number }>('INSERT INTO ingest_jobs (documents_total, bytes_total) VALUES ($1, 0) RETURNING id', [documents.length]);
+    await tx.query(
+      `WITH staged AS (
+         INSERT INTO ingest_job_documents (job_id, ordinal, input, bytes)
+         SELECT $1, t.o - 1, t.e, octet_length(t.e::text) FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS t(e, o)
+         RETURNING bytes)
+       UPDATE ingest_jobs SET bytes_total = (SELECT coalesce(sum(bytes), 0) FROM staged) WHERE id = $1`,
+      [job.id, JSON.stringify(documents)],
+    );
+    return job.id;
+  });
+  return (await getIngestJob(db, id))!;
+}
+
+export async function getIngestJob(db: Queryable, id: number): Promise<IngestJobRow | undefined> {
+  const [row] = await db.query<IngestJobRow>(`SELECT ${COLUMNS} FROM ingest_jobs WHERE id = $1`, [id]);
+  return row && asRow(row);
+}
+
+export async function listIngestJobs(db: Queryable, status?: IngestJobStatus): Promise<IngestJobRow[]> {
+  const rows = await db.query<IngestJobRow>(`SELECT ${COLUMNS} FROM ingest_jobs WHERE ($1::text IS NULL OR status = $1) ORDER BY id DESC`, [status ?? null]);
+  return rows.map(asRow);
+}
+
+export interface IngestJobOutcomeRow {
+  index: number;
+  status: IngestJobOutcomeStatus;
+  key: string | null;
+  title: string | null;
+  documentId: number | null;
+  passages: number;
+  message: string | null;
+}
+
+/** The outcomes of the documents done so far, in the caller's order (optionally one status only). */
+export function ingestJobOutcomes(db: Queryable, id: number, status?: IngestJobOutcomeStatus): Promise<IngestJobOutcomeRow[]> {
+  return db.query<IngestJobOutcomeRow>(
+    `SELECT ordinal AS index, status, key, title, document_id AS "documentId", passages, message FROM ingest_job_documents
+     WHERE job_id = $1 AND status IS NOT NULL AND ($2::text IS NULL OR status = $2) ORDER BY ordinal`,
+    [id, status ?? null],
+  );
+}
+
+export async function cancelIngestJob(db: Queryable, id: number): Promise<IngestJobRow> {
+  const updated = await db.query(
+    `UPDATE ingest_jobs SET status = 'cancelled', finished_at = now(), updated_at = now() WHERE id = $1 AND status IN ${OPEN} RETURNING id`,
+    [id],
+  );
+  const job = await getIngestJob(db, id);
+  if (!job) throw notFound(`no ingest job with id ${id}`, 'id');
+  if (updated.length === 0) {
+    throw new DomainError(ErrorCode.JOB_CONFLICT, `ingest job ${id} has already ${job.status}; only queued or running jobs can be cancelled`);
+  }
+  return job;
+}
+
+/** Whether any ingest job is queued or running (a worker's poll). */
+export async function ingestJobsOpen(db: Queryable): Promise<boolean> {
+  const [{ open }] = await db.query<{ open: boolean }>(`SELECT EXISTS (SELECT 1 FROM ingest_jobs WHERE status IN ${OPEN}) AS open`);
+  return open;
+}
+
+export interface ClaimedIngestBatch {
+  jobId: number;
+  documents: { ordinal: number; input: unknown; bytes: number }[];
+}
+
+/**
+ * Inside the batch's transaction: takes the store's ingest-batch lock (without waiting: another
+ * worker's batch is in flight when it is held, and this one does other work), then the next
+ * waiting documents of the oldest open job, in the caller's order, up to `maxDocuments` and
+ * `maxBytes` (at least one). A job with nothing left waiting is marked succeeded here.
+ * Returns the batch, `finished` (a job ended), or nothing to do.
+ */
+export async function claimIngestBatch(
+  tx: Queryable,
+  bounds: { maxDocuments: number; maxBytes: number },
+): Promise<ClaimedIngestBatch | { finished: number } | undefined> {
+  const [{ locked }] = await tx.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS locked', [INGEST_JOB_LOCK]);
+  if (!locked) return undefined;
+  const [job] = await tx.query<{ id: number }>(`SELECT id FROM ingest_jobs WHERE status IN ${OPEN} ORDER BY id LIMIT 1 FOR UPDATE`);
+  if (!job) return undefined;
+  const documents = await tx.query<{ ordinal: number; input: unknown; bytes: number }>(
+    `SELECT ordinal, input, bytes FROM (
+       SELECT ordinal, input, bytes, sum(bytes) OVER (ORDER BY ordinal) - bytes AS before, row_number() OVER (ORDER BY ordinal) AS n
+       FROM ingest_job_documents WHERE job_id = $1 AND status IS NULL ORDER BY ordinal LIMIT $2) w
+     WHERE n = 1 OR before + bytes <= $3 ORDER BY ordinal`,
+    [job.id, bounds.maxDocuments, bounds.maxBytes],
+  );
+  if (documents.length === 0) {
+    await tx.query(`UPDATE ingest_jobs SET status = 'succeeded', finished_at = now(), updated_at = now(), started_at = least(started_at, now()) WHERE id = $1`, [job.id]);
+    return { finished: job.id };
+  }
+  // The window keeps a prefix: once the bytes bound is passed no later row comes back (sums only grow).
+  await tx.query(`UPDATE ingest_jobs SET status = 'running', started_at = least(started_at, now()), updated_at = now() WHERE id = $1`, [job.id]);
+  return { jobId: job.id, documents: documents.map((d) => ({ ...d, bytes: Number(d.bytes) })) };
+}
+
+/** Inside the batch's transaction, after its writes: each document's outcome, and the job's progress. */
+export async function completeIngestBatch(tx: Queryable, jobId: number, outcomes: readonly (IngestJobOutcomeRow & { bytes: number })[]): Promise<void> {
+  await tx.query(
+    `UPDATE ingest_job_documents d SET status = o.status, key = o.key, title = o.title, document_id = o."documentId",
+       passages = o.passages, message = o.message, input = NULL
+     FROM jsonb_to_recordset($2::jsonb) AS o(index int, status text, key text, title text, "documentId" int, passages int, message text)
+     WHERE d.job_id = $1 AND d.ordinal = o.index`,
+    [jobId, JSON.stringify(outcomes)],
+  );
+  const count = (s: IngestJobOutcomeStatus) => outcomes.filter((o) => o.status === s).length;
+  await tx.query(
+    `UPDATE ingest_jobs SET documents_done = documents_done + $2, bytes_done = bytes_done + $3, passages_done = passages_done + $4,
+       created = created + $5, updated = updated + $6, unchanged = unchanged + $7, failed = failed + $8, updated_at = now()
+     WHERE id = $1`,
+    [
+      jobId,
+      outcomes.length,
+      outcomes.reduce((n, o) => n + o.bytes, 0),
+      outcomes.reduce((n, o) => n + (o.status === 'created' || o.status === 'updated' ? o.passages : 0), 0),
+      count('created'),
+      count('updated'),
+      count('unchanged'),
+      count('failed'),
+    ],
+  );
+}
+
+export async function failIngestJob(db: Queryable, id: number, message: string): Promise<void> {
+  await db.query(`UPDATE ingest_jobs SET status = 'failed', error = $2, finished_at = now(), updated_at = now() WHERE id = $1 AND status IN ${OPEN}`, [
+    id,
+    message,
+  ]);
+}
