@@ -126,7 +126,7 @@ export function buildProgram(run: (action: Action) => Promise<void>): Command {
 
   program
     .command('serve')
-    .description('start the GraphQL server (and JOB_WORKERS re-embedding workers)')
+    .description('start the GraphQL server (and JOB_WORKERS workers for ingest and re-embedding jobs)')
     .option('--demo', 'load the Factbook corpus into an empty store and print a fresh admin key')
     .option('--port <n>', 'listen on this port (0: any free one); overrides PORT', integer(0, 65535))
     .action((options: { demo?: boolean; port?: number }) =>
@@ -142,19 +142,33 @@ export function buildProgram(run: (action: Action) => Promise<void>): Command {
     program
       .command('ingest')
       .description(`ingest ${FILE_EXTENSIONS.join(', ')} files (see the README's ingest formats), then embed them`)
-      .argument('<paths...>', 'files or directories')
+      .argument('[paths...]', 'files or directories')
       .option('--source <s>', 'source recorded on documents that name none')
       .option('--no-embed', 'write and index only; embed later with `dhr embed` (not with --url: the server decides)')
-      .option('--batch-passages <n>', 'passages per transaction of the bulk path (16 documents or more; default 2000)', integer(1, 1_000_000)),
-  ).action((paths: string[], options: { source?: string; embed: boolean; batchPassages?: number } & RemoteOptions) =>
+      .option('--batch-passages <n>', 'passages per transaction of the bulk path (16 documents or more; default 2000)', integer(1, 1_000_000))
+      .option(
+        '--job <id>',
+        'with --url, instead of paths: follow this ingest job until it ends (repeatable)',
+        (value: string, previous: number[] = []) => [...previous, integer(1, 2 ** 31 - 1)(value)],
+      ),
+  ).action((paths: string[], options: { source?: string; embed: boolean; batchPassages?: number; job?: number[] } & RemoteOptions) =>
     run(async (config) => {
       const target = remoteTarget(options);
+      // With --url the files become durable ingest jobs on the server; the command waits for them (Ctrl-C: they go on).
+      if (options.job && !target) {
+        console.error('ingest: --job follows an ingest job on a server: give --url too');
+        return 1;
+      }
+      if (paths.length === 0 && !options.job) {
+        console.error('ingest: give the files or directories to ingest');
+        return 1;
+      }
       if (!target) return ingestCommand(config, paths, options);
       if (!options.embed) {
         console.error('ingest: --no-embed cannot be used with --url (the server embeds when its EMBED_ON_INGEST is on)');
         return 1;
       }
-      return remoteIngest(config, target, paths, options);
+      return remoteIngest(config, target, paths, { source: options.source, jobs: options.job });
     }),
   );
 
@@ -299,7 +313,7 @@ export function buildProgram(run: (action: Action) => Promise<void>): Command {
 
   program
     .command('worker')
-    .description('work re-embedding jobs (the server also runs JOB_WORKERS of its own) until SIGINT/SIGTERM')
+    .description('work ingest and re-embedding jobs (the server also runs JOB_WORKERS of its own) until SIGINT/SIGTERM')
     .option('--concurrency <n>', 'workers in this process', integer(1, 64), 1)
     .option('--exit-when-idle', 'exit once no job is queued or running')
     .option('--trace <file>', 'append the ids of each encoded batch to this file (crash tests)')

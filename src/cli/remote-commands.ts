@@ -1,5 +1,7 @@
 import type { Config } from '../config';
-import { DomainError } from '../errors';
+import { constants } from 'node:fs';
+import { access } from 'node:fs/promises';
+import { DomainError, messageOf } from '../errors';
 import { IngestError } from '../ingest/errors';
 import { readInputFiles } from '../ingest/files';
 import { SOURCE_FIELDS } from '../ingest/formats';
@@ -7,6 +9,7 @@ import { prepareDocument } from '../ingest/prepare';
 import type { DocumentInput, SectionInput } from '../ingest/types';
 import type { ApiKeyListing, Role } from '../store/keys';
 import { printKeyTable } from './keys';
+import { ProgressBar } from './progress';
 import { remoteGraphQL } from './remote';
 
 /**
@@ -116,71 +119,193 @@ export function remoteStats(target: RemoteTarget): Promise<number> {
 /** Requests stay well inside the server's MAX_INGEST_BATCH (1000) and MAX_BODY_BYTES (4 MiB) defaults. */
 const BATCH_DOCUMENTS = 100;
 const BATCH_CHARS = 2 << 20;
+/** How often a waiting `dhr ingest --url` asks for its jobs' progress. */
+const POLL_MS = 500;
 
-interface RemoteOutcome {
+const JOB_FIELDS = 'id status documents { done total } passages { done total exact } created updated unchanged failed documentsPerSecond etaSeconds error';
+interface RemoteIngestJob {
+  id: string;
   status: string;
-  message: string | null;
+  documents: { done: number; total: number };
+  passages: { done: number; total: number | null; exact: boolean };
+  created: number;
+  updated: number;
+  unchanged: number;
+  failed: number;
+  documentsPerSecond: number | null;
+  etaSeconds: number | null;
+  error: string | null;
 }
+const FINISHED = new Set(['SUCCEEDED', 'FAILED', 'CANCELLED']);
 
 /**
  * `dhr ingest --url`: files are read and checked here (a bad file or document fails alone, as
- * locally), then sent through ingestDocuments in batches; the server embeds them when its
- * EMBED_ON_INGEST is on. Exit code 2 when any document failed.
+ * locally; a path given that cannot be read, or no documents at all, is refused before anything is
+ * sent), then sent as durable ingest jobs (startIngest, one per request-sized part) that the
+ * server's workers write and embed; this command shows their progress and waits for them. Ctrl-C
+ * stops waiting only: the jobs go on, and it prints how to follow them. Exit code 2 when any
+ * document failed, 1 when a job failed, 130 when interrupted.
  */
-export function remoteIngest(config: Config, target: RemoteTarget, paths: string[], options: { source?: string }): Promise<number> {
+export function remoteIngest(
+  config: Config,
+  target: RemoteTarget,
+  paths: string[],
+  options: { source?: string; jobs?: number[] },
+): Promise<number> {
   return remote('ingest', async () => {
-    const failures: string[] = [];
-    const counts = { created: 0, updated: 0, unchanged: 0, failed: 0, passages: 0, documents: 0 };
-    let batch: { origin: string; input: DocumentInput }[] = [];
-    let chars = 0;
-    const send = async () => {
-      if (batch.length === 0) return;
-      const { ingestDocuments: r } = await remoteGraphQL<{
-        ingestDocuments: { created: number; updated: number; unchanged: number; failed: number; passages: number; outcomes: (RemoteOutcome & { index: number })[] };
-      }>(
-        target.url,
-        'mutation($docs: [DocumentInput!]!) { ingestDocuments(documents: $docs) { created updated unchanged failed passages outcomes { index status message } } }',
-        { docs: batch.map((b) => b.input) },
-        target,
-      );
-      for (const name of ['created', 'updated', 'unchanged', 'failed', 'passages'] as const) counts[name] += r[name];
-      for (const o of r.outcomes) if (o.status === 'FAILED') failures.push(`${batch[o.index].origin}: ${o.message}`);
-      batch = [];
-      chars = 0;
-    };
-    for await (const { origin, input, error } of readInputFiles(paths, config.ingest)) {
-      if (!input && !error) continue;
-      counts.documents++;
-      let failure = error;
-      if (input) {
-        if (options.source && !input.source) input.source = options.source;
-        // Checked here so one bad document fails alone instead of failing its whole request.
+    const interrupt = interruption();
+    try {
+      if (options.jobs?.length) return await follow(target, options.jobs.map(String), new Map(), 0, [], interrupt);
+      for (const given of paths) {
         try {
-          prepareDocument(input, config.ingest, origin);
-        } catch (e) {
-          if (!(e instanceof IngestError)) throw e;
-          failure = e;
+          await access(given, constants.R_OK);
+        } catch (error) {
+          console.error(`ingest: cannot read ${given}: ${messageOf(error)}; nothing was sent`);
+          return 1;
         }
       }
-      if (failure || !input) {
-        counts.failed++;
-        failures.push(`${origin}: ${failure?.message}`);
-        continue;
+      const failures: string[] = [];
+      const parts: { origin: string; input: DocumentInput }[][] = [[]];
+      let chars = 0;
+      let documents = 0;
+      for await (const { origin, input, error } of readInputFiles(paths, config.ingest)) {
+        if (!input && !error) continue;
+        documents++;
+        let failure = error;
+        if (input) {
+          if (options.source && !input.source) input.source = options.source;
+          // Checked here so one bad document fails alone instead of failing its whole request.
+          try {
+            prepareDocument(input, config.ingest, origin);
+          } catch (e) {
+            if (!(e instanceof IngestError)) throw e;
+            failure = e;
+          }
+        }
+        if (failure || !input) {
+          failures.push(`${origin}: ${failure?.message}`);
+          continue;
+        }
+        const document = wireDocument(input);
+        const size = JSON.stringify(document).length;
+        const part = parts.at(-1)!;
+        if (part.length >= BATCH_DOCUMENTS || (part.length > 0 && chars + size > BATCH_CHARS)) {
+          parts.push([]);
+          chars = 0;
+        }
+        parts.at(-1)!.push({ origin, input: document });
+        chars += size;
       }
-      const document = wireDocument(input);
-      const size = JSON.stringify(document).length;
-      if (batch.length >= BATCH_DOCUMENTS || (batch.length > 0 && chars + size > BATCH_CHARS)) await send();
-      batch.push({ origin, input: document });
-      chars += size;
+      const sendable = parts.filter((p) => p.length > 0);
+      if (sendable.length === 0) {
+        for (const f of failures) console.error(`failed: ${f}`);
+        console.error(documents === 0 ? `ingest: no documents found in ${paths.join(', ')}; nothing was sent` : 'ingest: every document failed; nothing was sent');
+        return documents === 0 ? 1 : 2;
+      }
+      // Origins by job and position, for the failures the server reports.
+      const origins = new Map<string, string[]>();
+      const ids: string[] = [];
+      for (const part of sendable) {
+        if (interrupt.stopped) break;
+        const { startIngest: job } = await remoteGraphQL<{ startIngest: { id: string } }>(
+          target.url,
+          'mutation($docs: [DocumentInput!]!) { startIngest(documents: $docs) { id } }',
+          { docs: part.map((b) => b.input) },
+          target,
+        );
+        ids.push(job.id);
+        origins.set(job.id, part.map((b) => b.origin));
+        console.error(`ingest job ${job.id}: ${part.length} documents queued on ${target.url}`);
+      }
+      return await follow(target, ids, origins, failures.length, failures, interrupt);
+    } finally {
+      interrupt.dispose();
     }
-    await send();
-    for (const f of failures) console.error(`failed: ${f}`);
-    console.log(
-      `ingested ${counts.documents} documents on ${target.url}: ${counts.created} created, ${counts.updated} updated, ` +
-        `${counts.unchanged} unchanged, ${counts.failed} failed; ${counts.passages} passages written`,
-    );
-    return counts.failed > 0 ? 2 : 0;
   });
+}
+
+/** SIGINT while this command runs: noted, not fatal, so it can say what goes on without it. */
+function interruption(): { stopped: boolean; wait(ms: number): Promise<void>; dispose(): void } {
+  let wake: (() => void) | undefined;
+  const state = {
+    stopped: false,
+    wait: (ms: number) =>
+      new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, ms);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      }),
+    dispose: () => process.off('SIGINT', onSignal),
+  };
+  const onSignal = () => {
+    state.stopped = true;
+    wake?.();
+  };
+  process.on('SIGINT', onSignal);
+  return state;
+}
+
+/** Polls the jobs with one progress bar over all their documents until they end, or until Ctrl-C. */
+async function follow(
+  target: RemoteTarget,
+  ids: string[],
+  origins: Map<string, string[]>,
+  failedHere: number,
+  failures: string[],
+  interrupt: ReturnType<typeof interruption>,
+): Promise<number> {
+  const query = `query { ${ids.map((id, i) => `j${i}: ingestJob(id: "${id}") { ${JOB_FIELDS} }`).join(' ')} }`;
+  const bar = new ProgressBar(0, 'ingest');
+  let jobs: RemoteIngestJob[] = [];
+  for (;;) {
+    const data = await remoteGraphQL<Record<string, RemoteIngestJob | null>>(target.url, query, {}, target);
+    const missing = ids.filter((_, i) => !data[`j${i}`]);
+    if (missing.length > 0) {
+      console.error(`ingest: the server at ${target.url} has no ingest job ${missing.join(', ')}`);
+      return 1;
+    }
+    jobs = ids.map((_, i) => data[`j${i}`]!);
+    const sum = (f: (j: RemoteIngestJob) => number) => jobs.reduce((n, j) => n + f(j), 0);
+    const passages = sum((j) => j.passages.done);
+    const eta = Math.max(...jobs.map((j) => j.etaSeconds ?? 0));
+    const rate = sum((j) => (FINISHED.has(j.status) ? 0 : j.documentsPerSecond ?? 0));
+    const extra = `${passages} passages${rate > 0 ? `, ${rate.toFixed(1)} documents/s` : ''}${eta > 0 ? `, ETA ${Math.ceil(eta)}s` : ''}`;
+    bar.update(sum((j) => j.documents.done), extra, sum((j) => j.documents.total));
+    if (jobs.every((j) => FINISHED.has(j.status))) break;
+    if (interrupt.stopped) {
+      bar.finish();
+      const list = ids.join(', ');
+      console.error(
+        `stopped waiting; ingest job${ids.length > 1 ? 's' : ''} ${list} go${ids.length > 1 ? '' : 'es'} on in the server. Follow ${ids.length > 1 ? 'them' : 'it'} with:\n` +
+          `  dhr ingest --url ${target.url} ${ids.map((id) => `--job ${id}`).join(' ')}\n` +
+          `or the query { ingestJob(id: "${ids[0]}") { status documents { done total } passages { done total } failed etaSeconds } }`,
+      );
+      return 130;
+    }
+    await interrupt.wait(POLL_MS);
+  }
+  bar.finish();
+  for (const job of jobs.filter((j) => j.failed > 0)) {
+    const { ingestJob } = await remoteGraphQL<{ ingestJob: { outcomes: { index: number; key: string | null; message: string | null }[] } }>(
+      target.url,
+      'query($id: ID!) { ingestJob(id: $id) { outcomes(status: FAILED) { index key message } } }',
+      { id: job.id },
+      target,
+    );
+    for (const o of ingestJob.outcomes) failures.push(`${origins.get(job.id)?.[o.index] ?? `job ${job.id} #${o.index} (${o.key ?? 'no key'})`}: ${o.message}`);
+  }
+  for (const f of failures) console.error(`failed: ${f}`);
+  const sum = (f: (j: RemoteIngestJob) => number) => jobs.reduce((n, j) => n + f(j), 0);
+  const failed = sum((j) => j.failed) + failedHere;
+  console.log(
+    `ingested ${sum((j) => j.documents.total) + failedHere} documents on ${target.url}: ${sum((j) => j.created)} created, ${sum((j) => j.updated)} updated, ` +
+      `${sum((j) => j.unchanged)} unchanged, ${failed} failed; ${sum((j) => j.passages.done)} passages written (job${ids.length > 1 ? 's' : ''} ${ids.join(', ')})`,
+  );
+  const broken = jobs.filter((j) => j.status !== 'SUCCEEDED');
+  for (const j of broken) console.error(`ingest job ${j.id} ${j.status.toLowerCase()}${j.error ? `: ${j.error}` : ''}`);
+  return broken.length > 0 ? 1 : failed > 0 ? 2 : 0;
 }
 
 /** Only the fields DocumentInput has: GraphQL refuses unknown ones (files may carry more). */
