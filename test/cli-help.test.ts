@@ -69,6 +69,6 @@ describe('dhr --help', () => {
       cwd: root,
       timeout: 120_000,
     });
-    expect(stdout).toContain('Usage: dhr ingest [options] <paths...>');
+    expect(stdout).toContain('Usage: dhr ingest [options] [paths...]');
   });
 });
