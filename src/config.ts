@@ -145,7 +145,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxIngestBatch: intSetting(env, 'MAX_INGEST_BATCH', 1000, 1, 100_000),
     ingestJob: {
       fromDocuments: intSetting(env, 'INGEST_JOB_DOCUMENTS', 64, 0, 100_000),
-      fromBytes: intSetting(env, 'INGEST_JOB_BYTES', 256 << 10, 0, 1 << 30),
+      fromBytes: intSetting(env, 'INGEST_JOB_BYTES', 64 << 10, 0, 1 << 30),
       batchDocuments: intSetting(env, 'INGEST_JOB_BATCH_DOCUMENTS', 16, 1, 10_000),
       batchBytes: intSetting(env, 'INGEST_JOB_BATCH_BYTES', 256 << 10, 1, 1 << 30),
     },

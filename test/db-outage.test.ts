@@ -61,6 +61,8 @@ onServer('PostgreSQL restarts under load', () => {
         JOB_POLL_MS: '200',
         JOB_BATCH_SIZE: '8',
         EMBED_ON_INGEST: 'false',
+        // The seed ingest below is answered synchronously (60 documents, about 100 KiB), as the test reads its counts.
+        INGEST_JOB_BYTES: '1000000',
         RATE_LIMIT_QUERIES: '0',
         RATE_LIMIT_MUTATIONS: '0',
         // The held job's write waits on the test's lock until the restart: no statement timeout may cancel it.

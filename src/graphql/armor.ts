@@ -148,7 +148,7 @@ function costEstimator(schema: GraphQLSchema): ComplexityEstimator {
 }
 
 /** Arguments whose strings are content rather than something a query matches on (bounded by MAX_DOCUMENT_BYTES). */
-const CONTENT_ARGUMENTS = new Set(['Mutation.ingestDocuments.documents']);
+const CONTENT_ARGUMENTS = new Set(['Mutation.ingestDocuments.documents', 'Mutation.startIngest.documents']);
 
 /**
  * The longest string in any argument of the operation (literals and variables, inside lists and

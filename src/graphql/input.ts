@@ -34,7 +34,7 @@ export interface InputLimits {
 }
 
 /** Where strings are content checked per document by ingest (one bad document fails alone). */
-const CONTENT_ARGUMENTS = new Set(['Mutation.ingestDocuments.documents']);
+const CONTENT_ARGUMENTS = new Set(['Mutation.ingestDocuments.documents', 'Mutation.startIngest.documents']);
 
 export class InputError extends GraphQLError {
   constructor(argument: string, message: string) {

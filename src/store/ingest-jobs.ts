@@ -47,21 +47,34 @@ const asRow = (r: IngestJobRow): IngestJobRow => ({
   updatedAt: new Date(r.updatedAt),
 });
 
+/** A document to stage: its input as the caller sent it, or already failed (its strings cannot be stored as JSON). */
+export type StagedDocument = { input: object } | { failed: { key: string | null; title: string | null; message: string } };
+
 /**
- * Stores the documents (as the caller sent them, JSON) and queues the job, in one transaction.
- * An empty list is refused: a job of nothing would be a success that did nothing.
+ * Stores the documents (as the caller sent them, JSON) and queues the job, in one transaction;
+ * documents already failed are recorded done. An empty list is refused: a job of nothing would be a
+ * success that did nothing.
  */
-export async function createIngestJob(db: Database, documents: readonly object[]): Promise<IngestJobRow> {
+export async function createIngestJob(db: Database, documents: readonly StagedDocument[]): Promise<IngestJobRow> {
   if (documents.length === 0) throw badUserInput('documents is empty: an ingest job needs at least one document', 'documents');
+  const rows = documents.map((d, ordinal) =>
+    'input' in d ? { ordinal, input: d.input } : { ordinal, input: null, key: d.failed.key, title: d.failed.title, message: d.failed.message },
+  );
+  const failed = rows.filter((r) => r.input === null).length;
   const id = await db.transaction(async (tx) => {
-    const [job] = await tx.query<{ id: number }>('INSERT INTO ingest_jobs (documents_total, bytes_total) VALUES ($1, 0) RETURNING id', [documents.length]);
+    const [job] = await tx.query<{ id: number }>(
+      'INSERT INTO ingest_jobs (documents_total, bytes_total, documents_done, failed) VALUES ($1, 0, $2, $2) RETURNING id',
+      [documents.length, failed],
+    );
     await tx.query(
       `WITH staged AS (
-         INSERT INTO ingest_job_documents (job_id, ordinal, input, bytes)
-         SELECT $1, t.o - 1, t.e, octet_length(t.e::text) FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS t(e, o)
+         INSERT INTO ingest_job_documents (job_id, ordinal, input, bytes, status, key, title, message)
+         SELECT $1, r.ordinal, r.input, coalesce(octet_length(r.input::text), 0),
+                CASE WHEN r.input IS NULL THEN 'failed' END, r.key, r.title, r.message
+         FROM jsonb_to_recordset($2::jsonb) AS r(ordinal int, input jsonb, key text, title text, message text)
          RETURNING bytes)
        UPDATE ingest_jobs SET bytes_total = (SELECT coalesce(sum(bytes), 0) FROM staged) WHERE id = $1`,
-      [job.id, JSON.stringify(documents)],
+      [job.id, JSON.stringify(rows)],
     );
     return job.id;
   });

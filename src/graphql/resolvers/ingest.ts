@@ -3,9 +3,9 @@ import { SOURCE_FIELDS } from '../../ingest/formats';
 import type { DocumentInput as IngestInput, SectionInput as IngestSection } from '../../ingest/types';
 import { badUserInput } from '../../errors';
 import { ingest } from '../../pipeline/ingest';
+import { queueIngestJob } from '../../pipeline/jobs/ingest-job';
 import {
   cancelIngestJob,
-  createIngestJob,
   getIngestJob,
   ingestJobOutcomes,
   listIngestJobs,
@@ -24,7 +24,7 @@ export class IngestResolver {
   @Authorized<Role>('admin')
   @Mutation(() => IngestResult, {
     description:
-      'Ingests documents: fewer than 16 each in its own transaction, more in batches (one transaction and one BM25 update per batch; a failed batch is written again one document at a time): a bad document fails alone with a message; a known key with new content replaces the old; the same content is a no-op. Over INGEST_JOB_DOCUMENTS (64) documents or INGEST_JOB_BYTES (256 KiB) of their JSON, the ingest becomes a durable job and the answer comes at once with `job` set (see startIngest).',
+      'Ingests documents: fewer than 16 each in its own transaction, more in batches (one transaction and one BM25 update per batch; a failed batch is written again one document at a time): a bad document fails alone with a message; a known key with new content replaces the old; the same content is a no-op. Over INGEST_JOB_DOCUMENTS (64) documents or INGEST_JOB_BYTES (64 KiB) of their JSON, the ingest becomes a durable job and the answer comes at once with `job` set (see startIngest).',
   })
   async ingestDocuments(
     @Ctx() ctx: Context,
@@ -100,7 +100,7 @@ function checkBatch(ctx: Context, documents: readonly DocumentInput[]): void {
 }
 
 async function queueJob(ctx: Context, inputs: IngestInput[]): Promise<IngestJob> {
-  const job = await createIngestJob(ctx.db, inputs);
+  const job = await queueIngestJob(ctx.db, inputs, ctx.config.ingest);
   // Workers of this process start on it now rather than at their next poll.
   ctx.models?.jobQueued();
   return toIngestJob(job);
