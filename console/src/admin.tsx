@@ -3,8 +3,12 @@ import { adminKey, gql } from './api';
 import { href } from './route';
 
 const INGEST = `mutation($docs: [DocumentInput!]!) {
-  ingestDocuments(documents: $docs) { created updated unchanged failed outcomes { index key status documentId passages message } }
+  ingestDocuments(documents: $docs) { created updated unchanged failed outcomes { index key status documentId passages message } job { id } }
 }`;
+// A large ingest is a job (over the server's INGEST_JOB_DOCUMENTS / INGEST_JOB_BYTES): followed until it ends.
+const INGEST_JOB = `query($id: ID!) { ingestJob(id: $id) { id status documents { done total } passages { done } etaSeconds error
+  outcomes { index key status documentId passages message } } }`;
+interface IngestJob { id: string; status: string; documents: { done: number; total: number }; passages: { done: number }; etaSeconds: number | null; error: string | null; outcomes: Outcome[] }
 const MODELS = `{ embeddingModels { name dimension roles documents passages staleDocuments source } stats { documents passages } }`;
 const REEMBED = `mutation($model: String!) { reembed(model: $model, scope: ALL) { id } }`;
 const JOB = `query($id: ID!) { job(id: $id) { id status error documents { done total } passages { done total } ratePerSecond etaSeconds } }`;
@@ -70,6 +74,15 @@ function Ingest() {
   const [busy, setBusy] = useState(false);
   const [formats, setFormats] = useState<Format[]>([]);
   useEffect(() => void gql<{ ingestFormats: Format[] }>(FORMATS).then((d) => setFormats(d.ingestFormats), (e: Error) => setError(e.message)), []);
+  const [job, setJob] = useState<IngestJob | null>(null);
+  useEffect(() => {
+    if (!job || !['QUEUED', 'RUNNING'].includes(job.status)) return;
+    const t = setTimeout(
+      () => gql<{ ingestJob: IngestJob }>(INGEST_JOB, { id: job.id }).then((d) => (setJob(d.ingestJob), setOutcomes(d.ingestJob.outcomes)), (e: Error) => setError(e.message)),
+      1000,
+    );
+    return () => clearTimeout(t);
+  }, [job]);
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     setBusy(true);
@@ -78,8 +91,10 @@ function Ingest() {
       const docs: unknown[] = markdown.trim() ? [{ markdown }] : [];
       for (const file of Array.from(files ?? [])) docs.push(...(await fileInputs(file, formats)));
       if (docs.length === 0) throw new Error('paste Markdown or choose files first');
-      const d = await gql<{ ingestDocuments: { outcomes: Outcome[] } }>(INGEST, { docs }, true);
+      const d = await gql<{ ingestDocuments: { outcomes: Outcome[]; job: { id: string } | null } }>(INGEST, { docs }, true);
       setOutcomes(d.ingestDocuments.outcomes);
+      const queued = d.ingestDocuments.job;
+      setJob(queued ? (await gql<{ ingestJob: IngestJob }>(INGEST_JOB, { id: queued.id })).ingestJob : null);
     } catch (err) {
       setError((err as Error).message);
     } finally {
@@ -101,6 +116,13 @@ function Ingest() {
         <button type="submit" disabled={busy}>{busy ? 'Ingesting…' : 'Ingest'}</button>
       </form>
       {error && <p className="error" role="alert">{error}</p>}
+      {job && (
+        <p aria-live="polite">
+          Ingest job {job.id} {job.status.toLowerCase()}: {job.documents.done}/{job.documents.total} documents, {job.passages.done} passages
+          {job.etaSeconds !== null && ` · about ${Math.ceil(job.etaSeconds)} s left`}
+          {job.error && <span className="error"> {job.error}</span>}
+        </p>
+      )}
       {outcomes && (
         <ul className="outcomes" aria-live="polite">
           {outcomes.map((o) => (
