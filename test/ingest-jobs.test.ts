@@ -166,6 +166,17 @@ describe('ingest jobs through the API (in-process workers)', () => {
     expect(await bm25Mismatches(api.testDb.db)).toEqual([]);
   }, 120_000);
 
+  it('cancels a queued job: workers leave it, a second cancel is JOB_CONFLICT', async () => {
+    const id = dataOf(await api.exec(`mutation { startIngest(documents: [{ key: "c1", title: "C", text: "Cancelled before it ran." }]) { id } }`)).startIngest.id;
+    const cancelled = dataOf(await api.exec(`mutation($id: ID!) { cancelIngestJob(id: $id) { status finishedAt } }`, { id })).cancelIngestJob;
+    expect(cancelled.status).toBe('CANCELLED');
+    expect(await worker().step()).toBe(false);
+    expect(await api.testDb.db.query(`SELECT id FROM documents WHERE key = 'c1'`)).toEqual([]);
+    const again = await api.exec(`mutation($id: ID!) { cancelIngestJob(id: $id) { status } }`, { id });
+    expect(again.errors?.[0].extensions?.code).toBe('JOB_CONFLICT');
+    expect(dataOf(await api.exec(`{ ingestJobs(status: CANCELLED) { id } }`)).ingestJobs).toEqual([{ id }]);
+  });
+
   it('reports an unknown job as null and a malformed id as BAD_USER_INPUT', async () => {
     expect(dataOf(await api.exec(JOB, { id: '999999' })).ingestJob).toBeNull();
     const bad = await api.exec(JOB, { id: 'x' });
