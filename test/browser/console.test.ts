@@ -195,6 +195,25 @@ describe('the console', () => {
     await page.close();
   });
 
+  it('follows an upload too large to answer at once (an ingest job) until it ends', async () => {
+    const page = await newPage();
+    await page.goto(`${url}#/admin`, { waitUntil: 'networkidle0' });
+    await page.type('input[name=key]', adminKey);
+    await page.click('form.key button[type=submit]');
+    await page.waitForFunction(() => (document.querySelector('input[name=files]') as HTMLInputElement | null)?.accept.includes('.jsonl'));
+    // 70 documents: over INGEST_JOB_DOCUMENTS (64), so ingestDocuments answers with a job.
+    const file = join(mkdtempSync(join(tmpdir(), 'dhr-upload-')), 'lighthouses.jsonl');
+    writeFileSync(file, Array.from({ length: 70 }, (_, i) => JSON.stringify({ key: `lighthouse-${i}`, title: `Lighthouse ${i}`, text: `Lighthouse ${i} stands on cape ${i}.` })).join('\n'));
+    const input = (await page.$('input[name=files]')) as ElementHandle<HTMLInputElement>;
+    await input.uploadFile(file);
+    await page.click('form.ingest button[type=submit]');
+    await page.waitForFunction(() => /Ingest job \d+ succeeded: 70\/70 documents/.test(document.body.innerText), { timeout: 120_000 });
+    await page.waitForFunction(() => document.querySelectorAll('.outcome').length === 70);
+    expect(await page.$$eval('.outcome', (es) => es.every((e) => e.textContent?.startsWith('CREATED lighthouse-')))).toBe(true);
+    expect((await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM documents WHERE key LIKE 'lighthouse-%'`))[0].n).toBe(70);
+    await page.close();
+  }, 180_000);
+
   it('fits a phone-width screen', async () => {
     const page = await newPage(375, 740);
     await page.goto(`${url}#/search?q=${encodeURIComponent('What is the capital of Angola?')}`, { waitUntil: 'networkidle0' });
