@@ -1,11 +1,12 @@
 import { Arg, Authorized, Ctx, Mutation, Resolver } from 'type-graphql';
 import { SOURCE_FIELDS } from '../../ingest/formats';
-import type { DocumentInput as IngestInput, SectionInput as IngestSection } from '../../ingest/types';
+import type { DocumentInput as IngestInput, PassageInput as IngestPassage, SectionInput as IngestSection } from '../../ingest/types';
 import { badUserInput } from '../../errors';
 import { ingest } from '../../pipeline/ingest';
+import { suppliedVectorModels } from '../../pipeline/supplied-vectors';
 import type { Role } from '../auth';
 import type { Context } from '../context';
-import { DocumentInput, IngestResult, SectionInput } from '../types/ingest';
+import { DocumentInput, IngestResult, PassageInput, SectionInput } from '../types/ingest';
 
 @Resolver()
 export class IngestResolver {
@@ -17,6 +18,12 @@ export class IngestResolver {
   async ingestDocuments(
     @Ctx() ctx: Context,
     @Arg('documents', () => [DocumentInput]) documents: DocumentInput[],
+    @Arg('model', () => String, {
+      nullable: true,
+      description:
+        'The external model the documents’ own vectors are for (every document and passage then needs one), e.g. to fill it before it is activated. Left out: the active document and passage models that are external.',
+    })
+    model?: string | null,
   ): Promise<IngestResult> {
     if (documents.length > ctx.config.maxIngestBatch) {
       throw badUserInput(
@@ -31,6 +38,7 @@ export class IngestResolver {
       embedWith: ctx.config.embedOnIngest && models ? () => models.current({ fresh: true }) : undefined,
       embedBatchSize: ctx.config.embedBatchSize,
       splitFor: models ? async () => (await models.current())?.encoders.byRole.passage : undefined,
+      vectorsFor: async () => suppliedVectorModels(ctx.db, await models?.current({ fresh: true }), model ?? undefined),
     });
     return result;
   }
@@ -43,6 +51,8 @@ function toIngestInput(input: DocumentInput): IngestInput {
     title: input.title ?? undefined,
     abstract: input.abstract ?? undefined,
     sections: input.sections?.map(toIngestSection),
+    passages: input.passages?.map(toIngestPassage),
+    vector: input.vector ?? undefined,
     ...Object.fromEntries(SOURCE_FIELDS.map((f) => [f, input[f] ?? undefined])),
     source: input.source ?? undefined,
     metadata: input.metadata ?? undefined,
@@ -53,6 +63,11 @@ function toIngestSection(section: SectionInput): IngestSection {
   return {
     title: section.title as string,
     text: section.text ?? undefined,
+    passages: section.passages?.map(toIngestPassage),
     sections: section.sections?.map(toIngestSection),
   };
+}
+
+function toIngestPassage(passage: PassageInput): IngestPassage {
+  return { text: passage.text as string, vector: passage.vector ?? undefined };
 }
