@@ -13,16 +13,13 @@ export class IngestResolver {
   @Authorized<Role>('admin')
   @Mutation(() => IngestResult, {
     description:
-      'Ingests documents: fewer than 16 each in its own transaction, more in batches (one transaction and one BM25 update per batch; a failed batch is written again one document at a time): a bad document fails alone with a message; a known key with new content replaces the old; the same content is a no-op.',
+      'Ingests documents: fewer than 16 each in its own transaction, more in batches (one transaction and one BM25 update per batch; a failed batch is written again one document at a time): a bad document fails alone with a message; a known key with new content replaces the old; the same content is a no-op. Documents may bring their own vectors (DocumentInput.vector, passages[].vector) for an external model: the active document and passage models that are external, or the one `model` names (every document and passage then needs its vector; to fill a model before it is activated).',
   })
   async ingestDocuments(
     @Ctx() ctx: Context,
     @Arg('documents', () => [DocumentInput]) documents: DocumentInput[],
-    @Arg('model', () => String, {
-      nullable: true,
-      description:
-        'The external model the documents’ own vectors are for (every document and passage then needs one), e.g. to fill it before it is activated. Left out: the active document and passage models that are external.',
-    })
+    // Described in the mutation's description: an argument description would break the one-line signature clients grep for.
+    @Arg('model', () => String, { nullable: true })
     model?: string | null,
   ): Promise<IngestResult> {
     if (documents.length > ctx.config.maxIngestBatch) {
