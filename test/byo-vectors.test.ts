@@ -3,6 +3,11 @@
  * document and passage vectors supplied with ingest, question vectors with retrieve; rankings
  * checked against brute force over the same vectors, bad input refused by name with nothing changed.
  */
+import { prepareDocument } from '../src/ingest/prepare';
+import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
+import { ingest } from '../src/pipeline/ingest';
+import { finishPendingStep } from '../src/pipeline/pending';
+import { pendingWork } from '../src/store/pending';
 import { createTestApi, dataOf, type GraphQLResult, type TestApi } from './helpers/api';
 import { prng } from './helpers/prng';
 
@@ -328,5 +333,55 @@ describe('bring your own vectors: an external model', () => {
     const expected = hierarchical(s, qd, qp, 5, 8, 1, byId);
     expectRanking(ids(r).documents, expected.docs);
     expectRanking(ids(r).passages, expected.passages);
+  });
+
+  it('never encodes for an external model: a document written without vectors stays pending, the finisher skips it', async () => {
+    // Written past the API's checks (the pipeline without vectorsFor, as a --no-embed load would).
+    await ingest(api.testDb.db, [{ key: 'raw', title: 'Raw', abstract: 'Text that came without vectors.' }], { ...DEFAULT_INGEST_OPTIONS });
+    const targets = (await api.models!.current({ fresh: true }))!;
+    // What the job worker does when idle: nothing to encode, no error, the record stays.
+    expect(await finishPendingStep(api.testDb.db, targets, { limit: 8, olderThanSeconds: 0 })).toBe(0);
+    expect(await pendingWork(api.testDb.db)).toEqual({ unindexedPassages: 0, unembeddedPassages: 1, unembeddedDocuments: 1 });
+    const r = dataOf(await api.exec(RETRIEVE, { v: question(), mode: 'FLAT', k2: 3 })).retrieve;
+    expect(r.warnings).toEqual(expect.arrayContaining([expect.stringMatching(/^1 of \d+ passages have no vector yet/)]));
+  });
+});
+
+describe("bring your own vectors: the caller's passages in prepare", () => {
+  const long = Array.from({ length: 150 }, (_, i) => `w${i}`).join(' ');
+  const doc = (vector: number[]) => ({
+    title: 'T',
+    vector,
+    passages: [{ text: 'An [abstract](Other) passage.', vector }],
+    sections: [{ title: 'S', passages: [{ text: long, vector }, { text: 'Short.' }] }],
+  });
+
+  it('keeps each passage whole (over MAX_WORDS too), with its links and vector; vectors are not content', () => {
+    const a = prepareDocument(doc([1, 2]), { maxWords: 100 });
+    expect(a.passages.map((p) => [p.ordinal, p.sectionPosition, p.wordCount])).toEqual([
+      [0, null, 3],
+      [1, 0, 150],
+      [2, 0, 1],
+    ]);
+    expect(a.abstract).toBe('An abstract passage.');
+    expect(a.passages[0].links).toEqual([{ target: 'Other', anchorText: 'abstract' }]);
+    expect(Array.from(a.passages[1].vector!)).toEqual([1, 2]);
+    expect(a.passages[2].vector).toBeUndefined();
+    expect(Array.from(a.vector!)).toEqual([1, 2]);
+    // the same text with other vectors is the same content; other boundaries are not
+    expect(prepareDocument(doc([3, 4])).contentHash).toBe(a.contentHash);
+    const split = { ...doc([1, 2]), sections: [{ title: 'S', passages: [{ text: `${long} Short.` }] }] };
+    expect(prepareDocument(split).contentHash).not.toBe(a.contentHash);
+    // and a document without passages hashes as before (the new fields are absent from its hash)
+    const plain = { title: 'P', abstract: 'Text.', sections: [{ title: 'S', text: 'More text.' }] };
+    expect(prepareDocument(plain).contentHash).toBe(prepareDocument({ ...plain, passages: undefined, vector: undefined }).contentHash);
+  });
+
+  it('refuses text and passages together, and bad vectors, per document', () => {
+    expect(() => prepareDocument({ title: 'T', sections: [{ title: 'S', text: 'x', passages: [{ text: 'y' }] }] })).toThrow(/sections\[0\] has both text and passages/);
+    expect(() => prepareDocument({ title: 'T', abstract: 'x', passages: [{ text: 'y' }] })).toThrow(/abstract or passages/);
+    expect(() => prepareDocument({ title: 'T', passages: [{ text: '  ' }] })).toThrow(/passages\[0\]\.text is empty/);
+    expect(() => prepareDocument({ title: 'T', passages: [{ text: 'y', vector: [1, Number.NaN] }] })).toThrow(/passages\[0\]\.vector has NaN/);
+    expect(() => prepareDocument({ title: 'T', vector: [], passages: [{ text: 'y' }] })).toThrow(/vector is empty/);
   });
 });
