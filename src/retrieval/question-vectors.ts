@@ -4,7 +4,6 @@
  * question's text encoded by the active question encoders. A role served by an external model
  * has no encoder, so its vector must come from the client.
  */
-import { applyMap, type QueryAdapter } from '../adapters/linear';
 import { isExternal } from '../encoders/external';
 import type { EncoderSet } from '../encoders/set';
 import type { ModeNeeds, RetrievalMode } from './modes';
@@ -90,10 +89,4 @@ export async function questionVectors(mode: RetrievalMode, needs: ModeNeeds, enc
     out[LEVEL[role]] = Float32Array.from(vector);
   }
   return out;
-}
-
-/** The active query-side adapter on the question vectors there are (stored vectors are unchanged). */
-export function adaptVectors(adapter: QueryAdapter, q: QuestionVectors): QuestionVectors {
-  const { document: d, passage: p } = adapter.maps;
-  return { document: q.document && d ? applyMap(d, q.document) : q.document, passage: q.passage && p ? applyMap(p, q.passage) : q.passage };
 }

@@ -1,8 +1,9 @@
+import { adaptQuestion } from '../adapters/linear';
 import type { Database } from '../store/db';
 import type { EmbeddingTargets } from '../store/embeddings';
 import { DEFAULT_MODE, MODES, TEXT_ONLY_MODE, type ModeSpec, type RetrievalMode } from './modes';
 import { applyCutoffs } from './cutoff';
-import { adaptVectors, QUESTION_VECTOR_ARGUMENTS, questionVectors } from './question-vectors';
+import { QUESTION_VECTOR_ARGUMENTS, questionVectors } from './question-vectors';
 import { search } from './search';
 import type { RowFetch } from './statements/rows';
 import { resolveRanking, type Ranking, type RankingLayer, type RankingName, type RankingSource } from './parameters';
@@ -100,7 +101,7 @@ export async function retrieve(
   const maps = targets?.adapter?.maps;
   const applies = (spec.needs.documentVector && maps?.document) || (spec.needs.passageVector && maps?.passage);
   const adapter = encoded && applies ? targets!.adapter : undefined;
-  const question = encoded && adapter ? adaptVectors(adapter, encoded) : encoded;
+  const question = encoded && adapter ? adaptQuestion(adapter, encoded) : encoded;
   if (needsVectors && targets?.adapterWarning) warnings.push(targets.adapterWarning);
   const encodeMs = ms(started);
   const searchStarted = process.hrtime.bigint();
