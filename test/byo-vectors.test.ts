@@ -221,6 +221,28 @@ describe('bring your own vectors: an external model', () => {
     expect(t.passages.some((p: any) => p.answer !== null)).toBe(true);
   });
 
+  it('DOCUMENTS, PARALLEL and flat HYBRID take questionVector too (brute force)', async () => {
+    const s = await storedPassages(api, c);
+    const q = question();
+    const [k1, k2, lambda, alpha] = [6, 8, 0.7, 0.4];
+    const docScore = new Map(s.documents.map((d) => [d.id, dot(q, d.vector)]));
+    const byPassage = s.passages.map((p) => ({ id: p.id, documentId: p.documentId, score: dot(q, p.vector) })).sort(byScore);
+
+    const docs = dataOf(await api.exec(RETRIEVE, { v: q, mode: 'DOCUMENTS', k1, exact: true })).retrieve;
+    expectRanking(ids(docs).documents, [...docScore].map(([id, score]) => ({ id, score })).sort(byScore).slice(0, k1));
+
+    const parallel = dataOf(await api.exec(RETRIEVE, { v: q, mode: 'PARALLEL', k1, k2, lambda, exact: true })).retrieve;
+    const fused = byPassage.slice(0, Math.max(k1, k2)).map((p) => ({ id: p.id, score: p.score + lambda * docScore.get(p.documentId)! }));
+    expectRanking(ids(parallel).passages, fused.sort(byScore).slice(0, k2));
+
+    // flat hybrid without text: the top max(k1, k2) passages by vector, min-max normalized, times alpha
+    const hybrid = dataOf(await api.exec(RETRIEVE, { v: q, mode: 'HYBRID', k1, k2, alpha, exact: true })).retrieve;
+    expect(hybrid.warnings).toEqual([expect.stringContaining('no question text')]);
+    const top = byPassage.slice(0, Math.max(k1, k2));
+    const n = minMax(top.map((p) => p.score));
+    expectRanking(ids(hybrid).passages, top.map((p, i) => ({ id: p.id, score: alpha * n[i] })).sort(byScore).slice(0, k2));
+  });
+
   it('a re-ingest with the same text and new vectors is unchanged, and its vectors are replaced', async () => {
     const fresh = corpus(99, 1).vectors.get('doc-0')!;
     const same = withVectors(c.docs[0], fresh);

@@ -30,8 +30,9 @@ export function vectorProblem(value: unknown, dimension?: number): string | unde
 
 /** A bad vector argument (or one missing): names it, e.g. `documents[3].sections[0].passages[1].vector`. */
 export class VectorInputError extends DomainError {
-  constructor(argument: string, message: string) {
-    super(ErrorCode.BAD_USER_INPUT, `${argument} ${message}`, { argument });
+  /** `where`: the document as the caller knows it, when not by its index (`dhr ingest`: its file). */
+  constructor(argument: string, message: string, where?: string) {
+    super(ErrorCode.BAD_USER_INPUT, `${argument}${where ? ` (${where})` : ''} ${message}`, { argument });
     this.name = 'VectorInputError';
   }
 }
@@ -59,39 +60,42 @@ const hasText = (v: unknown): boolean => typeof v === 'string' && v.trim() !== '
  * vector may be given. Shapes prepare reports per document (a section that is not an object…) are
  * passed over here. Throws VectorInputError naming the first problem.
  */
-export function checkSuppliedVectors(inputs: readonly unknown[], levels: VectorLevels): void {
-  inputs.forEach((raw, i) => {
-    // Items that already failed (a file that could not be read) are reported by the ingest.
-    if (!isObject(raw) || raw instanceof Error) return;
-    const at = `documents[${i}]`;
-    checkOne(raw.vector, `${at}.vector`, levels.document, 'document');
-    if (levels.passage) {
-      for (const field of ['abstract', ...SOURCE_FIELDS]) {
-        if (hasText(raw[field])) throw textRefused(`${at}.${field}`, levels.passage);
-      }
-    }
-    // The document (its abstract's passages), then its sections in pre-order, without recursion:
-    // nesting is bounded later, by prepare.
-    const stack: { at: string; text?: unknown; passages: unknown; sections: unknown }[] = [{ at, passages: raw.passages, sections: raw.sections }];
-    while (stack.length > 0) {
-      const node = stack.pop()!;
-      if (levels.passage && hasText(node.text)) throw textRefused(`${node.at}.text`, levels.passage);
-      if (Array.isArray(node.passages)) {
-        node.passages.forEach((p, j) => checkOne(isObject(p) ? p.vector : undefined, `${node.at}.passages[${j}].vector`, levels.passage, 'passage'));
-      }
-      if (!Array.isArray(node.sections)) continue;
-      for (let s = node.sections.length - 1; s >= 0; s--) {
-        const section: unknown = node.sections[s];
-        if (isObject(section)) stack.push({ at: `${node.at}.sections[${s}]`, text: section.text, passages: section.passages, sections: section.sections });
-      }
-    }
-  });
+export function checkSuppliedVectors(inputs: readonly unknown[], levels: VectorLevels, labelOf?: (index: number) => string): void {
+  // labelOf: the file (or file:line) a CLI caller knows each document by, named in the message.
+  inputs.forEach((raw, i) => checkDocument(raw, i, levels, labelOf?.(i)));
 }
 
-function checkOne(value: unknown, argument: string, model: VectorLevel | undefined, level: 'document' | 'passage'): void {
+function checkDocument(raw: unknown, i: number, levels: VectorLevels, where: string | undefined): void {
+  // Items that already failed (a file that could not be read) are reported by the ingest.
+  if (!isObject(raw) || raw instanceof Error) return;
+  const at = `documents[${i}]`;
+  checkOne(raw.vector, `${at}.vector`, levels.document, 'document', where);
+  if (levels.passage) {
+    for (const field of ['abstract', ...SOURCE_FIELDS]) {
+      if (hasText(raw[field])) throw textRefused(`${at}.${field}`, levels.passage, where);
+    }
+  }
+  // The document (its abstract's passages), then its sections in pre-order, without recursion:
+  // nesting is bounded later, by prepare.
+  const stack: { at: string; text?: unknown; passages: unknown; sections: unknown }[] = [{ at, passages: raw.passages, sections: raw.sections }];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    if (levels.passage && hasText(node.text)) throw textRefused(`${node.at}.text`, levels.passage, where);
+    if (Array.isArray(node.passages)) {
+      node.passages.forEach((p, j) => checkOne(isObject(p) ? p.vector : undefined, `${node.at}.passages[${j}].vector`, levels.passage, 'passage', where));
+    }
+    if (!Array.isArray(node.sections)) continue;
+    for (let s = node.sections.length - 1; s >= 0; s--) {
+      const section: unknown = node.sections[s];
+      if (isObject(section)) stack.push({ at: `${node.at}.sections[${s}]`, text: section.text, passages: section.passages, sections: section.sections });
+    }
+  }
+}
+
+function checkOne(value: unknown, argument: string, model: VectorLevel | undefined, level: 'document' | 'passage', where: string | undefined): void {
   if (value === undefined || value === null) {
     if (model) {
-      throw new VectorInputError(argument, `is missing: the ${level} model "${model.name}" is external, so every ${level} needs its ${model.dimension}-d vector`);
+      throw new VectorInputError(argument, `is missing: the ${level} model "${model.name}" is external, so every ${level} needs its ${model.dimension}-d vector`, where);
     }
     return;
   }
@@ -99,15 +103,17 @@ function checkOne(value: unknown, argument: string, model: VectorLevel | undefin
     throw new VectorInputError(
       argument,
       `has no model to go to: the active ${level} model computes its own vectors (name an external model with ingestDocuments' model argument to fill one that is not active)`,
+      where,
     );
   }
   const problem = vectorProblem(value, model.dimension);
-  if (problem) throw new VectorInputError(argument, `${problem.replace('the model', `the ${level} model "${model.name}"`)}`);
+  if (problem) throw new VectorInputError(argument, problem.replace('the model', `the ${level} model "${model.name}"`), where);
 }
 
-function textRefused(argument: string, model: VectorLevel): VectorInputError {
+function textRefused(argument: string, model: VectorLevel, where: string | undefined): VectorInputError {
   return new VectorInputError(
     argument,
     `is text the server would split into passages without vectors, but the passage model "${model.name}" is external: give it as passages with their vectors (passages: [{text, vector}])`,
+    where,
   );
 }

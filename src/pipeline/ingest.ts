@@ -96,7 +96,7 @@ export async function ingest(
   // An external model has no tokenizer: its passages are split by words (or are the caller's own).
   const tokenBudget = splitter && !isExternal(splitter) ? passageTokenBudget(splitter) : options.tokenBudget;
   const vectors = (await options.vectorsFor?.()) ?? {};
-  checkSuppliedVectors(inputs, vectors);
+  checkSuppliedVectors(inputs, vectors, options.labelOf);
   const bulk = options.bulk ?? (inputs.length >= BULK_FROM_DOCUMENTS && db.distributed !== 'citus');
   const runOptions = {
     ...options,
