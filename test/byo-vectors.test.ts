@@ -24,8 +24,8 @@ const RETRIEVE = `query($q: String, $v: [Float!], $dv: [Float!], $pv: [Float!], 
   retrieve(question: $q, questionVector: $v, questionDocumentVector: $dv, questionPassageVector: $pv, mode: $mode, k1: $k1, k2: $k2,
            lambda: $lambda, alpha: $alpha, documentAlpha: $documentAlpha, exact: $exact) {
     mode model warnings
-    passages { score passageScore documentScore denseScore lexicalScore passage { id } answer { text } }
-    documents { score document { id } }
+    passages { score passageScore documentScore denseScore lexicalScore passage { ordinal document { key } } answer { text } }
+    documents { score document { key } }
     coverage { documents { total embedded } passages { total embedded } }
   }
 }`;
@@ -79,27 +79,35 @@ function withVectors(doc: Record<string, unknown>, v: { document: number[]; pass
   return d;
 }
 
-/** The stored documents and passages with the corpus's vectors, passages matched by reading order. */
+/**
+ * The stored documents and passages with the corpus's vectors, passages matched by reading order.
+ * Identified by document key and ordinal, not by id, so the test does not depend on the ids' form.
+ */
 async function storedPassages(api: TestApi, c: Corpus) {
-  const rows = await api.testDb.db.query<{ id: number; key: string; documentId: number; ordinal: number }>(
-    'SELECT p.id, d.key, d.id AS "documentId", p.ordinal FROM passages p JOIN documents d ON d.id = p.document_id ORDER BY p.id',
+  const rows = await api.testDb.db.query<{ key: string; ordinal: number }>(
+    'SELECT d.key, p.ordinal FROM passages p JOIN documents d ON d.id = p.document_id ORDER BY p.id',
   );
-  const docs = await api.testDb.db.query<{ id: number; key: string }>('SELECT id, key FROM documents ORDER BY id');
+  const docs = await api.testDb.db.query<{ key: string }>('SELECT key FROM documents ORDER BY id');
   return {
-    passages: rows.map((r) => ({ id: r.id, documentId: r.documentId, vector: c.vectors.get(r.key)!.passages[r.ordinal] })),
-    documents: docs.map((d) => ({ id: d.id, vector: c.vectors.get(d.key)!.document })),
+    passages: rows.map((r) => ({ id: `${r.key}:${r.ordinal}`, documentId: r.key, vector: c.vectors.get(r.key)!.passages[r.ordinal] })),
+    documents: docs.map((d) => ({ id: d.key, vector: c.vectors.get(d.key)!.document })),
   };
 }
 
-function expectRanking(actual: { id: number; score: number }[], expected: { id: number; score: number }[]) {
+interface Ranked {
+  id: string;
+  score: number;
+}
+
+function expectRanking(actual: Ranked[], expected: Ranked[]) {
   expect(actual.map((a) => a.id)).toEqual(expected.map((e) => e.id));
   actual.forEach((a, i) => expect(Math.abs(a.score - expected[i].score)).toBeLessThan(1e-5));
 }
 
-const byScore = (a: { id: number; score: number }, b: { id: number; score: number }) => b.score - a.score || a.id - b.id;
+const byScore = (a: Ranked, b: Ranked) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 /** DHR's serial ranking by brute force: top-k1 documents by qd·d, their passages by qp·p + λ·(qd·d). */
-function hierarchical(s: Awaited<ReturnType<typeof storedPassages>>, qd: number[], qp: number[], k1: number, k2: number, lambda: number, docVectors?: Map<number, number[]>) {
+function hierarchical(s: Awaited<ReturnType<typeof storedPassages>>, qd: number[], qp: number[], k1: number, k2: number, lambda: number, docVectors?: Map<string, number[]>) {
   const docs = s.documents.map((d) => ({ id: d.id, score: dot(qd, docVectors?.get(d.id) ?? d.vector) })).sort(byScore).slice(0, k1);
   const chosen = new Map(docs.map((d) => [d.id, d.score]));
   const passages = s.passages
@@ -110,9 +118,9 @@ function hierarchical(s: Awaited<ReturnType<typeof storedPassages>>, qd: number[
   return { docs, passages };
 }
 
-const ids = (r: any) => ({
-  passages: r.passages.map((p: any) => ({ id: Number(p.passage.id), score: p.score })),
-  documents: r.documents.map((d: any) => ({ id: Number(d.document.id), score: d.score })),
+const ids = (r: any): { passages: Ranked[]; documents: Ranked[] } => ({
+  passages: r.passages.map((p: any) => ({ id: `${p.passage.document.key}:${p.passage.ordinal}`, score: p.score })),
+  documents: r.documents.map((d: any) => ({ id: d.document.key, score: d.score })),
 });
 
 function refusal(result: GraphQLResult, argument: string): string {
@@ -350,9 +358,8 @@ describe('bring your own vectors: an external model', () => {
     dataOf(await api.exec(RETRIEVE, { v: qp, mode: 'FLAT' }));
 
     const s = await storedPassages(api, c);
-    const byId = new Map((await api.testDb.db.query<{ id: number; key: string }>('SELECT id, key FROM documents')).map((d) => [d.id, secondVectors.get(d.key)!]));
     const r = dataOf(await api.exec(RETRIEVE, { dv: qd, pv: qp, mode: 'HIERARCHICAL', k1: 5, k2: 8, lambda: 1, exact: true })).retrieve;
-    const expected = hierarchical(s, qd, qp, 5, 8, 1, byId);
+    const expected = hierarchical(s, qd, qp, 5, 8, 1, secondVectors);
     expectRanking(ids(r).documents, expected.docs);
     expectRanking(ids(r).passages, expected.passages);
   });
