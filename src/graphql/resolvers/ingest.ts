@@ -1,22 +1,26 @@
 import { Arg, Authorized, Ctx, Mutation, Resolver } from 'type-graphql';
 import { SOURCE_FIELDS } from '../../ingest/formats';
-import type { DocumentInput as IngestInput, SectionInput as IngestSection } from '../../ingest/types';
+import type { DocumentInput as IngestInput, PassageInput as IngestPassage, SectionInput as IngestSection } from '../../ingest/types';
 import { badUserInput } from '../../errors';
 import { ingest } from '../../pipeline/ingest';
+import { suppliedVectorModels } from '../../pipeline/supplied-vectors';
 import type { Role } from '../auth';
 import type { Context } from '../context';
-import { DocumentInput, IngestResult, SectionInput } from '../types/ingest';
+import { DocumentInput, IngestResult, PassageInput, SectionInput } from '../types/ingest';
 
 @Resolver()
 export class IngestResolver {
   @Authorized<Role>('admin')
   @Mutation(() => IngestResult, {
     description:
-      'Ingests documents: fewer than 16 each in its own transaction, more in batches (one transaction and one BM25 update per batch; a failed batch is written again one document at a time): a bad document fails alone with a message; a known key with new content replaces the old; the same content is a no-op.',
+      'Ingests documents: fewer than 16 each in its own transaction, more in batches (one transaction and one BM25 update per batch; a failed batch is written again one document at a time): a bad document fails alone with a message; a known key with new content replaces the old; the same content is a no-op. Documents may bring their own vectors (DocumentInput.vector, passages[].vector) for an external model: the active document and passage models that are external, or the one `model` names (every document and passage then needs its vector; to fill a model before it is activated).',
   })
   async ingestDocuments(
     @Ctx() ctx: Context,
     @Arg('documents', () => [DocumentInput]) documents: DocumentInput[],
+    // Described in the mutation's description: an argument description would break the one-line signature clients grep for.
+    @Arg('model', () => String, { nullable: true })
+    model?: string | null,
   ): Promise<IngestResult> {
     if (documents.length > ctx.config.maxIngestBatch) {
       throw badUserInput(
@@ -31,6 +35,7 @@ export class IngestResolver {
       embedWith: ctx.config.embedOnIngest && models ? () => models.current({ fresh: true }) : undefined,
       embedBatchSize: ctx.config.embedBatchSize,
       splitFor: models ? async () => (await models.current())?.encoders.byRole.passage : undefined,
+      vectorsFor: async () => suppliedVectorModels(ctx.db, await models?.current({ fresh: true }), model ?? undefined),
     });
     return result;
   }
@@ -43,6 +48,8 @@ function toIngestInput(input: DocumentInput): IngestInput {
     title: input.title ?? undefined,
     abstract: input.abstract ?? undefined,
     sections: input.sections?.map(toIngestSection),
+    passages: input.passages?.map(toIngestPassage),
+    vector: input.vector ?? undefined,
     ...Object.fromEntries(SOURCE_FIELDS.map((f) => [f, input[f] ?? undefined])),
     source: input.source ?? undefined,
     metadata: input.metadata ?? undefined,
@@ -53,6 +60,11 @@ function toIngestSection(section: SectionInput): IngestSection {
   return {
     title: section.title as string,
     text: section.text ?? undefined,
+    passages: section.passages?.map(toIngestPassage),
     sections: section.sections?.map(toIngestSection),
   };
+}
+
+function toIngestPassage(passage: PassageInput): IngestPassage {
+  return { text: passage.text as string, vector: passage.vector ?? undefined };
 }
