@@ -18,6 +18,9 @@ CREATE TABLE ingest_jobs (
   updated          integer     NOT NULL DEFAULT 0,
   unchanged        integer     NOT NULL DEFAULT 0,
   failed           integer     NOT NULL DEFAULT 0,
+  -- ingestDocuments(model:) / startIngest(model:): the external model the documents' own vectors
+  -- are for; NULL: the active document and passage models that are external, at each batch
+  vector_model     text,
   error            text,
   created_at       timestamptz NOT NULL DEFAULT now(),
   started_at       timestamptz,

@@ -33,7 +33,8 @@ describe('the table of ingest formats', () => {
       expect(String(fields[field]?.type)).toBe('String');
       expect(fields[field].description).toBe(SOURCE_FORMATS[field].description);
     }
-    expect(Object.keys(fields).sort()).toEqual(['abstract', 'key', 'metadata', 'sections', 'source', 'title', ...SOURCE_FIELDS].sort());
+    // besides the formats: the JSON title tree, and the client's own passages and vector (bring your own vectors)
+    expect(Object.keys(fields).sort()).toEqual(['abstract', 'key', 'metadata', 'passages', 'sections', 'source', 'title', 'vector', ...SOURCE_FIELDS].sort());
   });
 
   it('is what prepareDocument parses: each field alone gives its title tree, two together are refused naming both', () => {

@@ -184,6 +184,57 @@ describe('ingest jobs through the API (in-process workers)', () => {
   });
 });
 
+describe('ingest jobs with the documents\' own vectors (an external model)', () => {
+  const DIM = 4;
+  let job: TestApi;
+  let sync: TestApi;
+  const rand = prng(9);
+  const vec = () => Array.from(Float32Array.from({ length: DIM }, () => rand() * 2 - 1));
+  const docs = Array.from({ length: 12 }, (_, d) => ({
+    key: `v${d}`,
+    title: `Vectors ${d}`,
+    vector: vec(),
+    passages: [{ text: `Abstract of ${d}.`, vector: vec() }],
+    sections: [{ title: 'Part', passages: [{ text: `First of ${d}.`, vector: vec() }, { text: `Second of ${d}.`, vector: vec() }] }],
+  }));
+  const REGISTER = `mutation { registerExternalEmbeddingModel(name: "ext", dimension: ${DIM}) { name } }`;
+  const INGEST_WITH = `mutation($docs: [DocumentInput!]!) { ingestDocuments(documents: $docs, model: "ext") { created job { id } } }`;
+  const stored = (api: TestApi) =>
+    Promise.all([
+      api.testDb.db.query(`SELECT d.key, e.embedding::text FROM document_embeddings e JOIN documents d ON d.id = e.document_id ORDER BY 1`),
+      api.testDb.db.query(
+        `SELECT d.key, p.ordinal, e.embedding::text FROM passage_embeddings e JOIN passages p ON p.id = e.passage_id JOIN documents d ON d.id = p.document_id ORDER BY 1, 2`,
+      ),
+    ]);
+
+  beforeAll(async () => {
+    job = await createTestApi({ INGEST_JOB_DOCUMENTS: '8', INGEST_JOB_BATCH_DOCUMENTS: '5' });
+    sync = await createTestApi();
+    for (const api of [job, sync]) dataOf(await api.exec(REGISTER));
+  }, 120_000);
+  afterAll(async () => {
+    await job?.close();
+    await sync?.close();
+  });
+
+  it('refuses a bad vector when the job is queued, and writes the given vectors as a synchronous ingest does', async () => {
+    const bad = await job.exec(INGEST_WITH, { docs: docs.map((d, i) => (i === 10 ? { ...d, vector: [1, 2] } : d)) });
+    expect(bad.errors?.[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'documents[10].vector' });
+    expect(dataOf(await job.exec(`{ ingestJobs { id } }`)).ingestJobs).toEqual([]);
+
+    const queued = dataOf(await job.exec(INGEST_WITH, { docs })).ingestDocuments;
+    expect(queued).toMatchObject({ created: 0, job: { id: expect.any(String) } });
+    const w = new JobWorker(job.testDb.db, undefined, { batchSize: 32, ingest: ingestJobOptions(job.config) });
+    while (await w.step());
+    expect(dataOf(await job.exec(JOB, { id: queued.job.id })).ingestJob).toMatchObject({ status: 'SUCCEEDED', created: 12, failed: 0 });
+    expect(dataOf(await sync.exec(INGEST_WITH, { docs })).ingestDocuments).toMatchObject({ created: 12, job: null });
+    const [documents, passages] = await stored(job);
+    expect(documents).toHaveLength(12);
+    expect(passages).toHaveLength(36);
+    expect([documents, passages]).toEqual(await stored(sync));
+  }, 120_000);
+});
+
 /** Markdown files of a few passages each: enough that a job takes several batches, with the real default model embedding them. */
 function markdownFiles(dir: string, n: number, prefix: string): void {
   mkdirSync(dir, { recursive: true });

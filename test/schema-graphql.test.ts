@@ -16,7 +16,7 @@ describe('schema.graphql', () => {
       'documents(after: String, before: String, first: Int, last: Int, source: String, titleContains: String): DocumentConnection!',
       'section(id: ID!): Section',
       'passage(id: ID!): Passage',
-      'ingestDocuments(documents: [DocumentInput!]!): IngestResult!',
+      'ingestDocuments(documents: [DocumentInput!]!, model: String): IngestResult!',
       'deleteDocument(id: ID!): Boolean!',
       'passages(after: String, before: String, first: Int, last: Int): PassageConnection!',
       'node(id: ID!): Node',

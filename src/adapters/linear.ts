@@ -83,8 +83,9 @@ export interface QueryAdapter {
 }
 
 /** Both question vectors through the adapter (a level it has no map for is returned as it was). */
-export function adaptQuestion<T extends { document: Float32Array; passage: Float32Array }>(adapter: QueryAdapter, question: T): T {
-  const document = adapter.maps.document ? applyMap(adapter.maps.document, question.document) : question.document;
-  const passage = adapter.maps.passage ? applyMap(adapter.maps.passage, question.passage) : question.passage;
+export function adaptQuestion<T extends { document?: Float32Array; passage?: Float32Array }>(adapter: QueryAdapter, question: T): T {
+  // A level the mode does not read may have no vector (a client's own vectors come per role).
+  const document = adapter.maps.document && question.document ? applyMap(adapter.maps.document, question.document) : question.document;
+  const passage = adapter.maps.passage && question.passage ? applyMap(adapter.maps.passage, question.passage) : question.passage;
   return { ...question, document, passage };
 }

@@ -5,6 +5,7 @@ import type { DocumentInput } from '../ingest/types';
 import { ingest } from '../pipeline/ingest';
 import type { EmbeddingTargets } from '../pipeline/embed';
 import type { ModelRegistry } from '../pipeline/jobs/registry';
+import { externalLevels } from '../pipeline/supplied-vectors';
 import { openMigratedDatabase } from '../store/open';
 import { describeEmbed, embedProgress, loadEmbedding } from './embed';
 import { crashPoint } from './crash';
@@ -50,6 +51,8 @@ export async function ingestCommand(config: Config, paths: string[], options: { 
               return targets.encoders.byRole.passage;
             }
           : undefined,
+        // JSON documents may bring their own vectors for the active external models (README: bring your own vectors).
+        vectorsFor: embedding ? async () => externalLevels(targets) : undefined,
         embedWith: embedding ? async (pending) => (pending.length === 0 ? undefined : targets) : undefined,
         onEvent: (event) => {
           crash(event);

@@ -1,7 +1,7 @@
 import type { Config } from '../config';
 import { ENCODER_ROLES, type EncoderRole } from '../encoders/types';
 import { DomainError } from '../errors';
-import { activateStoredModel, registerModelFromPath } from '../pipeline/jobs/models';
+import { activateStoredModel, registerExternalModel, registerModelFromPath } from '../pipeline/jobs/models';
 import { ModelRegistry } from '../pipeline/jobs/registry';
 import { ingestJobOptions, JobWorker } from '../pipeline/jobs/worker';
 import { dropModel } from '../store/active';
@@ -133,6 +133,7 @@ async function work(db: Database, config: Config, values: { concurrency: number;
 export type ModelsAction =
   | { action: 'list' }
   | { action: 'register'; target: string }
+  | { action: 'register-external'; target: string; dimension: number }
   | { action: 'activate'; target: string; roles?: string }
   | { action: 'drop'; target: string };
 
@@ -159,6 +160,11 @@ async function models(db: Database, config: Config, request: ModelsAction): Prom
     case 'register': {
       const row = await registerModelFromPath(db, request.target, { cacheDir: config.modelCacheDir, threads: config.encoderThreads });
       console.error(`registered ${row.name} (${row.dimension}-d); next: dhr reembed --model ${row.name}`);
+      return;
+    }
+    case 'register-external': {
+      const row = await registerExternalModel(db, request.target, request.dimension);
+      console.error(`registered external model ${row.name} (${row.dimension}-d); its vectors come with ingest (DocumentInput.vector, passages[].vector), questions with retrieve's questionVector`);
       return;
     }
     case 'activate': {

@@ -202,7 +202,7 @@ export function buildProgram(run: (action: Action) => Promise<void>): Command {
     .description('rebuild every BM25 posting and statistic from the stored rows in one set-based pass (after a bulk SQL load, or to repair); writers wait meanwhile')
     .action(() => run(async (config) => rebuildBm25Command(config)));
 
-  const models = program.command('models').description('registered embedding models: list, register, activate, drop');
+  const models = program.command('models').description('registered embedding models: list, register, register-external, activate, drop');
   models
     .command('list', { isDefault: true })
     .description('registered models, their coverage and the roles they serve')
@@ -212,6 +212,14 @@ export function buildProgram(run: (action: Action) => Promise<void>): Command {
     .description('register a model (loaded and probed first)')
     .argument('<folder>', "a model folder (model.onnx, tokenizer.json, dhr-model.json) or 'use-lite'")
     .action((target: string) => run(async (config) => modelsCommand(config, { action: 'register', target })));
+  models
+    .command('register-external')
+    .description('register an external model: vectors supplied by the client (ingest JSON vector / passages[].vector, retrieve questionVector), no encoder files')
+    .argument('<name>', 'model name')
+    .requiredOption('--dimension <n>', 'numbers per vector (1-2000)', (v: string) => Number(v))
+    .action((target: string, options: { dimension: number }) =>
+      run(async (config) => modelsCommand(config, { action: 'register-external', target, dimension: options.dimension })),
+    );
   models
     .command('activate')
     .description('switch retrieval to a model (refused until its embeddings are complete)')

@@ -1,6 +1,6 @@
 import { TransformerEncoder } from './transformer/encoder';
 import { DEFAULT_MODEL, defaultEncoderSpec, type EncoderSpec } from './spec';
-import { DEFAULT_QUESTION_QUEUE, questionEncoderFor, type QuestionQueueOptions } from './questions';
+import { DEFAULT_QUESTION_QUEUE, questionEncoderFor, type EncodedQuestion, type QuestionQueueOptions } from './questions';
 import { ENCODER_ROLES, EncoderError, type EncodeStats, type Encoder, type EncoderRole } from './types';
 import { UseLiteEncoder } from './use-lite/encoder';
 
@@ -78,6 +78,11 @@ export class EncoderSet {
     const forPassage = qp === qd ? forDocument : questionEncoderFor(qp, 'questionPassage', this.questions).encode(question);
     const [d, p] = await Promise.all([forDocument, forPassage]);
     return { document: d.vector, passage: p.vector, stats: qp === qd ? [d.stats] : [d.stats, p.stats] };
+  }
+
+  /** E_Q(q) for one question role alone (the other's vector came from the client), batched and cached as above. */
+  encodeQuestionIn(role: 'questionDocument' | 'questionPassage', question: string): Promise<EncodedQuestion> {
+    return questionEncoderFor(this.byRole[role], role, this.questions).encode(question);
   }
 
   async close(): Promise<void> {

@@ -40,7 +40,8 @@ export interface EncodeResult {
 export interface Encoder {
   /** Registry name, e.g. "use-lite". */
   readonly name: string;
-  readonly runtime: 'onnxruntime-node';
+  /** 'external': vectors come from the client, the model encodes nothing (encoders/external.ts). */
+  readonly runtime: 'onnxruntime-node' | 'external';
   readonly dimension: number;
   /** sha256 over the model's files: identifies the weights an embedding came from. */
   readonly checksum: string;

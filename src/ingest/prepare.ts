@@ -12,6 +12,7 @@ import { SOURCE_FIELDS, SOURCE_FORMATS } from './formats';
 import { extractLinks } from './links';
 import { splitPassages } from './splitter';
 import { documentSummary, passageEncodingText } from './summary';
+import { vectorProblem } from './vectors';
 import {
   DEFAULT_INGEST_OPTIONS,
   type DocumentInput,
@@ -88,12 +89,42 @@ const squash = (s: string): string => s.replace(/\s+/g, ' ').trim();
 const normalizeText = (s: string): string => s.replace(/\r\n?/g, '\n').trim();
 const utf8Bytes = (s: string | undefined): number => (s ? Buffer.byteLength(s, 'utf8') : 0);
 
+/** A passage the caller split itself, as checked. */
+interface CheckedPassage {
+  text: string;
+  vector?: Float32Array;
+}
+
 /** A section as checked: the fields that matter, with their path for error messages. */
 interface CheckedSection {
   path: string;
   title: unknown;
   text: string | undefined;
+  /** The caller's own passages instead of text (bring your own vectors). */
+  passages?: CheckedPassage[];
   sections: CheckedSection[];
+}
+
+/** A vector argument as a Float32Array; its shape and numbers checked (its dimension is the pipeline's, vectors.ts). */
+function checkVector(document: string, path: string, value: unknown): Float32Array | undefined {
+  if (value === undefined || value === null) return undefined;
+  const problem = vectorProblem(value);
+  if (problem) throw new IngestError(document, `${path} ${problem}`);
+  return Float32Array.from(value as number[]);
+}
+
+/** The caller's passages: kept whole, each with its text and, optionally, its vector. */
+function checkPassages(document: string, value: unknown, path: string): CheckedPassage[] {
+  if (!Array.isArray(value)) throw new IngestError(document, `${path} must be an array`);
+  return value.map((raw, j) => {
+    const at = `${path}[${j}]`;
+    if (!isPlainObject(raw)) throw new IngestError(document, `${at} must be an object`);
+    const text = raw.text ?? undefined;
+    if (typeof text !== 'string') throw new IngestError(document, `${at}.text must be a string`);
+    checkString(document, `${at}.text`, text);
+    if (!text.trim()) throw new IngestError(document, `${at}.text is empty`);
+    return { text, vector: checkVector(document, `${at}.vector`, raw.vector) };
+  });
 }
 
 /** Check a JSON title tree's shape and strings (titles are checked later, with the path). */
@@ -108,8 +139,10 @@ function checkSections(document: string, value: unknown, path: string): CheckedS
     if (text !== undefined && typeof text !== 'string') throw new IngestError(document, `${at}.text must be a string`);
     if (title !== undefined) checkString(document, `${at}.title`, title);
     if (text !== undefined) checkString(document, `${at}.text`, text);
+    const passages = raw.passages == null ? undefined : checkPassages(document, raw.passages, `${at}.passages`);
+    if (passages && text !== undefined) throw new IngestError(document, `${at} has both text and passages: give one`);
     const sections = raw.sections == null ? [] : checkSections(document, raw.sections, `${at}.sections`);
-    return { path: at, title, text, sections };
+    return { path: at, title, text, passages, sections };
   });
 }
 
@@ -124,13 +157,15 @@ function fromSectionInputs(sections: SectionInput[], path: string): CheckedSecti
 
 function treeBytes(sections: CheckedSection[]): number {
   let n = 0;
-  for (const s of sections) n += utf8Bytes(s.title as string | undefined) + utf8Bytes(s.text) + treeBytes(s.sections);
+  for (const s of sections) n += utf8Bytes(s.title as string | undefined) + utf8Bytes(s.text) + passageBytes(s.passages) + treeBytes(s.sections);
   return n;
 }
 
-/** For the content hash: only the fields that make up the tree. */
+const passageBytes = (passages: CheckedPassage[] | undefined): number => (passages ?? []).reduce((n, p) => n + utf8Bytes(p.text), 0);
+
+/** For the content hash: only the fields that make up the tree (a passage's text, not its vector). */
 function hashableTree(sections: CheckedSection[]): unknown[] {
-  return sections.map((s) => ({ title: s.title, text: s.text, sections: hashableTree(s.sections) }));
+  return sections.map((s) => ({ title: s.title, text: s.text, passages: s.passages?.map((p) => p.text), sections: hashableTree(s.sections) }));
 }
 
 const STRING_FIELDS = ['key', 'title', 'abstract', 'source', ...SOURCE_FIELDS] as const;
@@ -160,6 +195,7 @@ export function prepareDocument(
     fields[name] = value;
   }
   const sectionsRaw = raw.sections ?? undefined;
+  const passagesRaw = raw.passages ?? undefined;
   const metadataRaw = raw.metadata ?? undefined;
   // Bounded before anything below recurses into them.
   const maxSectionDepth = options?.maxSectionDepth ?? DEFAULT_MAX_SECTION_DEPTH;
@@ -186,7 +222,8 @@ export function prepareDocument(
 
   // Exactly one content form.
   const sourceFields = SOURCE_FIELDS.filter((f) => fields[f] !== undefined);
-  const forms = [...(fields.abstract !== undefined || sectionsRaw !== undefined ? ['abstract/sections'] : []), ...sourceFields];
+  const tree = fields.abstract !== undefined || sectionsRaw !== undefined || passagesRaw !== undefined;
+  const forms = [...(tree ? ['abstract/sections'] : []), ...sourceFields];
   if (forms.length > 1) {
     throw new IngestError(
       document,
@@ -194,12 +231,16 @@ export function prepareDocument(
     );
   }
   const treeSections = sectionsRaw === undefined ? [] : checkSections(document, sectionsRaw, 'sections');
+  const abstractPassages = passagesRaw === undefined ? undefined : checkPassages(document, passagesRaw, 'passages');
+  if (abstractPassages && fields.abstract !== undefined) throw new IngestError(document, 'give abstract or passages (the abstract as passages), not both');
+  const vector = checkVector(document, 'vector', raw.vector);
 
   const bytes =
     utf8Bytes(fields.title) +
     utf8Bytes(fields.abstract) +
     SOURCE_FIELDS.reduce((n, f) => n + utf8Bytes(fields[f]), 0) +
     treeBytes(treeSections) +
+    passageBytes(abstractPassages) +
     (metadataRaw === undefined ? 0 : utf8Bytes(JSON.stringify(metadata)));
   if (bytes > maxDocumentBytes) {
     throw new IngestError(document, `document is ${bytes} bytes, over the limit of ${maxDocumentBytes} bytes`);
@@ -226,6 +267,7 @@ export function prepareDocument(
   // Flatten sections in pre-order; each keeps its own text for splitting below.
   const preparedSections: PreparedSection[] = [];
   const sectionTexts: string[] = [];
+  const sectionPassages: (CheckedPassage[] | undefined)[] = [];
   const visit = (list: CheckedSection[], parent: PreparedSection | null): void => {
     list.forEach((s, ordinal) => {
       const sectionTitle = typeof s.title === 'string' ? squash(s.title) : '';
@@ -240,6 +282,7 @@ export function prepareDocument(
       };
       preparedSections.push(row);
       sectionTexts.push(s.text ?? '');
+      sectionPassages.push(s.passages);
       visit(s.sections, row);
     });
   };
@@ -269,8 +312,23 @@ export function prepareDocument(
     }
     return stripFences(text).trim();
   };
-  const abstract = addPassages(abstractRaw, null, [title]);
-  preparedSections.forEach((s, i) => addPassages(sectionTexts[i], s.position, s.titlePath));
+  // The caller's own passages are kept whole: their boundaries (and vectors) are the caller's.
+  const addGiven = (given: CheckedPassage[], sectionPosition: number | null, titlePath: string[]): string => {
+    const texts: string[] = [];
+    for (const p of given) {
+      const { text, links } = extractLinks(normalizeText(p.text));
+      const wordCount = text.split(/\s+/).filter(Boolean).length;
+      passages.push({ ordinal: passages.length, sectionPosition, text, titlePath: [...titlePath], wordCount, links: links.map((l) => ({ target: l.target, anchorText: l.anchorText })), ...(p.vector ? { vector: p.vector } : {}) });
+      texts.push(text);
+    }
+    return texts.join('\n\n');
+  };
+  const abstract = abstractPassages ? addGiven(abstractPassages, null, [title]) : addPassages(abstractRaw, null, [title]);
+  preparedSections.forEach((s, i) => {
+    const given = sectionPassages[i];
+    if (given) addGiven(given, s.position, s.titlePath);
+    else addPassages(sectionTexts[i], s.position, s.titlePath);
+  });
   if (passages.length === 0) throw new IngestError(document, 'empty document: no text in abstract or sections');
 
   const contentHash = createHash('sha256')
@@ -281,6 +339,7 @@ export function prepareDocument(
         title,
         abstract: fields.abstract,
         sections: sectionsRaw === undefined ? undefined : hashableTree(treeSections),
+        passages: abstractPassages?.map((p) => p.text),
         ...Object.fromEntries(SOURCE_FIELDS.map((f) => [f, fields[f]])),
         source: fields.source,
         metadata,
@@ -303,5 +362,6 @@ export function prepareDocument(
     contentHash,
     sections: preparedSections,
     passages,
+    ...(vector ? { vector } : {}),
   };
 }

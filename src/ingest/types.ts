@@ -3,10 +3,20 @@
  * and what the store writes (PreparedDocument, the title tree flattened into rows).
  */
 
-/** A section of a JSON title tree, as a caller writes it. */
+/**
+ * A passage as the caller splits it (bring your own vectors): kept whole, never split, with the
+ * vector of the external passage model when one is given (src/ingest/vectors.ts checks them).
+ */
+export interface PassageInput {
+  text: string;
+  vector?: readonly number[];
+}
+
+/** A section of a JSON title tree, as a caller writes it: its own text, or its passages (not both). */
 export interface SectionInput {
   title: string;
   text?: string;
+  passages?: PassageInput[];
   sections?: SectionInput[];
 }
 
@@ -26,6 +36,10 @@ export interface DocumentInput extends Partial<Record<SourceField, string>> {
   title?: string;
   abstract?: string;
   sections?: SectionInput[];
+  /** The abstract as the caller's own passages (instead of `abstract`). */
+  passages?: PassageInput[];
+  /** The document's (summary) vector for the external document model. */
+  vector?: readonly number[];
   source?: string;
   metadata?: Record<string, unknown>;
 }
@@ -95,6 +109,8 @@ export interface PreparedPassage {
   titlePath: string[];
   wordCount: number;
   links: PreparedLink[];
+  /** The caller's vector for it (an external passage model); not part of the content hash. */
+  vector?: Float32Array;
 }
 
 export interface PreparedDocument {
@@ -109,4 +125,6 @@ export interface PreparedDocument {
   contentHash: string;
   sections: PreparedSection[];
   passages: PreparedPassage[];
+  /** The caller's document vector (an external document model); not part of the content hash. */
+  vector?: Float32Array;
 }

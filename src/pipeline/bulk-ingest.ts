@@ -68,7 +68,7 @@ export async function ingestBulk(
       results = await writeBatch(
         db,
         batch.items.map((i) => i.doc),
-        { beforeCommit: () => options.onBatchWritten?.(batch.number) },
+        { beforeCommit: () => options.onBatchWritten?.(batch.number), vectors: options.vectors },
       );
       options.onBatchCommitted?.(batch.number, batch.items.length);
     } catch (error) {
@@ -78,7 +78,7 @@ export async function ingestBulk(
       results = [];
       for (const { doc } of batch.items) {
         try {
-          results.push(await writeDocument(db, doc));
+          results.push(await writeDocument(db, doc, options.vectors));
         } catch (e) {
           if (isDatabaseUnavailable(e) || isStorageFault(e)) throw e;
           results.push(e as Error);

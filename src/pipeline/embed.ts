@@ -1,3 +1,4 @@
+import { isExternal } from '../encoders/external';
 import type { EncoderSet } from '../encoders/set';
 import type { Database, Queryable } from '../store/db';
 import { pendingCounts, pendingDocuments, pendingPassages, registerModel, type EmbeddingTargets } from '../store/embeddings';
@@ -59,13 +60,14 @@ export async function embedPending(db: Queryable, targets: EmbeddingTargets, opt
     options.onProgress?.({ level, done: summary[level], total: totals[level] });
   };
 
-  await embedLevel(
+  // An external model's vectors come with ingest (the client's): nothing here can encode them.
+  if (!isExternal(targets.document)) await embedLevel(
     (after) => pendingDocuments(db, targets.document.id, batchSize, after, only),
     (batch) => encodeDocuments(db, encoders.byRole.document, targets.document, batch),
     (done) => track('documents', done),
     options.signal,
   );
-  await embedLevel(
+  if (!isExternal(targets.passage)) await embedLevel(
     (after) => pendingPassages(db, targets.passage.id, batchSize, after, only),
     (batch) => encodePassages(db, encoders.byRole.passage, targets.passage, batch),
     (done) => track('passages', done),

@@ -1,8 +1,11 @@
 import { messageOf } from '../errors';
 import { IngestError } from '../ingest/errors';
+import { isExternal } from '../encoders/external';
 import type { Encoder } from '../encoders/types';
 import { prepareDocument } from '../ingest/prepare';
 import type { DocumentInput, IngestOptions } from '../ingest/types';
+import { checkSuppliedVectors } from '../ingest/vectors';
+import type { SuppliedVectorModels } from '../store/embeddings';
 import type { Database } from '../store/db';
 import { isDatabaseUnavailable, isStorageFault } from '../store/faults';
 import { writeDocument } from '../store/write';
@@ -41,6 +44,13 @@ export interface IngestPipelineOptions extends IngestOptions {
    * prepared; absent or undefined: passages are split by words only (`tokenBudget` if given).
    */
   splitFor?: () => Promise<Encoder | undefined>;
+  /**
+   * The external models that take the documents' own vectors (bring your own vectors), asked once
+   * before anything is written; every vector is checked against them first (src/ingest/vectors.ts),
+   * so a bad or missing one refuses the whole ingest (BAD_USER_INPUT naming it) and writes nothing.
+   * Absent: no level takes vectors, and a document that brings one is refused.
+   */
+  vectorsFor?: () => Promise<SuppliedVectorModels | undefined>;
   onEvent?: (event: IngestEvent) => void;
   /**
    * The set-based bulk path (`pipeline/bulk-ingest.ts`): true or false forces it on or off;
@@ -83,11 +93,15 @@ export async function ingest(
   const clock = stopwatch();
   let done = 0;
   const splitter = await options.splitFor?.();
-  const tokenBudget = splitter ? passageTokenBudget(splitter) : options.tokenBudget;
+  // An external model has no tokenizer: its passages are split by words (or are the caller's own).
+  const tokenBudget = splitter && !isExternal(splitter) ? passageTokenBudget(splitter) : options.tokenBudget;
+  const vectors = (await options.vectorsFor?.()) ?? {};
+  checkSuppliedVectors(inputs, vectors, options.labelOf);
   const bulk = options.bulk ?? (inputs.length >= BULK_FROM_DOCUMENTS && db.distributed !== 'citus');
   const runOptions = {
     ...options,
     tokenBudget,
+    vectors: vectors.document || vectors.passage ? vectors : undefined,
     onOutcome: (outcome: IngestOutcome) => options.onEvent?.({ stage: 'write', outcome, done: ++done, total: inputs.length }),
   };
   const summary = bulk
@@ -182,7 +196,7 @@ export async function ingestDocuments(
       return failed(index, item.key ?? null, item.title ?? null, messageOf(error));
     }
     const previous = keyChains.get(prepared.key) ?? Promise.resolve();
-    const write = previous.then(() => writeDocument(db, prepared));
+    const write = previous.then(() => writeDocument(db, prepared, options.vectors));
     keyChains.set(prepared.key, write.catch(() => undefined));
     try {
       const { status, documentId } = await write;

@@ -1,4 +1,5 @@
 import type { IngestOptions } from '../ingest/types';
+import type { SuppliedVectorModels } from '../store/embeddings';
 import type { WriteStatus } from '../store/write';
 
 /** What one ingest reports per document, shared by the per-document and the bulk write stages. */
@@ -26,6 +27,8 @@ export interface IngestSummary {
 }
 
 export interface IngestRunOptions extends IngestOptions {
+  /** The external models that take the documents' own vectors (checked by `ingest` first, src/ingest/vectors.ts). */
+  vectors?: SuppliedVectorModels;
   /** Documents written at once (PostgreSQL: up to the pool size; PGlite runs one at a time anyway). */
   concurrency?: number;
   onOutcome?: (outcome: IngestOutcome) => void;

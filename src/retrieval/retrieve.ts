@@ -3,6 +3,7 @@ import type { Database } from '../store/db';
 import type { EmbeddingTargets } from '../store/embeddings';
 import { DEFAULT_MODE, MODES, TEXT_ONLY_MODE, type ModeSpec, type RetrievalMode } from './modes';
 import { applyCutoffs } from './cutoff';
+import { QUESTION_VECTOR_ARGUMENTS, questionVectors } from './question-vectors';
 import { search } from './search';
 import type { RowFetch } from './statements/rows';
 import { resolveRanking, type Ranking, type RankingLayer, type RankingName, type RankingSource } from './parameters';
@@ -68,10 +69,17 @@ export async function retrieve(
   }
   const spec: ModeSpec = MODES[mode];
   const needsVectors = spec.needs.documentVector || spec.needs.passageVector;
+  const vectorGiven = QUESTION_VECTOR_ARGUMENTS.find((n) => valid[n] !== undefined);
+  if (vectorGiven && !needsVectors) {
+    throw new RetrievalInputError(
+      vectorGiven,
+      `mode ${mode} reads no vectors, so ${vectorGiven} has nothing to meet: give question for ${mode}, or use a dense or hybrid mode with ${vectorGiven}`,
+    );
+  }
   if (needsVectors && !targets) {
     throw new RetrievalInputError('mode', `mode ${mode} needs encoders, and this server runs without them; use ${TEXT_ONLY_MODE} or LEXICAL_DOCUMENTS`);
   }
-  const { question: text, k1, k2, mode: _asked, minScore, autocut, filter, ...request } = valid;
+  const { question: text, questionVector, questionDocumentVector, questionPassageVector, k1, k2, mode: _asked, minScore, autocut, filter, ...request } = valid;
   const ranking = resolveRanking(spec.defaults, { request, corpus: options.corpus?.[mode], environment: options.environment });
   const perDocument = ranking.values.perDocument;
   const args = {
@@ -86,7 +94,9 @@ export async function retrieve(
     // the bound that applies, if any: k2 or more bounds nothing, and a documents-only mode returns no passages
     perDocument: perDocument !== null && perDocument < k2 && !spec.documentsOnly ? perDocument : undefined,
   };
-  const encoded = needsVectors && targets ? await targets.encoders.encodeQuestion(args.question) : undefined;
+  // The client's own vectors where given (bring your own vectors), else the text encoded.
+  const encoded =
+    needsVectors && targets ? await questionVectors(mode, spec.needs, targets.encoders, { question: text, questionVector, questionDocumentVector, questionPassageVector }) : undefined;
   // The adapter maps question vectors only; stored vectors and the SQL are the same as without it.
   const maps = targets?.adapter?.maps;
   const applies = (spec.needs.documentVector && maps?.document) || (spec.needs.passageVector && maps?.passage);
@@ -102,7 +112,7 @@ export async function retrieve(
     passageModel: targets?.passage ?? { id: 0, dimension: 1 },
     questionForDocuments: spec.needs.documentVector ? question?.document : undefined,
     questionForPassages: spec.needs.passageVector ? question?.passage : undefined,
-    questionText: args.question,
+    questionText: args.question ?? '',
     k1: args.k1,
     k2: args.k2,
     lambda: args.lambda,
@@ -121,7 +131,9 @@ export async function retrieve(
     maxScanTuples: options.maxScanTuples,
     rows: options.rows,
   });
-  if (spec.needs.text && result.questionTerms === 0) {
+  if (spec.needs.text && args.question === undefined) {
+    warnings.push('no question text: BM25 had nothing to read, so this hybrid mode ranked by vectors alone; give question too for its lexical side');
+  } else if (spec.needs.text && result.questionTerms === 0) {
     warnings.push(
       needsVectors
         ? 'the question has no words BM25 can use (only stop words or punctuation): ranked by vectors alone'

@@ -1,4 +1,5 @@
 import { DomainError, ErrorCode } from '../errors';
+import { vectorProblem } from '../ingest/vectors';
 import { RETRIEVAL_MODES, type RetrievalMode } from './modes';
 import { RANKING_LIMITS, rankingProblem, type RankingLayer } from './parameters';
 import type { RetrievalFilter } from './types';
@@ -36,7 +37,18 @@ export function textProblem(value: string): string | undefined {
  * the corpus's settings, the server's environment, then the mode's defaults (resolveRanking).
  */
 export interface RetrieveArgs extends RankingLayer {
-  question: string;
+  /** The question's text: encoded for the dense side, read by BM25 and answer highlights. Optional when a question vector is given. */
+  question?: string;
+  /**
+   * The question's vector (bring your own vectors), instead of encoding the text: for every
+   * question role the mode reads when one model serves them; where two models serve the question
+   * roles, each needs its own (questionDocumentVector, questionPassageVector).
+   */
+  questionVector?: readonly number[];
+  /** E_Q^φ(q), compared with document vectors (overrides questionVector for that role). */
+  questionDocumentVector?: readonly number[];
+  /** E_Q^ψ(q), compared with passage vectors (overrides questionVector for that role). */
+  questionPassageVector?: readonly number[];
   k1: number;
   k2: number;
   /** Left out: the default mode (DEFAULT_MODE, or LEXICAL on a server without encoders). */
@@ -48,7 +60,19 @@ export interface RetrieveArgs extends RankingLayer {
   filter?: RetrievalFilter;
 }
 
+const VECTOR_ARGUMENTS = ['questionVector', 'questionDocumentVector', 'questionPassageVector'] as const;
+
 export function validateRetrieveArgs(args: RetrieveArgs): RetrieveArgs {
+  for (const name of VECTOR_ARGUMENTS) {
+    const problem = args[name] === undefined ? undefined : vectorProblem(args[name]);
+    if (problem) throw new RetrievalInputError(name, `${name} ${problem}`);
+  }
+  if (args.question === undefined) {
+    if (VECTOR_ARGUMENTS.every((n) => args[n] === undefined)) {
+      throw new RetrievalInputError('question', 'give question (its text), or questionVector for a dense or hybrid mode');
+    }
+    return validateRest(args, undefined);
+  }
   const question = args.question.trim();
   if (question.length === 0) throw new RetrievalInputError('question', 'question must not be empty');
   if (question.length > RETRIEVAL_LIMITS.maxQuestionChars) {
@@ -59,6 +83,10 @@ export function validateRetrieveArgs(args: RetrieveArgs): RetrieveArgs {
   }
   const problem = textProblem(question);
   if (problem) throw new RetrievalInputError('question', `question ${problem}`);
+  return validateRest(args, question);
+}
+
+function validateRest(args: RetrieveArgs, question: string | undefined): RetrieveArgs {
   for (const name of ['k1', 'k2'] as const) {
     const k = args[name];
     if (!Number.isInteger(k) || k < 1 || k > RETRIEVAL_LIMITS.maxK) {

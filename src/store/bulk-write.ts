@@ -2,11 +2,14 @@ import type { PreparedDocument } from '../ingest/types';
 import { DomainError, ErrorCode } from '../errors';
 import type { Database, Queryable } from './db';
 import { insertBatchLinks, type BatchDocument } from './bulk-links';
+import { writeSuppliedVectors, type SuppliedVectorModels } from './embeddings';
 import { DOCUMENT_KEY_LOCK, LINK_RESOLUTION_LOCK, type WriteResult } from './write';
 
 export interface BatchHooks {
   /** Called inside the transaction once every row, posting and statistic is written, before commit (crash tests). */
   beforeCommit?: () => void;
+  /** The external models that take the documents' own vectors (written in the batch's transaction). */
+  vectors?: SuppliedVectorModels;
 }
 
 /**
@@ -25,6 +28,7 @@ export async function writeBatch(db: Database, docs: readonly PreparedDocument[]
   }
   return db.transaction(async (tx) => {
     const results = await writeBatchIn(tx, docs);
+    if (hooks.vectors) await writeSuppliedVectors(tx, hooks.vectors, results.map((r, i) => ({ documentId: r.documentId, doc: docs[i] })));
     hooks.beforeCommit?.();
     return results;
   });

@@ -1,6 +1,7 @@
 import type { QueryAdapter } from '../adapters/linear';
 import type { EncoderSet } from '../encoders/set';
 import type { Encoder, EncoderRole } from '../encoders/types';
+import type { PreparedDocument } from '../ingest/types';
 import { DomainError, ErrorCode } from '../errors';
 import type { Database, Queryable } from './db';
 import { vectorArrayLiteral, vectorLiteral } from './vector';
@@ -220,6 +221,46 @@ export async function writePassageEmbeddings(
      SELECT count(*)::int AS n FROM w`,
     [model.id, rows.map((r) => r.passageId), rows.map((r) => r.documentId), rows.map((r) => vectorLiteral(r.vector))],
   );
+}
+
+/** The external models that take the vectors an ingest supplies, per level (none: the level takes none). */
+export interface SuppliedVectorModels {
+  document?: EmbeddingModelRow;
+  passage?: EmbeddingModelRow;
+}
+
+/**
+ * Writes the vectors a caller supplied with its documents (external models), inside the
+ * transaction that wrote them (or found them unchanged), so a document and its vectors commit
+ * together. Passages are matched by reading order: the k-th prepared passage is the stored passage
+ * of ordinal k (the same content hash means the same split). Vectors replace earlier ones: a
+ * re-ingest with the same text and new vectors updates them.
+ */
+export async function writeSuppliedVectors(
+  tx: Queryable,
+  models: SuppliedVectorModels,
+  written: readonly { documentId: number; doc: PreparedDocument }[],
+): Promise<void> {
+  if (models.document) {
+    const rows = written.flatMap(({ documentId, doc }) => (doc.vector ? [{ documentId, contentHash: doc.contentHash, vector: doc.vector }] : []));
+    await writeDocumentEmbeddings(tx, models.document, rows);
+  }
+  const withPassages = models.passage ? written.filter((w) => w.doc.passages.some((p) => p.vector)) : [];
+  if (withPassages.length === 0) return;
+  const stored = await tx.query<{ documentId: number; id: number }>(
+    'SELECT document_id AS "documentId", id FROM passages WHERE document_id = ANY($1::int[]) ORDER BY document_id, ordinal',
+    [withPassages.map((w) => w.documentId)],
+  );
+  const ids = new Map<number, number[]>();
+  for (const p of stored) ids.set(p.documentId, [...(ids.get(p.documentId) ?? []), p.id]);
+  const rows = withPassages.flatMap(({ documentId, doc }) => {
+    const passageIds = ids.get(documentId) ?? [];
+    if (passageIds.length !== doc.passages.length) {
+      throw new DomainError(ErrorCode.CONFLICT, `document "${doc.key}" was re-written by another request while its vectors were being stored; ingest it again`);
+    }
+    return doc.passages.flatMap((p, k) => (p.vector ? [{ passageId: passageIds[k], documentId, vector: p.vector }] : []));
+  });
+  await writePassageEmbeddings(tx, models.passage!, rows, { replace: true });
 }
 
 /** Runs of a vector write before a row that keeps vanishing under it is answered with CONFLICT. */

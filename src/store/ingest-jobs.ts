@@ -55,7 +55,7 @@ export type StagedDocument = { input: object } | { failed: { key: string | null;
  * documents already failed are recorded done. An empty list is refused: a job of nothing would be a
  * success that did nothing.
  */
-export async function createIngestJob(db: Database, documents: readonly StagedDocument[]): Promise<IngestJobRow> {
+export async function createIngestJob(db: Database, documents: readonly StagedDocument[], vectorModel?: string): Promise<IngestJobRow> {
   if (documents.length === 0) throw badUserInput('documents is empty: an ingest job needs at least one document', 'documents');
   const rows = documents.map((d, ordinal) =>
     'input' in d ? { ordinal, input: d.input } : { ordinal, input: null, key: d.failed.key, title: d.failed.title, message: d.failed.message },
@@ -63,8 +63,8 @@ export async function createIngestJob(db: Database, documents: readonly StagedDo
   const failed = rows.filter((r) => r.input === null).length;
   const id = await db.transaction(async (tx) => {
     const [job] = await tx.query<{ id: number }>(
-      'INSERT INTO ingest_jobs (documents_total, bytes_total, documents_done, failed) VALUES ($1, 0, $2, $2) RETURNING id',
-      [documents.length, failed],
+      'INSERT INTO ingest_jobs (documents_total, bytes_total, documents_done, failed, vector_model) VALUES ($1, 0, $2, $2, $3) RETURNING id',
+      [documents.length, failed, vectorModel ?? null],
     );
     await tx.query(
       `WITH staged AS (
@@ -131,6 +131,8 @@ export async function ingestJobsOpen(db: Queryable): Promise<boolean> {
 
 export interface ClaimedIngestBatch {
   jobId: number;
+  /** The external model the documents' own vectors are for (null: the active external models). */
+  vectorModel: string | null;
   documents: { ordinal: number; input: unknown; bytes: number }[];
 }
 
@@ -147,7 +149,9 @@ export async function claimIngestBatch(
 ): Promise<ClaimedIngestBatch | { finished: number } | undefined> {
   const [{ locked }] = await tx.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS locked', [INGEST_JOB_LOCK]);
   if (!locked) return undefined;
-  const [job] = await tx.query<{ id: number }>(`SELECT id FROM ingest_jobs WHERE status IN ${OPEN} ORDER BY id LIMIT 1 FOR UPDATE`);
+  const [job] = await tx.query<{ id: number; vectorModel: string | null }>(
+    `SELECT id, vector_model AS "vectorModel" FROM ingest_jobs WHERE status IN ${OPEN} ORDER BY id LIMIT 1 FOR UPDATE`,
+  );
   if (!job) return undefined;
   const documents = await tx.query<{ ordinal: number; input: unknown; bytes: number }>(
     `SELECT ordinal, input, bytes FROM (
@@ -162,7 +166,7 @@ export async function claimIngestBatch(
   }
   // The window keeps a prefix: once the bytes bound is passed no later row comes back (sums only grow).
   await tx.query(`UPDATE ingest_jobs SET status = 'running', started_at = least(started_at, now()), updated_at = now() WHERE id = $1`, [job.id]);
-  return { jobId: job.id, documents: documents.map((d) => ({ ...d, bytes: Number(d.bytes) })) };
+  return { jobId: job.id, vectorModel: job.vectorModel, documents: documents.map((d) => ({ ...d, bytes: Number(d.bytes) })) };
 }
 
 /** Inside the batch's transaction, after its writes: each document's outcome, and the job's progress. */

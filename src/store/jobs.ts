@@ -1,3 +1,4 @@
+import { isExternal } from '../encoders/external';
 import { badUserInput, DomainError, ErrorCode, notFound } from '../errors';
 import type { Database, Queryable } from './db';
 import { MODEL_COLUMNS, type EmbeddingModelRow } from './embeddings';
@@ -96,6 +97,9 @@ export async function createJob(db: Database, input: CreateJobInput): Promise<Jo
     // Row lock on the model: concurrent reembeds of one model queue here, then see each other's job.
     const [model] = await tx.query<EmbeddingModelRow>(`SELECT ${MODEL_COLUMNS} FROM embedding_models WHERE name = $1 FOR UPDATE`, [input.model]);
     if (!model) throw notFound(`no embedding model named "${input.model}" is registered`, 'model');
+    if (isExternal(model)) {
+      throw badUserInput(`model "${input.model}" is external: the server cannot encode with it; its vectors come with ingestDocuments`, 'model');
+    }
     if (ids.length > 0) {
       const known = await tx.query<{ id: number }>('SELECT id FROM documents WHERE id = ANY($1::int[])', [ids]);
       const found = new Set(known.map((k) => k.id));

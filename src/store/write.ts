@@ -1,6 +1,7 @@
 import type { PreparedDocument } from '../ingest/types';
 import { DomainError, ErrorCode } from '../errors';
 import type { Database, Queryable } from './db';
+import { writeSuppliedVectors, type SuppliedVectorModels } from './embeddings';
 
 /** Advisory lock held to commit by every writer of links (bulk-write.ts too). */
 export const LINK_RESOLUTION_LOCK = 7240312;
@@ -20,8 +21,13 @@ export interface WriteResult {
  * point at it stay resolved); the same hash changes nothing. Rows go in as one multi-row statement
  * per table, so a document costs a fixed number of round trips whatever its size.
  */
-export async function writeDocument(db: Database, doc: PreparedDocument): Promise<WriteResult> {
-  return db.transaction((tx) => writeDocumentIn(tx, doc));
+export async function writeDocument(db: Database, doc: PreparedDocument, vectors?: SuppliedVectorModels): Promise<WriteResult> {
+  return db.transaction(async (tx) => {
+    const result = await writeDocumentIn(tx, doc);
+    // The caller's own vectors (external models) commit with the document, also when it is unchanged.
+    if (vectors) await writeSuppliedVectors(tx, vectors, [{ documentId: result.documentId, doc }]);
+    return result;
+  });
 }
 
 export async function writeDocumentIn(tx: Queryable, doc: PreparedDocument): Promise<WriteResult> {

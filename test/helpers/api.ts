@@ -38,6 +38,8 @@ export interface TestApiOptions {
   principal?: Principal | null;
   /** The model registry's options (e.g. a long snapshot ttlMs, to hold a stale assignment). */
   registry?: RegistryOptions;
+  /** A model registry even without encoders: the test registers and activates models itself (external ones). */
+  withRegistry?: boolean;
 }
 
 /** With `encoders`, the API embeds on ingest and reports models, as the server does. */
@@ -48,7 +50,11 @@ export async function createTestApi(
 ): Promise<TestApi> {
   const testDb = await createTestDatabase();
   const config = loadConfig({ ...env });
-  const models = encoders ? await ModelRegistry.of(testDb.db, encoders, options.registry) : undefined;
+  const models = encoders
+    ? await ModelRegistry.of(testDb.db, encoders, options.registry)
+    : options.withRegistry
+      ? new ModelRegistry(testDb.db, options.registry)
+      : undefined;
   const server: ApolloServer<Context> = await createApolloServer(config);
   await server.start();
   const defaultPrincipal = options.principal === undefined ? TEST_ADMIN : options.principal;

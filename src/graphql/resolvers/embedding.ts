@@ -1,8 +1,8 @@
-import { Arg, Authorized, Ctx, Mutation, Query, Resolver } from 'type-graphql';
+import { Arg, Authorized, Ctx, Int, Mutation, Query, Resolver } from 'type-graphql';
 import { ENCODER_ROLES, type EncoderRole } from '../../encoders/types';
 import { badUserInput } from '../../errors';
 import { registerModelInModelsDir } from '../../pipeline/jobs/model-folder';
-import { activateStoredModel } from '../../pipeline/jobs/models';
+import { activateStoredModel, registerExternalModel } from '../../pipeline/jobs/models';
 import { dropModel } from '../../store/active';
 import { modelCounts } from '../../store/embeddings';
 import type { Role } from '../auth';
@@ -27,6 +27,22 @@ export class EmbeddingModelResolver {
       cacheDir: ctx.config.modelCacheDir,
       threads: ctx.config.encoderThreads,
     });
+    const model = (await modelCounts(ctx.db)).find((m) => m.name === name);
+    if (!model) throw new Error(`model "${name}" was registered but is not listed`);
+    return model;
+  }
+
+  @Authorized<Role>('admin')
+  @Mutation(() => EmbeddingModel, {
+    description:
+      "Registers an external model (bring your own vectors): a name and a dimension, no encoder files (runtime 'external'). Its document and passage vectors come with ingestDocuments (DocumentInput.vector, passages[].vector), its question vectors with retrieve (questionVector); the server never encodes with it. Activated like any model once every document and passage has its vector. Again with the same dimension: a no-op.",
+  })
+  async registerExternalEmbeddingModel(
+    @Ctx() ctx: Context,
+    @Arg('name', () => String) name: string,
+    @Arg('dimension', () => Int, { description: 'Numbers per vector (1–2000).' }) dimension: number,
+  ): Promise<EmbeddingModel> {
+    await registerExternalModel(ctx.db, name, dimension);
     const model = (await modelCounts(ctx.db)).find((m) => m.name === name);
     if (!model) throw new Error(`model "${name}" was registered but is not listed`);
     return model;

@@ -1,9 +1,11 @@
 import { Arg, Authorized, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { SOURCE_FIELDS } from '../../ingest/formats';
-import type { DocumentInput as IngestInput, SectionInput as IngestSection } from '../../ingest/types';
+import type { DocumentInput as IngestInput, PassageInput as IngestPassage, SectionInput as IngestSection } from '../../ingest/types';
 import { badUserInput } from '../../errors';
 import { ingest } from '../../pipeline/ingest';
+import { checkSuppliedVectors } from '../../ingest/vectors';
 import { queueIngestJob } from '../../pipeline/jobs/ingest-job';
+import { suppliedVectorModels } from '../../pipeline/supplied-vectors';
 import {
   cancelIngestJob,
   getIngestJob,
@@ -16,7 +18,7 @@ import {
 import type { Role } from '../auth';
 import type { Context } from '../context';
 import { parseId } from '../ids';
-import { DocumentInput, IngestOutcome, IngestResult, IngestStatusEnum, SectionInput } from '../types/ingest';
+import { DocumentInput, IngestOutcome, IngestResult, IngestStatusEnum, PassageInput, SectionInput } from '../types/ingest';
 import { IngestJob, JobStatusEnum } from '../types/job';
 
 @Resolver()
@@ -24,11 +26,14 @@ export class IngestResolver {
   @Authorized<Role>('admin')
   @Mutation(() => IngestResult, {
     description:
-      'Ingests documents: fewer than 16 each in its own transaction, more in batches (one transaction and one BM25 update per batch; a failed batch is written again one document at a time): a bad document fails alone with a message; a known key with new content replaces the old; the same content is a no-op. Over INGEST_JOB_DOCUMENTS (64) documents or INGEST_JOB_BYTES (64 KiB) of their JSON, the ingest becomes a durable job and the answer comes at once with `job` set (see startIngest).',
+      'Ingests documents: fewer than 16 each in its own transaction, more in batches (one transaction and one BM25 update per batch; a failed batch is written again one document at a time): a bad document fails alone with a message; a known key with new content replaces the old; the same content is a no-op. Documents may bring their own vectors (DocumentInput.vector, passages[].vector) for an external model: the active document and passage models that are external, or the one `model` names (every document and passage then needs its vector; to fill a model before it is activated). Over INGEST_JOB_DOCUMENTS (64) documents or INGEST_JOB_BYTES (64 KiB) of their JSON, the ingest becomes a durable job and the answer comes at once with `job` set (see startIngest).',
   })
   async ingestDocuments(
     @Ctx() ctx: Context,
     @Arg('documents', () => [DocumentInput]) documents: DocumentInput[],
+    // Described in the mutation's description: an argument description would break the one-line signature clients grep for.
+    @Arg('model', () => String, { nullable: true })
+    model?: string | null,
   ): Promise<IngestResult> {
     checkBatch(ctx, documents);
     const inputs = documents.map(toIngestInput);
@@ -36,7 +41,7 @@ export class IngestResolver {
     // The bound keeps a synchronous answer well inside REQUEST_TIMEOUT_MS, so a request is never
     // cut while the server goes on ingesting unseen: larger ingests answer with a job at once.
     if (inputs.length > fromDocuments || Buffer.byteLength(JSON.stringify(inputs)) > fromBytes) {
-      const job = await queueJob(ctx, inputs);
+      const job = await queueJob(ctx, inputs, model ?? undefined);
       return { created: 0, updated: 0, unchanged: 0, failed: 0, passages: 0, outcomes: [], embedded: null, job };
     }
     const { models } = ctx;
@@ -46,6 +51,7 @@ export class IngestResolver {
       embedWith: ctx.config.embedOnIngest && models ? () => models.current({ fresh: true }) : undefined,
       embedBatchSize: ctx.config.embedBatchSize,
       splitFor: models ? async () => (await models.current())?.encoders.byRole.passage : undefined,
+      vectorsFor: async () => suppliedVectorModels(ctx.db, await models?.current({ fresh: true }), model ?? undefined),
     });
     return { ...result, job: null };
   }
@@ -53,11 +59,17 @@ export class IngestResolver {
   @Authorized<Role>('admin')
   @Mutation(() => IngestJob, {
     description:
-      'Stores the documents as a durable ingest job and returns it at once, whatever their size (ingestDocuments does so above its bound). Job workers (JOB_WORKERS in the server, or dhr worker) write them a batch at a time, oldest job first, as ingestDocuments would: a bad document fails alone (outcomes), re-ingesting unchanged content is a no-op, and a restart resumes at the first document not done. An empty list is BAD_USER_INPUT.',
+      'Stores the documents as a durable ingest job and returns it at once, whatever their size (ingestDocuments does so above its bound; `model` as there). Job workers (JOB_WORKERS in the server, or dhr worker) write them a batch at a time, oldest job first, as ingestDocuments would: a bad document fails alone (outcomes), re-ingesting unchanged content is a no-op, and a restart resumes at the first document not done. An empty list is BAD_USER_INPUT.',
   })
-  async startIngest(@Ctx() ctx: Context, @Arg('documents', () => [DocumentInput]) documents: DocumentInput[]): Promise<IngestJob> {
+  async startIngest(
+    @Ctx() ctx: Context,
+    @Arg('documents', () => [DocumentInput]) documents: DocumentInput[],
+    // As ingestDocuments' model: the external model the documents' own vectors are for.
+    @Arg('model', () => String, { nullable: true })
+    model?: string | null,
+  ): Promise<IngestJob> {
     checkBatch(ctx, documents);
-    return queueJob(ctx, documents.map(toIngestInput));
+    return queueJob(ctx, documents.map(toIngestInput), model ?? undefined);
   }
 
   @Authorized<Role>('admin')
@@ -99,8 +111,14 @@ function checkBatch(ctx: Context, documents: readonly DocumentInput[]): void {
   }
 }
 
-async function queueJob(ctx: Context, inputs: IngestInput[]): Promise<IngestJob> {
-  const job = await queueIngestJob(ctx.db, inputs, ctx.config.ingest);
+/**
+ * The documents' own vectors are checked now, as a synchronous ingest checks them (a bad or missing
+ * one refuses the request, BAD_USER_INPUT naming it, and queues nothing); the job's batches write
+ * them for the same model choice (`model`, or the active external models).
+ */
+async function queueJob(ctx: Context, inputs: IngestInput[], model: string | undefined): Promise<IngestJob> {
+  checkSuppliedVectors(inputs, await suppliedVectorModels(ctx.db, await ctx.models?.current({ fresh: true }), model));
+  const job = await queueIngestJob(ctx.db, inputs, ctx.config.ingest, model);
   // Workers of this process start on it now rather than at their next poll.
   ctx.models?.jobQueued();
   return toIngestJob(job);
@@ -141,6 +159,8 @@ function toIngestInput(input: DocumentInput): IngestInput {
     title: input.title ?? undefined,
     abstract: input.abstract ?? undefined,
     sections: input.sections?.map(toIngestSection),
+    passages: input.passages?.map(toIngestPassage),
+    vector: input.vector ?? undefined,
     ...Object.fromEntries(SOURCE_FIELDS.map((f) => [f, input[f] ?? undefined])),
     source: input.source ?? undefined,
     metadata: input.metadata ?? undefined,
@@ -151,6 +171,11 @@ function toIngestSection(section: SectionInput): IngestSection {
   return {
     title: section.title as string,
     text: section.text ?? undefined,
+    passages: section.passages?.map(toIngestPassage),
     sections: section.sections?.map(toIngestSection),
   };
+}
+
+function toIngestPassage(passage: PassageInput): IngestPassage {
+  return { text: passage.text as string, vector: passage.vector ?? undefined };
 }

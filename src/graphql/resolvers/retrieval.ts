@@ -1,5 +1,6 @@
 import type { GraphQLResolveInfo } from 'graphql';
 import { Args, ArgsType, Ctx, Field, FieldResolver, Float, Info, Int, Query, Resolver, Root } from 'type-graphql';
+import { isExternal } from '../../encoders/external';
 import { DEFAULT_MODE, MODES, type RetrievalMode } from '../../retrieval/modes';
 import { highlighterFor } from '../../retrieval/highlight';
 import { RANKING, type RankingName } from '../../retrieval/parameters';
@@ -32,8 +33,25 @@ const leftOut = (name: RankingName) =>
 /** retrieve's arguments; validated in the domain (validateRetrieveArgs) so the CLI and eval share the checks. */
 @ArgsType()
 export class RetrieveArgs {
-  @Field(() => String)
-  question!: string;
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'The question’s text: encoded for the dense side, read by BM25 and by answer highlights. May be left out when questionVector is given (a hybrid mode then ranks by vectors alone, with a warning).',
+  })
+  question?: string | null;
+
+  @Field(() => [Float], {
+    nullable: true,
+    description:
+      'The question’s own vector (bring your own vectors), used instead of encoding question: for every question role the mode reads when one model serves them (needed when that model is external). Dense and hybrid modes only (LEXICAL, LEXICAL_DOCUMENTS: BAD_USER_INPUT).',
+  })
+  questionVector?: number[] | null;
+
+  @Field(() => [Float], { nullable: true, description: 'E_Q^φ(q), compared with document vectors, when another model serves questionDocument than questionPassage (overrides questionVector for that role).' })
+  questionDocumentVector?: number[] | null;
+
+  @Field(() => [Float], { nullable: true, description: 'E_Q^ψ(q), compared with passage vectors, when another model serves questionPassage than questionDocument (overrides questionVector for that role).' })
+  questionPassageVector?: number[] | null;
 
   @Field(() => Int, { defaultValue: 100, description: `Documents stage 1 keeps (1–${RETRIEVAL_LIMITS.maxK}).` })
   k1!: number;
@@ -106,7 +124,22 @@ export class RetrievalResolver {
     const result = await retrieve(
       ctx.db,
       targets,
-      { question: a.question, k1: a.k1, k2: a.k2, lambda: a.lambda ?? undefined, alpha: a.alpha ?? undefined, documentAlpha: a.documentAlpha ?? undefined, perDocument: a.perDocument ?? undefined, mode: a.mode ?? undefined, filter, minScore: a.minScore ?? undefined, autocut: a.autocut ?? undefined },
+      {
+        question: a.question ?? undefined,
+        questionVector: a.questionVector ?? undefined,
+        questionDocumentVector: a.questionDocumentVector ?? undefined,
+        questionPassageVector: a.questionPassageVector ?? undefined,
+        k1: a.k1,
+        k2: a.k2,
+        lambda: a.lambda ?? undefined,
+        alpha: a.alpha ?? undefined,
+        documentAlpha: a.documentAlpha ?? undefined,
+        perDocument: a.perDocument ?? undefined,
+        mode: a.mode ?? undefined,
+        filter,
+        minScore: a.minScore ?? undefined,
+        autocut: a.autocut ?? undefined,
+      },
       {
         exact: a.exact,
         efSearch: ctx.config.efSearch,
@@ -137,7 +170,7 @@ export class RetrievalResolver {
         ...p,
         rank: i + 1,
         row: passageRows.get(p.passageId),
-        question: a.question,
+        question: a.question ?? '',
         questionVector: result.questionForPassages,
         questionVectorEncoder: targets?.encoders.byRole.questionPassage,
       })),
@@ -193,13 +226,18 @@ export class ScoredPassageResolver {
 
   @FieldResolver(() => PassageAnswer, {
     nullable: true,
-    description: 'Where in the passage the answer is (null: a passage without text). Computed only when asked for: it encodes the passage’s sentences (cached per process).',
+    description: 'Where in the passage the answer is (null: a passage without text, or a retrieval without question text; lexical overlap alone with an external model). Computed only when asked for: it encodes the passage’s sentences (cached per process).',
   })
   async answer(@Root() scored: ScoredPassage, @Ctx() ctx: Context): Promise<PassageAnswer | null> {
     const passage = scored.row?.text !== undefined ? scored.row : await ctx.loaders.passage.load(scored.passageId);
     if (!passage) throw notFound(`passage ${scored.passageId} no longer exists`);
+    // Without the question's text (a retrieval by questionVector alone) there is nothing to highlight against.
+    if (scored.question === '') return null;
     const targets = await ctx.models?.current();
-    const encoders = targets && { question: targets.encoders.byRole.questionPassage, passage: targets.encoders.byRole.passage };
+    const question = targets?.encoders.byRole.questionPassage;
+    const encoder = targets?.encoders.byRole.passage;
+    // An external model encodes no sentences: lexical overlap alone.
+    const encoders = question && encoder && !isExternal(question) && !isExternal(encoder) ? { question, passage: encoder } : undefined;
     // The retrieval's question vector came from this snapshot's questionPassage encoder only if the
     // snapshot is the same one; an activation between the two reads re-encodes instead.
     const sameEncoder = scored.questionVectorEncoder === encoders?.question;

@@ -15,7 +15,7 @@ export class EmbeddingModel {
   @Field(() => Int)
   dimension!: number;
 
-  @Field(() => String)
+  @Field(() => String, { description: "'onnxruntime-node', or 'external': vectors supplied by the client (registerExternalEmbeddingModel)." })
   runtime!: string;
 
   @Field(() => String, { nullable: true, description: "Where it loads from: 'use-lite' or a model folder." })

@@ -1,11 +1,23 @@
 import { GraphQLJSONObject } from 'graphql-scalars';
-import { Field, ID, InputType, Int, ObjectType } from 'type-graphql';
+import { Field, Float, ID, InputType, Int, ObjectType } from 'type-graphql';
 import { SOURCE_FIELDS, SOURCE_FORMATS } from '../../ingest/formats';
 import type { SourceField } from '../../ingest/types';
 import { INGEST_STATUSES, type IngestStatus } from '../../pipeline/ingest';
 import { EmbedResult } from './embedding';
 import { graphqlEnum } from './enums';
 import { IngestJob } from './job';
+
+@InputType({
+  description:
+    'A passage as the client split it (bring your own vectors): kept whole, never split again; its vector is for the external passage model (retrieve compares questionVector with it).',
+})
+export class PassageInput {
+  @Field(() => String, { nullable: true, description: 'Its text (required; reported per document when missing).' })
+  text?: string | null;
+
+  @Field(() => [Float], { nullable: true, description: 'Its vector: required, of the model’s dimension, when the passage model is external (or ingestDocuments names one); refused otherwise.' })
+  vector?: number[] | null;
+}
 
 // Titles are nullable here on purpose: a missing title is reported per document by ingest,
 // so one bad document does not make GraphQL reject the whole batch.
@@ -14,8 +26,11 @@ export class SectionInput {
   @Field(() => String, { nullable: true })
   title?: string | null;
 
-  @Field(() => String, { nullable: true })
+  @Field(() => String, { nullable: true, description: 'Its own text, split into passages by the server. Or passages, not both.' })
   text?: string | null;
+
+  @Field(() => [PassageInput], { nullable: true, description: 'Its own text as the client’s passages (each kept whole, with its vector for an external model). Or text, not both.' })
+  passages?: PassageInput[] | null;
 
   @Field(() => [SectionInput], { nullable: true })
   sections?: SectionInput[] | null;
@@ -34,8 +49,17 @@ export class DocumentInput {
   @Field(() => String, { nullable: true })
   abstract?: string | null;
 
+  @Field(() => [PassageInput], { nullable: true, description: 'The abstract as the client’s passages (instead of abstract).' })
+  passages?: PassageInput[] | null;
+
   @Field(() => [SectionInput], { nullable: true })
   sections?: SectionInput[] | null;
+
+  @Field(() => [Float], {
+    nullable: true,
+    description: 'The document’s (summary) vector for the external document model: required, of its dimension, when the document model is external (or ingestDocuments names one); refused otherwise.',
+  })
+  vector?: number[] | null;
 
   @Field(() => String, { nullable: true })
   source?: string | null;

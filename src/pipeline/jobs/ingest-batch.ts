@@ -1,13 +1,16 @@
 import { messageOf } from '../../errors';
 import { prepareDocument } from '../../ingest/prepare';
 import type { DocumentInput, IngestOptions, PreparedDocument } from '../../ingest/types';
+import { isExternal } from '../../encoders/external';
 import { writeBatchIn } from '../../store/bulk-write';
+import { writeSuppliedVectors, type SuppliedVectorModels } from '../../store/embeddings';
 import type { Database, Queryable } from '../../store/db';
 import { isDatabaseUnavailable, isStorageFault } from '../../store/faults';
 import { claimIngestBatch, completeIngestBatch, ingestJobsOpen, type IngestJobOutcomeRow } from '../../store/ingest-jobs';
 import { writeDocumentIn, type WriteResult } from '../../store/write';
 import type { EmbeddingTargets } from '../embed';
 import { finishPending } from '../pending';
+import { suppliedVectorModels } from '../supplied-vectors';
 import { passageTokenBudget } from '../token-budget';
 
 /** Documents and bytes (of their JSON) per ingest-job batch: one transaction each, a few seconds of work at most. */
@@ -46,7 +49,11 @@ export async function runIngestBatch(db: Database, options: IngestBatchOptions):
   if (!(await ingestJobsOpen(db))) return { worked: false };
   const targets = await options.targets?.();
   const encoder = targets?.encoders.byRole.passage;
-  const ingestOptions: IngestOptions = { ...options.ingest, tokenBudget: encoder ? passageTokenBudget(encoder) : options.ingest.tokenBudget };
+  // An external model has no tokenizer: its passages are split by words (or are the caller's own), as in ingest().
+  const ingestOptions: IngestOptions = {
+    ...options.ingest,
+    tokenBudget: encoder && !isExternal(encoder) ? passageTokenBudget(encoder) : options.ingest.tokenBudget,
+  };
   const step = await db.transaction(async (tx) => {
     const claimed = await claimIngestBatch(tx, {
       maxDocuments: options.maxDocuments ?? INGEST_BATCH_DOCUMENTS,
@@ -69,7 +76,11 @@ export async function runIngestBatch(db: Database, options: IngestBatchOptions):
         outcome.message = messageOf(error);
       }
     }
-    for (const group of distinctKeyGroups(toWrite)) await writeGroup(db, tx, group);
+    // The documents' own vectors (bring your own vectors) go to the job's model choice, resolved now;
+    // the request checked them against it when it queued the job.
+    const supplied = await suppliedVectorModels(tx, targets, claimed.vectorModel ?? undefined);
+    const vectors = supplied.document || supplied.passage ? supplied : undefined;
+    for (const group of distinctKeyGroups(toWrite)) await writeGroup(db, tx, group, vectors);
     await completeIngestBatch(tx, claimed.jobId, outcomes);
     options.beforeCommit?.(claimed.jobId);
     return { jobId: claimed.jobId, finished: false, outcomes };
@@ -105,7 +116,12 @@ function distinctKeyGroups<T extends { doc: PreparedDocument }>(items: T[]): T[]
  * The group in one set-based write (store/bulk-write.ts; per document on Citus, whose shard
  * triggers keep BM25), under a savepoint; if it fails, each document under its own savepoint.
  */
-async function writeGroup(db: Database, tx: Queryable, group: { outcome: Outcome; doc: PreparedDocument }[]): Promise<void> {
+async function writeGroup(
+  db: Database,
+  tx: Queryable,
+  group: { outcome: Outcome; doc: PreparedDocument }[],
+  vectors: SuppliedVectorModels | undefined,
+): Promise<void> {
   const record = (outcome: Outcome, doc: PreparedDocument, result: WriteResult | Error) => {
     if (result instanceof Error) {
       outcome.message = `document "${doc.key}": ${messageOf(result)}`;
@@ -119,6 +135,7 @@ async function writeGroup(db: Database, tx: Queryable, group: { outcome: Outcome
       // The bulk write defers BM25 to its own step for this transaction; what follows (another
       // group written one document at a time) must fire the triggers again.
       await tx.query(`SELECT set_config('dhr.bm25_deferred', 'off', true)`);
+      if (vectors) await writeSuppliedVectors(tx, vectors, r.map((w, i) => ({ documentId: w.documentId, doc: group[i].doc })));
       return r;
     });
     if (!(results instanceof Error)) {
@@ -126,7 +143,14 @@ async function writeGroup(db: Database, tx: Queryable, group: { outcome: Outcome
       return;
     }
   }
-  for (const { outcome, doc } of group) record(outcome, doc, await underSavepoint(tx, () => writeDocumentIn(tx, doc)));
+  for (const { outcome, doc } of group) {
+    const result = await underSavepoint(tx, async () => {
+      const written = await writeDocumentIn(tx, doc);
+      if (vectors) await writeSuppliedVectors(tx, vectors, [{ documentId: written.documentId, doc }]);
+      return written;
+    });
+    record(outcome, doc, result);
+  }
 }
 
 /** The statements of `fn` undone on failure, the transaction kept; a lost database or a store refusing writes still fails the batch. */

@@ -10,7 +10,13 @@ import { createIngestJob, type IngestJobRow, type StagedDocument } from '../../s
  * now with the message a synchronous ingest gives it (prepareDocument refuses both), and the others
  * are queued, so one bad document still fails alone.
  */
-export function queueIngestJob(db: Database, inputs: readonly DocumentInput[], options: IngestOptions): Promise<IngestJobRow> {
+export function queueIngestJob(
+  db: Database,
+  inputs: readonly DocumentInput[],
+  options: IngestOptions,
+  /** The external model the documents' own vectors are for (ingestDocuments' model); absent: the active external models. */
+  vectorModel?: string,
+): Promise<IngestJobRow> {
   const staged = inputs.map((input, i): StagedDocument => {
     if (storable(input)) return { input };
     let message = 'a string holds a NUL character or malformed Unicode, which cannot be stored';
@@ -21,7 +27,7 @@ export function queueIngestJob(db: Database, inputs: readonly DocumentInput[], o
     }
     return { failed: { key: input.key ?? null, title: input.title ?? null, message } };
   });
-  return createIngestJob(db, staged);
+  return createIngestJob(db, staged, vectorModel);
 }
 
 /** Whether every string (object keys included) is one PostgreSQL's jsonb can store. */

@@ -1,6 +1,7 @@
+import { ExternalEncoder, isExternal, MAX_DIMENSION } from '../../encoders/external';
 import { loadEncoder, type EncoderSetOptions } from '../../encoders/set';
 import { ENCODER_ROLES, EncoderError, type Encoder, type EncoderRole } from '../../encoders/types';
-import { DomainError, ErrorCode, messageOf, notFound } from '../../errors';
+import { badUserInput, DomainError, ErrorCode, messageOf, notFound } from '../../errors';
 import { activateModel, type ActiveAssignment } from '../../store/active';
 import type { Database } from '../../store/db';
 import { EmbeddingModelError, modelByName, registerModel, type EmbeddingModelRow } from '../../store/embeddings';
@@ -28,6 +29,42 @@ export async function registerModelFromPath(db: Database, path: string, options:
     throw error;
   } finally {
     await encoder?.close();
+  }
+}
+
+/** Longest model name: names appear in messages, logs and index names' neighbours; 200 is plenty. */
+const MAX_NAME = 200;
+
+/**
+ * Registers an external model ("bring your own vectors"): a name and a dimension, no encoder files.
+ * Its document and passage vectors come with ingestDocuments, its question vectors with retrieve;
+ * it is activated for roles like any model (activation still needs every document and passage
+ * covered). Registering it again with the same dimension is a no-op; another dimension, or the
+ * name of a model with encoder files, is CONFLICT.
+ */
+export async function registerExternalModel(db: Database, name: string, dimension: number): Promise<EmbeddingModelRow> {
+  const trimmed = name.trim();
+  if (trimmed === '' || trimmed !== name || name.length > MAX_NAME) {
+    throw badUserInput(`name must be 1–${MAX_NAME} characters without surrounding spaces, got "${name.slice(0, MAX_NAME)}"`, 'name');
+  }
+  if (!Number.isInteger(dimension) || dimension < 1 || dimension > MAX_DIMENSION) {
+    throw badUserInput(`dimension must be an integer from 1 to ${MAX_DIMENSION}, got ${dimension}`, 'dimension');
+  }
+  const existing = await modelByName(db, name);
+  if (existing && !isExternal(existing)) {
+    throw new DomainError(ErrorCode.CONFLICT, `a model named "${name}" is registered with encoder files (${existing.runtime}); choose another name`, {
+      argument: 'name',
+    });
+  }
+  try {
+    return await registerModel(db, new ExternalEncoder(name, dimension));
+  } catch (error) {
+    if (error instanceof EmbeddingModelError) {
+      throw new DomainError(ErrorCode.CONFLICT, `external model "${name}" is registered with dimension ${existing?.dimension}, not ${dimension}: its stored vectors cannot change dimension; drop it or choose another name`, {
+        argument: 'dimension',
+      });
+    }
+    throw error;
   }
 }
 

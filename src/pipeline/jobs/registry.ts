@@ -1,3 +1,4 @@
+import { ExternalEncoder, isExternal } from '../../encoders/external';
 import { EncoderSet, loadEncoder } from '../../encoders/set';
 import type { QuestionQueueOptions } from '../../encoders/questions';
 import type { EncoderSpec } from '../../encoders/spec';
@@ -185,6 +186,8 @@ function sameForAll(encoder: Encoder): Record<EncoderRole, Encoder> {
 }
 
 async function loadStoredModel(model: EmbeddingModelRow, options: RegistryOptions): Promise<Encoder> {
+  // Nothing to load: its vectors come from the client.
+  if (isExternal(model)) return new ExternalEncoder(model.name, model.dimension);
   if (!model.source) {
     throw new EncoderError(model.name, 'no source recorded for this model; register its folder again (registerEmbeddingModel)');
   }
