@@ -33,7 +33,11 @@ function setup(root, { force = false, log = (m) => process.stderr.write(`${m}\n`
     if (existsSync(prisma)) {
       log('dhr: generating the Prisma client (none yet, or its schema or prisma changed)…');
       // No schema engine: only `generate` runs here, and it needs none (no download, offline).
-      if (!node([prisma, 'generate'], { quiet: true, env: { PRISMA_SCHEMA_ENGINE_BINARY: '/bin/false' } })) return false;
+      // No jiti cache either (prisma reads prisma.config.ts through jiti): written into
+      // node_modules/.cache, it would make npm's record of node_modules (.package-lock.json)
+      // look out of date, and every `npx dhr` would then re-read all of node_modules (seconds).
+      const env = { PRISMA_SCHEMA_ENGINE_BINARY: '/bin/false', JITI_FS_CACHE: 'false' };
+      if (!node([prisma, 'generate'], { quiet: true, env })) return false;
       writeFileSync(clientStamp(root), `${clientInputs(root)}\n`);
     } else if (!existsSync(join(root, 'src', 'generated', 'prisma', 'client.ts'))) {
       log('dhr: the Prisma client is missing and prisma is not installed: run `npm ci`');
@@ -43,7 +47,8 @@ function setup(root, { force = false, log = (m) => process.stderr.write(`${m}\n`
   if (force || buildIsStale(root)) {
     const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
     if (existsSync(tsc)) {
-      log(force ? 'dhr: compiling TypeScript…' : 'dhr: compiling TypeScript (the sources changed since the last build)…');
+      const fresh = !existsSync(buildStamp(root));
+      log(force || fresh ? 'dhr: compiling TypeScript into dist/…' : 'dhr: compiling TypeScript (the sources changed since the last build)…');
       if (!node([tsc, '-p', join(root, 'tsconfig.build.json')])) return false;
       writeFileSync(buildStamp(root), `${new Date().toISOString()}\n`);
     } else if (!existsSync(join(root, 'dist', 'src', 'cli', 'main.js'))) {
@@ -52,7 +57,7 @@ function setup(root, { force = false, log = (m) => process.stderr.write(`${m}\n`
     }
   }
   if ((force || consoleIsStale(root)) && existsSync(join(root, 'node_modules', 'esbuild'))) {
-    if (!force) log('dhr: building the console (console/ changed since the last build)…');
+    if (!force) log('dhr: bundling the console into dist/console…');
     if (!node([join(root, 'scripts', 'build-console.mjs')])) return false;
   }
   return true;
