@@ -60,26 +60,31 @@ export function recordServer(dataDir: string, server: NonNullable<LockOwner['ser
 }
 
 /**
- * The live process holding the folder, or undefined when none does: no lock, a lock gone stale,
- * or one whose recorded owner was a process of this host that has exited (the next open takes
- * those over). An owner on another host is returned without its server (its URL is that host's).
+ * The live process holding the folder, or undefined when none does: no lock, a lock whose
+ * recorded owner was a process of this host that has exited, or one of another host (or of no
+ * recorded owner) gone stale (the next open takes those over). An owner on another host is
+ * returned without its server (its URL is that host's).
  */
 export function dataFolderHolder(dataDir: string): LockOwner | undefined {
   const lockPath = join(dataDir, LOCK_NAME);
   if (!existsSync(lockPath)) return undefined;
-  let locked: boolean;
-  try {
-    locked = lockfile.checkSync(dataDir, { lockfilePath: lockPath, stale: LOCK_STALE_MS });
-  } catch {
-    return undefined;
-  }
   const ownerPath = ownerPathOf(dataDir);
-  if (!locked || ownerIsGone(dataDir, ownerPath)) return undefined;
   const owner = readOwner(ownerPath);
+  const local = typeof owner?.pid === 'number' && owner.host === hostname();
+  if (local) {
+    // A live process of this host holds it, even if a busy event loop let the lock's time lag.
+    if (ownerIsGone(dataDir, ownerPath)) return undefined;
+  } else {
+    try {
+      if (!lockfile.checkSync(dataDir, { lockfilePath: lockPath, stale: LOCK_STALE_MS })) return undefined;
+    } catch {
+      return undefined;
+    }
+  }
   if (typeof owner?.pid !== 'number' || typeof owner.host !== 'string') return { pid: 0, host: '' };
   const { server } = owner;
   const known = server === 'starting' || (typeof server === 'object' && server !== null && typeof server.url === 'string');
-  return { pid: owner.pid, host: owner.host, ...(known && owner.host === hostname() ? { server } : {}) };
+  return { pid: owner.pid, host: owner.host, ...(known && local ? { server } : {}) };
 }
 
 /** Who holds the folder, as a refusal says it. */
