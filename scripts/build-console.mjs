@@ -2,7 +2,7 @@
 /*
  * Builds the console (console/) into dist/console/ with esbuild: the search console and
  * GraphiQL, React included, as plain files the server serves, so nothing loads from a CDN.
- * Runs from `npm ci` (postinstall) and `npm run build`; the bundle is never committed.
+ * Runs from `npm ci` (prepare: bin/setup.js) and `npm run build`; the bundle is never committed.
  * Plain JavaScript: it runs before anything is compiled. Skips (exit 0) when the sources are
  * absent, as in the Docker image's dependency layer, which is built before the sources arrive.
  */

@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import { main } from '../src/cli/main';
 import { buildProgram } from '../src/cli/program';
 import { packageRoot } from '../src/paths';
+import { cliEntry } from './helpers/cli-entry';
 
 /** Every command path: ['serve'], ['models', 'activate'], … */
 function commandPaths(command: Command, prefix: string[] = []): string[][] {
@@ -70,5 +71,27 @@ describe('dhr --help', () => {
       timeout: 120_000,
     });
     expect(stdout).toContain('Usage: dhr ingest [options] [paths...]');
+  });
+
+  it('loads neither PGlite, onnxruntime nor the GraphQL server for --help (command modules load when their command runs)', async () => {
+    const root = packageRoot();
+    const entry = cliEntry(root);
+    const script = `require(${JSON.stringify(entry[entry.length - 1])}).main(['--help']).then(() => {
+      const heavy = Object.keys(require.cache).filter((f) => /node_modules\\/(onnxruntime-node|@electric-sql\\/pglite|type-graphql|@apollo\\/server|@prisma\\/client)\\//.test(f));
+      process.stderr.write(JSON.stringify(heavy));
+    })`;
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [...entry.slice(0, -1), '-e', script], { cwd: root, timeout: 120_000 });
+    expect(stdout).toContain('Usage: dhr');
+    expect(JSON.parse(stderr)).toEqual([]);
+  });
+
+  it('ends quietly when the reader of its output leaves (dhr --help | head -1)', async () => {
+    const root = packageRoot();
+    const { stdout, stderr } = await promisify(execFile)('bash', ['-c', `set -o pipefail; ${JSON.stringify(process.execPath)} bin/dhr.js --help | head -1`], {
+      cwd: root,
+      timeout: 120_000,
+    });
+    expect(stdout).toBe('Usage: dhr [options] [command]\n');
+    expect(stderr).not.toMatch(/EPIPE|Error/);
   });
 });

@@ -1,6 +1,6 @@
 /**
  * The embedded store's data folder is one process's: while `dhr serve` has it open, a second
- * process (`dhr stats`) is refused with a message that names the folder and says what to do; a
+ * process (`dhr migrate`) is refused with a message that names the server and says what to do; a
  * lock left by a process killed with SIGKILL is taken over by the next one. Real
  * processes, a real PGlite folder (whatever DATABASE_URL says: the lock is the embedded store's).
  */
@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ErrorCode } from '../src/errors';
-import { LOCK_NAME, lockDataFolder } from '../src/store/data-lock';
+import { dataFolderHolder, LOCK_NAME, lockDataFolder, recordServer } from '../src/store/data-lock';
 import { dhr } from './helpers/cli';
 import { startServe, type ServeProcess } from './helpers/serve';
 
@@ -34,11 +34,11 @@ describe('data folder lock', () => {
     const lock = join(dataDir, LOCK_NAME);
     expect(existsSync(lock)).toBe(true);
 
-    const second = await dhr(['stats'], env);
+    const second = await dhr(['migrate'], env);
     expect(second.code).toBe(1);
     expect(second.stdout).toBe('');
-    expect(second.stderr).toContain(`the data folder ${dataDir} is in use by another dhr process`);
-    expect(second.stderr).toMatch(/Stop that process first .*`--url <server address>`/);
+    expect(second.stderr).toContain(`dhr migrate: the store in ${dataDir} is held by the server at ${serve.url} (pid ${serve.child.pid})`);
+    expect(second.stderr).toMatch(/stop the server \(Ctrl-C\) and run it again/);
 
     // The server still serves: the refused process changed nothing.
     const served = await fetch(serve.url, {
@@ -53,10 +53,11 @@ describe('data folder lock', () => {
     serve.child.kill('SIGKILL');
     expect(await serve.exited).toEqual({ code: null, signal: 'SIGKILL' });
     expect(existsSync(lock)).toBe(true);
-    expect(JSON.parse(readFileSync(`${lock}.owner`, 'utf8'))).toEqual({ pid: serve.child.pid, host: hostname() });
+    // The dead server's address is still recorded, and ignored with its lock.
+    expect(JSON.parse(readFileSync(`${lock}.owner`, 'utf8'))).toEqual({ pid: serve.child.pid, host: hostname(), server: { url: serve.url } });
 
     const after = await dhr(['stats'], env);
-    expect(after.stderr).not.toMatch(/in use by another dhr process/);
+    expect(after.stderr).not.toMatch(/in use by|held by/);
     expect(after.code).toBe(0);
     expect(JSON.parse(after.stdout)).toMatchObject({ documents: 0 });
     // Released on a normal exit.
@@ -70,11 +71,38 @@ describe('data folder lock within one process', () => {
     const dir = mkdtempSync(join(tmpdir(), 'dhr-lock-self-'));
     try {
       const release = await lockDataFolder(dir);
-      await expect(lockDataFolder(dir)).rejects.toMatchObject({ code: ErrorCode.CONFLICT, argument: 'DATA_DIR' });
+      await expect(lockDataFolder(dir)).rejects.toMatchObject({
+        code: ErrorCode.CONFLICT,
+        argument: 'DATA_DIR',
+        message: expect.stringContaining(`in use by another dhr process (pid ${process.pid})`),
+      });
       await release();
       expect(existsSync(join(dir, LOCK_NAME))).toBe(false);
       const again = await lockDataFolder(dir);
       await again();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('says what the holding server is doing: starting, or where it listens (taken back at shutdown)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dhr-lock-server-'));
+    try {
+      expect(dataFolderHolder(dir)).toBeUndefined();
+      const release = await lockDataFolder(dir);
+      const me = { pid: process.pid, host: hostname() };
+      expect(dataFolderHolder(dir)).toEqual(me);
+      recordServer(dir, 'starting');
+      expect(dataFolderHolder(dir)).toEqual({ ...me, server: 'starting' });
+      await expect(lockDataFolder(dir)).rejects.toThrow(`in use by the dhr server (pid ${process.pid}), which is still starting`);
+      const forget = recordServer(dir, { url: 'http://127.0.0.1:4999/' });
+      expect(dataFolderHolder(dir)).toEqual({ ...me, server: { url: 'http://127.0.0.1:4999/' } });
+      await expect(lockDataFolder(dir)).rejects.toThrow(/in use by the dhr server at http:\/\/127\.0\.0\.1:4999\/ .*`--url http:\/\/127\.0\.0\.1:4999\/`/);
+      forget();
+      expect(dataFolderHolder(dir)).toEqual(me);
+      await release();
+      expect(dataFolderHolder(dir)).toBeUndefined();
+      expect(() => recordServer(dir, 'starting')).toThrow(/does not hold/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

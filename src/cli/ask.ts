@@ -1,10 +1,6 @@
 import { styleText } from 'node:util';
 import type { Config } from '../config';
 import { DomainError, ErrorCode } from '../errors';
-import { createContext } from '../graphql/context';
-import { createApolloServer } from '../server';
-import { openMigratedDatabase } from '../store/open';
-import { loadEmbedding } from './embed';
 import { remoteGraphQL } from './remote';
 
 export interface AskOptions {
@@ -18,6 +14,8 @@ export interface AskOptions {
   /** A running server's GraphQL URL; without it, the local store (DATABASE_URL or DATA_DIR). */
   url?: string;
   apiKey?: string;
+  /** Restates the server's refusal (the server found through the store's lock: running-server.ts). */
+  explain?: (error: DomainError) => DomainError;
 }
 
 /** One query for both transports, so `dhr ask` shows what any client of the API would get. */
@@ -49,6 +47,13 @@ export interface AskResult {
 
 /** The query through the in-process API (the same schema, resolvers and guards as the server). */
 async function askLocal(config: Config, variables: Record<string, unknown>): Promise<AskResult> {
+  // Loaded here, not at the top: `dhr ask` sent to a server needs none of the store, encoders or schema.
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const { openMigratedDatabase } = require('../store/open') as typeof import('../store/open');
+  const { loadEmbedding } = require('./embed') as typeof import('./embed');
+  const { createApolloServer } = require('../server') as typeof import('../server');
+  const { createContext } = require('../graphql/context') as typeof import('../graphql/context');
+  /* eslint-enable @typescript-eslint/no-require-imports */
   const db = await openMigratedDatabase(config);
   try {
     const { models } = await loadEmbedding(db, config);
@@ -115,7 +120,7 @@ export async function askCommand(config: Config, question: string, options: AskO
     Object.entries({ q: question, mode: options.mode, k1: options.k1, k2: options.k2 ?? 5, lambda: options.lambda, alpha: options.alpha, perDocument: options.perDocument }).filter(([, v]) => v !== undefined),
   );
   const result = options.url
-    ? await remoteGraphQL<AskResult>(options.url, ASK_QUERY, variables, { apiKey: options.apiKey })
+    ? await remoteGraphQL<AskResult>(options.url, ASK_QUERY, variables, { apiKey: options.apiKey, explain: options.explain })
     : await askLocal(config, variables);
   if (options.json) {
     console.log(JSON.stringify(result.retrieve, null, 2));

@@ -1,15 +1,18 @@
 #!/usr/bin/env node
 import 'reflect-metadata';
 import { type Command, CommanderError } from 'commander';
-import { loadConfig } from '../config';
+import type { Config } from '../config';
 import { messageOf } from '../errors';
 import { buildProgram, type Action } from './program';
 
 /** Runs `dhr` with these arguments (without node and the script); resolves to the exit code. */
 export async function main(argv: string[]): Promise<number> {
   let code = 0;
-  // Settings are read here, at the edge, and only for a command that runs (not for --help).
+  // Settings are read here, at the edge, and only for a command that runs (not for --help, which
+  // does not even load them: config.ts pulls in the encoders' and the logger's modules).
   const program = buildProgram(async (action: Action) => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { loadConfig } = require('../config') as { loadConfig: () => Config };
     code = await action(loadConfig());
   });
   // Throw instead of exiting (every subcommand too: they copied the settings when made), so
@@ -41,6 +44,14 @@ export async function main(argv: string[]): Promise<number> {
 
 /** Runs `dhr` and exits the process with its code (bin/dhr.js, or this file run directly). */
 export function runCli(argv: string[]): void {
+  // `dhr --help | head -1`: the reader left, so the rest of the output has nowhere to go. That
+  // ends the command quietly, as for any Unix tool, instead of an unhandled EPIPE with a stack trace.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EPIPE') process.exit(0);
+      throw error;
+    });
+  }
   main(argv).then(
     (code) => process.exit(code),
     (error: unknown) => {

@@ -3,27 +3,39 @@ import { ADAPTER_LEVELS, type AdapterLevel } from '../adapters/linear';
 import { TRAIN_DEFAULTS } from '../adapters/train';
 import type { Config } from '../config';
 import { ADAPT_DEFAULTS } from '../pipeline/adapt';
-import { adaptCommand, adaptersCommand } from './adapt';
 import { ENCODER_ROLES } from '../encoders/types';
 import { FILE_EXTENSIONS } from '../ingest/formats';
 import { RETRIEVAL_MODES } from '../retrieval/modes';
 import { RANKING_NAMES } from '../retrieval/parameters';
-import { settingsCommand } from './settings';
-import { tuneCommand, type TuneCommandOptions } from './tune';
 import { PSEUDO_KINDS, type PseudoKind } from '../tuning/pseudo-questions';
 import { JOB_SCOPES, JOB_STATUSES } from '../store/jobs';
 import { ROLES } from '../store/keys';
-import { askCommand, type AskOptions } from './ask';
-import { embedCommand } from './embed';
-import { evalCommand } from './eval';
-import { ingestCommand } from './ingest';
-import { jobsCommand, modelsCommand, reembedCommand, workerCommand } from './jobs';
-import { createKeyCommand, listKeysCommand, revokeKeyCommand } from './keys';
-import { remoteCreateKey, remoteIngest, remoteListKeys, remoteRevokeKey, remoteStats, type RemoteTarget } from './remote-commands';
-import { serve } from './serve';
-import { migrateCommand, rebuildBm25Command, statsCommand } from './store';
-import { feedbackImportCommand, pairsCommand } from './pairs';
 import { isPairKind, PAIR_KINDS, type PairKind } from '../training/pair';
+import type { AskOptions } from './ask';
+import type { RemoteTarget } from './remote-commands';
+import { readTarget, refuseWhileServed } from './running-server';
+import type { TuneCommandOptions } from './tune';
+
+/*
+ * Each command's module is loaded only when that command runs (typeof import: types only), so
+ * `dhr --help`, and `dhr ask` sent to a running server, load neither PGlite, onnxruntime nor the
+ * GraphQL schema: a CLI start in well under a second instead of one that grows with every module.
+ */
+/* eslint-disable @typescript-eslint/no-require-imports */
+const adaptCli = () => require('./adapt') as typeof import('./adapt');
+const askCli = () => require('./ask') as typeof import('./ask');
+const embedCli = () => require('./embed') as typeof import('./embed');
+const evalCli = () => require('./eval') as typeof import('./eval');
+const ingestCli = () => require('./ingest') as typeof import('./ingest');
+const jobsCli = () => require('./jobs') as typeof import('./jobs');
+const keysCli = () => require('./keys') as typeof import('./keys');
+const pairsCli = () => require('./pairs') as typeof import('./pairs');
+const remoteCli = () => require('./remote-commands') as typeof import('./remote-commands');
+const serveCli = () => require('./serve') as typeof import('./serve');
+const settingsCli = () => require('./settings') as typeof import('./settings');
+const storeCli = () => require('./store') as typeof import('./store');
+const tuneCli = () => require('./tune') as typeof import('./tune');
+/* eslint-enable @typescript-eslint/no-require-imports */
 
 /**
  * The `dhr` command line. `dhr <command> --help` opens no database and reads no settings: they
@@ -110,6 +122,19 @@ function remotable(command: Command): Command {
 
 const remoteTarget = (o: RemoteOptions): RemoteTarget | undefined => (o.url ? { url: o.url, apiKey: o.key } : undefined);
 
+/** --key of a read-only command that asks the server holding the store by itself (cli/running-server.ts). */
+const servedKey = () =>
+  new Option('--key <key>', 'API key for the server holding the store, which this asks while it runs (if its READ_ACCESS is key); prefer the environment variable').env('DHR_API_KEY');
+
+/**
+ * Commands that never open the store refused while a server holds it: those that ask it
+ * (readTarget) and eval (a store of its own in memory). Every other one is refused at once.
+ */
+const SERVED_ASK = new Set(['ask', 'stats', 'models list', 'jobs list', 'settings show', 'keys list', 'eval']);
+
+/** `keys create`, not `dhr keys create`. */
+const commandPath = (command: Command): string => (command.parent?.parent ? `${commandPath(command.parent)} ${command.name()}` : command.name());
+
 function pseudoKinds(value: string): PseudoKind[] {
   const kinds = value.split(',').map((k) => k.trim());
   const bad = kinds.filter((k) => !(PSEUDO_KINDS as readonly string[]).includes(k));
@@ -117,12 +142,25 @@ function pseudoKinds(value: string): PseudoKind[] {
   return kinds as PseudoKind[];
 }
 
-/** `run` receives each action; main.ts runs it with the loaded settings. */
-export function buildProgram(run: (action: Action) => Promise<void>): Command {
+/**
+ * `run` receives each action; main.ts runs it with the loaded settings. A command that would open
+ * the embedded store while a server holds it is refused first, naming the server (running-server.ts).
+ */
+export function buildProgram(runAction: (action: Action) => Promise<void>): Command {
+  let invoked: Command | undefined;
+  const run = (action: Action) =>
+    runAction(async (config) => {
+      const path = invoked ? commandPath(invoked) : '';
+      const sent = invoked?.opts<RemoteOptions>().url !== undefined;
+      return (!sent && !SERVED_ASK.has(path) ? refuseWhileServed(config, path) : undefined) ?? action(config);
+    });
   const program = new Command('dhr')
     .description('Dense Hierarchical Retrieval served over GraphQL from PostgreSQL + pgvector')
     .showHelpAfterError('(run "dhr <command> --help" for its options)')
-    .addHelpText('after', ENVIRONMENT);
+    .addHelpText('after', ENVIRONMENT)
+    .hook('preAction', (_, actionCommand) => {
+      invoked = actionCommand;
+    });
 
   program
     .command('serve')
@@ -130,13 +168,13 @@ export function buildProgram(run: (action: Action) => Promise<void>): Command {
     .option('--demo', 'load the Factbook corpus into an empty store and print a fresh admin key')
     .option('--port <n>', 'listen on this port (0: any free one); overrides PORT', integer(0, 65535))
     .action((options: { demo?: boolean; port?: number }) =>
-      run(async (config) => serve({ ...config, port: options.port ?? config.port }, { demo: options.demo === true })),
+      run(async (config) => serveCli().serve({ ...config, port: options.port ?? config.port }, { demo: options.demo === true })),
     );
 
   program
     .command('migrate')
     .description('apply pending migrations')
-    .action(() => run(async (config) => migrateCommand(config)));
+    .action(() => run(async (config) => storeCli().migrateCommand(config)));
 
   remotable(
     program
@@ -163,19 +201,19 @@ export function buildProgram(run: (action: Action) => Promise<void>): Command {
         console.error('ingest: give the files or directories to ingest');
         return 1;
       }
-      if (!target) return ingestCommand(config, paths, options);
+      if (!target) return ingestCli().ingestCommand(config, paths, options);
       if (!options.embed) {
         console.error('ingest: --no-embed cannot be used with --url (the server embeds when its EMBED_ON_INGEST is on)');
         return 1;
       }
-      return remoteIngest(config, target, paths, { source: options.source, jobs: options.job });
+      return remoteCli().remoteIngest(config, target, paths, { source: options.source, jobs: options.job });
     }),
   );
 
   program
     .command('embed')
     .description('embed every document and passage that lacks a current embedding')
-    .action(() => run(async (config) => embedCommand(config)));
+    .action(() => run(async (config) => embedCli().embedCommand(config)));
 
   // dhr ask (issue 15): the top answers for a person, or JSON for scripts.
   program
@@ -191,34 +229,49 @@ export function buildProgram(run: (action: Action) => Promise<void>): Command {
     .option('--json', 'print the retrieval as JSON')
     .option('--url <server>', 'ask a running server (its GraphQL URL) instead of the local store', serverUrl)
     .addOption(new Option('--key <key>', 'API key for --url (servers with READ_ACCESS=key); prefer the environment variable').env('DHR_API_KEY'))
-    .action((question: string, options: AskOptions & { key?: string }) => run(async (config) => askCommand(config, question, { ...options, apiKey: options.key })));
+    .action((question: string, options: AskOptions & { key?: string }) =>
+      run(async (config) => {
+        const target = readTarget(config, options, 'ask');
+        return askCli().askCommand(config, question, { ...options, url: target?.url, apiKey: target?.apiKey, explain: target?.explain });
+      }),
+    );
 
   remotable(program.command('stats').description('count documents, sections, passages, links and embeddings per model')).action(
-    (options: RemoteOptions) => run(async (config) => (options.url ? remoteStats(remoteTarget(options)!) : statsCommand(config))),
+    (options: RemoteOptions) =>
+      run(async (config) => {
+        const target = readTarget(config, options, 'stats');
+        return target ? remoteCli().remoteStats(target) : storeCli().statsCommand(config);
+      }),
   );
 
   program
     .command('rebuild-bm25')
     .description('rebuild every BM25 posting and statistic from the stored rows in one set-based pass (after a bulk SQL load, or to repair); writers wait meanwhile')
-    .action(() => run(async (config) => rebuildBm25Command(config)));
+    .action(() => run(async (config) => storeCli().rebuildBm25Command(config)));
 
   const models = program.command('models').description('registered embedding models: list, register, register-external, activate, drop');
   models
     .command('list', { isDefault: true })
     .description('registered models, their coverage and the roles they serve')
-    .action(() => run(async (config) => modelsCommand(config, { action: 'list' })));
+    .addOption(servedKey())
+    .action((options: { key?: string }) =>
+      run(async (config) => {
+        const target = readTarget(config, options, 'models list');
+        return target ? remoteCli().remoteModels(target) : jobsCli().modelsCommand(config, { action: 'list' });
+      }),
+    );
   models
     .command('register')
     .description('register a model (loaded and probed first)')
     .argument('<folder>', "a model folder (model.onnx, tokenizer.json, dhr-model.json) or 'use-lite'")
-    .action((target: string) => run(async (config) => modelsCommand(config, { action: 'register', target })));
+    .action((target: string) => run(async (config) => jobsCli().modelsCommand(config, { action: 'register', target })));
   models
     .command('register-external')
     .description('register an external model: vectors supplied by the client (ingest JSON vector / passages[].vector, retrieve questionVector), no encoder files')
     .argument('<name>', 'model name')
     .requiredOption('--dimension <n>', 'numbers per vector (1-2000)', (v: string) => Number(v))
     .action((target: string, options: { dimension: number }) =>
-      run(async (config) => modelsCommand(config, { action: 'register-external', target, dimension: options.dimension })),
+      run(async (config) => jobsCli().modelsCommand(config, { action: 'register-external', target, dimension: options.dimension })),
     );
   models
     .command('activate')
@@ -226,13 +279,13 @@ export function buildProgram(run: (action: Action) => Promise<void>): Command {
     .argument('<name>', 'model name')
     .option('--roles <roles>', `comma-separated: ${ENCODER_ROLES.join(',')} (default: all)`)
     .action((target: string, options: { roles?: string }) =>
-      run(async (config) => modelsCommand(config, { action: 'activate', target, roles: options.roles })),
+      run(async (config) => jobsCli().modelsCommand(config, { action: 'activate', target, roles: options.roles })),
     );
   models
     .command('drop')
     .description('delete a model that serves no role, with its embeddings')
     .argument('<name>', 'model name')
-    .action((target: string) => run(async (config) => modelsCommand(config, { action: 'drop', target })));
+    .action((target: string) => run(async (config) => jobsCli().modelsCommand(config, { action: 'drop', target })));
 
   program
     .command('adapt')
@@ -269,7 +322,7 @@ export function buildProgram(run: (action: Action) => Promise<void>): Command {
         activate?: boolean;
       }) =>
         run(async (config) =>
-          adaptCommand(config, {
+          adaptCli().adaptCommand(config, {
             pairs: o.pairs,
             name: o.name ?? `adapter-${new Date().toISOString().replace(/[:.]/g, '-')}`,
             levels: o.levels,
@@ -292,17 +345,17 @@ export function buildProgram(run: (action: Action) => Promise<void>): Command {
   adapters
     .command('list', { isDefault: true })
     .description('registered adapters, their base models and training records, as JSON')
-    .action(() => run(async (config) => adaptersCommand(config, {})));
+    .action(() => run(async (config) => adaptCli().adaptersCommand(config, {})));
   adapters
     .command('activate')
     .description('apply an adapter to question vectors from now on (refused unless it fits the active models); none: stop')
     .argument('<name>', "adapter name, or 'none'")
-    .action((name: string) => run(async (config) => adaptersCommand(config, { activate: name })));
+    .action((name: string) => run(async (config) => adaptCli().adaptersCommand(config, { activate: name })));
   adapters
     .command('drop')
     .description('delete a registered adapter (refused for the active one: activate another or none first)')
     .argument('<name>', 'adapter name')
-    .action((name: string) => run(async (config) => adaptersCommand(config, { drop: name })));
+    .action((name: string) => run(async (config) => adaptCli().adaptersCommand(config, { drop: name })));
 
   program
     .command('reembed')
@@ -316,7 +369,7 @@ export function buildProgram(run: (action: Action) => Promise<void>): Command {
     .option('--no-work', 'only queue (or attach) and follow; leave the work to workers')
     .option('--trace <file>', 'append the ids of each encoded batch to this file (crash tests)')
     .action((options: { model?: string; scope: string; documents?: number[]; job?: number; work: boolean; trace?: string }) =>
-      run(async (config) => reembedCommand(config, options)),
+      run(async (config) => jobsCli().reembedCommand(config, options)),
     );
 
   program
@@ -326,7 +379,7 @@ export function buildProgram(run: (action: Action) => Promise<void>): Command {
     .option('--exit-when-idle', 'exit once no job is queued or running')
     .option('--trace <file>', 'append the ids of each encoded batch to this file (crash tests)')
     .action((options: { concurrency: number; exitWhenIdle?: boolean; trace?: string }) =>
-      run(async (config) => workerCommand(config, options)),
+      run(async (config) => jobsCli().workerCommand(config, options)),
     );
 
   const jobs = program.command('jobs').description('re-embedding jobs: list, cancel');
@@ -334,14 +387,18 @@ export function buildProgram(run: (action: Action) => Promise<void>): Command {
     .command('list', { isDefault: true })
     .description('jobs, newest first, as JSON')
     .addOption(new Option('--status <status>', 'only jobs in this state').choices(JOB_STATUSES))
-    .action((options: { status?: (typeof JOB_STATUSES)[number] }) =>
-      run(async (config) => jobsCommand(config, { status: options.status })),
+    .addOption(servedKey())
+    .action((options: { status?: (typeof JOB_STATUSES)[number]; key?: string }) =>
+      run(async (config) => {
+        const target = readTarget(config, options, 'jobs list');
+        return target ? remoteCli().remoteJobs(target, options) : jobsCli().jobsCommand(config, { status: options.status });
+      }),
     );
   jobs
     .command('cancel')
     .description('stop a queued or running job')
     .argument('<id>', 'job id', integer(1, 2_147_483_647))
-    .action((id: number) => run(async (config) => jobsCommand(config, { cancel: id })));
+    .action((id: number) => run(async (config) => jobsCli().jobsCommand(config, { cancel: id })));
 
   const keys = program.command('keys').description('API keys: create, list, revoke');
   remotable(
@@ -353,15 +410,19 @@ export function buildProgram(run: (action: Action) => Promise<void>): Command {
   ).action((options: { role: string; name?: string } & RemoteOptions) =>
     run(async (config) => {
       const target = remoteTarget(options);
-      return target ? remoteCreateKey(target, options) : createKeyCommand(config, options);
+      return target ? remoteCli().remoteCreateKey(target, options) : keysCli().createKeyCommand(config, options);
     }),
   );
   remotable(keys.command('list').description('id, prefix, name, role, created, last used, revoked (never the key)')).action(
-    (options: RemoteOptions) => run(async (config) => (options.url ? remoteListKeys(remoteTarget(options)!) : listKeysCommand(config))),
+    (options: RemoteOptions) =>
+      run(async (config) => {
+        const target = readTarget(config, options, 'keys list', 'admin');
+        return target ? remoteCli().remoteListKeys(target) : keysCli().listKeysCommand(config);
+      }),
   );
   remotable(keys.command('revoke').description('revoke a key at once').argument('<key>', 'key id or prefix')).action(
     (key: string, options: RemoteOptions) =>
-      run(async (config) => (options.url ? remoteRevokeKey(remoteTarget(options)!, key) : revokeKeyCommand(config, key))),
+      run(async (config) => (options.url ? remoteCli().remoteRevokeKey(remoteTarget(options)!, key) : keysCli().revokeKeyCommand(config, key))),
   );
 
   const settings = program
@@ -370,7 +431,13 @@ export function buildProgram(run: (action: Action) => Promise<void>): Command {
   settings
     .command('show', { isDefault: true })
     .description('every mode\'s ranking parameters in force and where each comes from (corpus, environment, mode), as JSON')
-    .action(() => run(async (config) => settingsCommand(config, { show: true })));
+    .addOption(servedKey())
+    .action((options: { key?: string }) =>
+      run(async (config) => {
+        const target = readTarget(config, options, 'settings show');
+        return target ? remoteCli().remoteSettings(target) : settingsCli().settingsCommand(config, { show: true });
+      }),
+    );
   settings
     .command('set')
     .description('set some of a mode\'s parameters (a new version; the others stay): dhr settings set --mode HYBRID_HIERARCHICAL lambda=0.3 perDocument=1')
@@ -379,17 +446,17 @@ export function buildProgram(run: (action: Action) => Promise<void>): Command {
     .option('--unset <name...>', 'parameters to remove from the mode\'s settings')
     .option('--note <text>', 'why (kept with the version)')
     .action((values: string[], options: { mode: string; unset?: string[]; note?: string }) =>
-      run(async (config) => settingsCommand(config, { set: { mode: options.mode, values, unset: options.unset ?? [], note: options.note } })),
+      run(async (config) => settingsCli().settingsCommand(config, { set: { mode: options.mode, values, unset: options.unset ?? [], note: options.note } })),
     );
   settings
     .command('rollback')
     .description('restore the settings in force before the current version (a new version)')
-    .action(() => run(async (config) => settingsCommand(config, { rollback: true })));
+    .action(() => run(async (config) => settingsCli().settingsCommand(config, { rollback: true })));
   settings
     .command('history')
     .description('the versions, newest first, as JSON')
     .option('--limit <n>', 'at most this many', integer(1, 1000), 20)
-    .action((options: { limit: number }) => run(async (config) => settingsCommand(config, { history: options.limit })));
+    .action((options: { limit: number }) => run(async (config) => settingsCli().settingsCommand(config, { history: options.limit })));
 
   program
     .command('tune')
@@ -400,7 +467,7 @@ export function buildProgram(run: (action: Action) => Promise<void>): Command {
     .option('--seed <n>', 'drives every draw: the same seed and store give the same questions', integer(0, 2_147_483_647), 0)
     .option('--questions <file>', 'labelled questions too: JSONL of {"question", "passageIds" or "documentKeys"}')
     .option('--apply', 'store the choice as a new settings version when it beats the settings in force')
-    .action((options: TuneCommandOptions) => run(async (config) => tuneCommand(config, options)));
+    .action((options: TuneCommandOptions) => run(async (config) => tuneCli().tuneCommand(config, options)));
 
   // Training data from the stored corpus (issue 16): docs/training.md.
   program
@@ -415,7 +482,7 @@ export function buildProgram(run: (action: Action) => Promise<void>): Command {
     .option('--min-pairs <n>', 'fewer pairs than this is an error (nothing is written)', integer(0, 2_147_483_647), 10)
     .action((options: { out?: string; kinds?: PairKind[]; limit?: number; negatives: number; seed: number; maxQuestionWords: number; minPairs: number }) =>
       run(async (config) =>
-        pairsCommand(config, {
+        pairsCli().pairsCommand(config, {
           out: options.out,
           kinds: options.kinds,
           limit: options.limit,
@@ -432,7 +499,7 @@ export function buildProgram(run: (action: Action) => Promise<void>): Command {
     .command('import')
     .description('import judgements from JSONL lines {"question": …, "passageId": …, "relevant": true|false}: all lines or none')
     .argument('<file>', 'the JSONL file')
-    .action((file: string) => run(async (config) => feedbackImportCommand(config, file)));
+    .action((file: string) => run(async (config) => pairsCli().feedbackImportCommand(config, file)));
 
   program
     .command('eval')
@@ -452,7 +519,7 @@ export function buildProgram(run: (action: Action) => Promise<void>): Command {
     .option('--question-encoder <folder>', 'also score a fine-tuned question encoder (a custom-model folder, e.g. from training/) on the test split; passages keep their stored vectors')
     .option('--question-roles <roles>', 'the question roles that folder serves: questionPassage, questionDocument (comma-separated)', 'questionPassage')
     .action((options: { dataset: string; out?: string; cache?: string; k1Sweep: string; updateDocs?: boolean; reuseCorpus?: boolean; reuseSweeps?: string; skipSweep: string[]; adapters?: boolean; selfTune?: boolean; questionEncoder?: string; questionRoles: string }) =>
-      run(async (config) => evalCommand(config, options)),
+      run(async (config) => evalCli().evalCommand(config, options)),
     );
 
   return program;

@@ -21,6 +21,8 @@ import { remoteGraphQL } from './remote';
 export interface RemoteTarget {
   url: string;
   apiKey?: string;
+  /** Restates a refusal (the server found through the store's lock: cli/running-server.ts). */
+  explain?: (error: DomainError) => DomainError;
 }
 
 /** A refused or failed remote call is exit code 1 with the server's message. */
@@ -102,16 +104,96 @@ export function remoteRevokeKey(target: RemoteTarget, idOrPrefix: string): Promi
   });
 }
 
+/** The server's models as `modelCounts` gives them locally (roles in the store's spelling). */
+const MODEL_FIELDS = 'name dimension runtime source roles documents staleDocuments passages';
+const roleName = (role: string) => role.toLowerCase().replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+const localModel = (m: { roles: string[] }) => ({ ...m, roles: m.roles.map(roleName) });
+
 /** `dhr stats --url`: the server's counts, as JSON, like the local command. */
 export function remoteStats(target: RemoteTarget): Promise<number> {
   return remote('stats', async () => {
-    const data = await remoteGraphQL<{ stats: Record<string, number>; embeddingModels: unknown[] }>(
+    const data = await remoteGraphQL<{ stats: Record<string, unknown>; embeddingModels: { roles: string[] }[] }>(
       target.url,
-      '{ stats { documents sections passages links resolvedLinks } embeddingModels { name dimension roles documents passages } }',
+      `{ stats { documents sections passages links resolvedLinks pending { unindexedPassages unembeddedPassages unembeddedDocuments } } embeddingModels { ${MODEL_FIELDS} } }`,
       {},
       target,
     );
-    console.log(JSON.stringify({ database: 'remote', location: target.url, ...data.stats, models: data.embeddingModels }, null, 2));
+    console.log(JSON.stringify({ database: 'remote', location: target.url, ...data.stats, models: data.embeddingModels.map(localModel) }, null, 2));
+    return 0;
+  });
+}
+
+/** `dhr models list` through a server: the same JSON as locally. */
+export function remoteModels(target: RemoteTarget): Promise<number> {
+  return remote('models list', async () => {
+    const data = await remoteGraphQL<{ embeddingModels: { roles: string[] }[] }>(target.url, `{ embeddingModels { ${MODEL_FIELDS} } }`, {}, target);
+    console.log(JSON.stringify(data.embeddingModels.map(localModel), null, 2));
+    return 0;
+  });
+}
+
+interface RemoteJob {
+  id: string;
+  model: string;
+  scope: string;
+  documentIds: string[];
+  status: string;
+  documents: { done: number; total: number };
+  passages: { done: number; total: number };
+  error: string | null;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  updatedAt: string;
+}
+
+/** `dhr jobs [list]` through a server: the fields the local listing has (all but the model's id), in its spelling. */
+export function remoteJobs(target: RemoteTarget, options: { status?: string }): Promise<number> {
+  return remote('jobs list', async () => {
+    const { jobs } = await remoteGraphQL<{ jobs: RemoteJob[] }>(
+      target.url,
+      'query($status: JobStatus) { jobs(status: $status) { id model scope documentIds status documents { done total } passages { done total } error createdAt startedAt finishedAt updatedAt } }',
+      { status: options.status?.toUpperCase() ?? null },
+      target,
+    );
+    const rows = jobs.map((j) => ({
+      id: Number(j.id),
+      model: j.model,
+      scope: j.scope,
+      documentIds: j.documentIds.map(Number),
+      status: j.status.toLowerCase(),
+      documentsTotal: j.documents.total,
+      documentsDone: j.documents.done,
+      passagesTotal: j.passages.total,
+      passagesDone: j.passages.done,
+      error: j.error,
+      createdAt: j.createdAt,
+      startedAt: j.startedAt,
+      finishedAt: j.finishedAt,
+      updatedAt: j.updatedAt,
+    }));
+    console.log(JSON.stringify(rows, null, 2));
+    return 0;
+  });
+}
+
+/** `dhr settings [show]` through a server: the version in force and each mode's parameters with their source, as locally (the server's environment applies: it is the one answering). */
+export function remoteSettings(target: RemoteTarget): Promise<number> {
+  return remote('settings', async () => {
+    const { retrievalSettings: r } = await remoteGraphQL<{
+      retrievalSettings: {
+        version: number | null;
+        setBy: string | null;
+        note: string | null;
+        evidence: unknown;
+        previous: number | null;
+        createdAt: string | null;
+        modes: { mode: string; parameters: { name: string; value: unknown; source: string }[] }[];
+      };
+    }>(target.url, '{ retrievalSettings { version setBy note evidence previous createdAt modes { mode parameters { name value source } } } }', {}, target);
+    const { modes, ...version } = r;
+    const shown = Object.fromEntries(modes.map((m) => [m.mode, Object.fromEntries(m.parameters.map((p) => [p.name, `${JSON.stringify(p.value)} (${p.source})`]))]));
+    console.log(JSON.stringify({ ...version, modes: shown }, null, 2));
     return 0;
   });
 }

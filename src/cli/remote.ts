@@ -12,13 +12,14 @@ interface GraphQLReply<T> {
  * with `Authorization: Bearer <apiKey>` when given, and returns `data`. The server's first error
  * comes back as a DomainError with its code (codes this version does not know become
  * BAD_REQUEST, the server's code kept in details.remoteCode) and message; an unreachable server
- * or an answer that is not GraphQL is SERVICE_UNAVAILABLE naming the URL.
+ * or an answer that is not GraphQL is SERVICE_UNAVAILABLE naming the URL. `explain` may restate
+ * the server's refusal for the caller (cli/running-server.ts: no key configured).
  */
 export async function remoteGraphQL<T>(
   url: string,
   query: string,
   variables?: Record<string, unknown>,
-  options?: { apiKey?: string },
+  options?: { apiKey?: string; explain?: (error: DomainError) => DomainError },
 ): Promise<T> {
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
   if (options?.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
@@ -27,7 +28,8 @@ export async function remoteGraphQL<T>(
     response = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ query, variables: variables ?? {} }) });
   } catch (error) {
     const cause = (error as { cause?: unknown }).cause;
-    throw new DomainError(ErrorCode.SERVICE_UNAVAILABLE, `cannot reach the server at ${url}: ${messageOf(cause ?? error)}`);
+    const unreachable = new DomainError(ErrorCode.SERVICE_UNAVAILABLE, `cannot reach the server at ${url}: ${messageOf(cause ?? error)}`);
+    throw options?.explain ? options.explain(unreachable) : unreachable;
   }
   const text = await response.text();
   let reply: GraphQLReply<T>;
@@ -40,10 +42,11 @@ export async function remoteGraphQL<T>(
   if (first) {
     const remoteCode = first.extensions?.code ?? 'INTERNAL_SERVER_ERROR';
     const code = CODES.has(remoteCode) ? (remoteCode as ErrorCode) : ErrorCode.BAD_REQUEST;
-    throw new DomainError(code, first.message ?? `the server at ${url} answered ${remoteCode}`, {
+    const error = new DomainError(code, first.message ?? `the server at ${url} answered ${remoteCode}`, {
       argument: first.extensions?.argument,
       details: code === remoteCode ? undefined : { remoteCode },
     });
+    throw options?.explain ? options.explain(error) : error;
   }
   if (reply.data === undefined || reply.data === null) {
     throw new DomainError(ErrorCode.SERVICE_UNAVAILABLE, `the server at ${url} answered HTTP ${response.status} with no data`);

@@ -3,6 +3,7 @@ import { messageOf } from '../errors';
 import { startServer } from '../server';
 import { finishPending } from '../pipeline/pending';
 import { processStopping } from '../pipeline/stopping';
+import { recordServer } from '../store/data-lock';
 import { openMigratedDatabase, openReplicas } from '../store/open';
 import { loadDemoCorpus } from './demo';
 import { describeEmbed, finishWithProgress, loadEmbedding } from './embed';
@@ -16,6 +17,10 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
   const shutdown = new ServeShutdown(config.shutdownGraceMs);
   const db = await shutdown.open(openMigratedDatabase(config), { close: (db) => db.close() });
   console.error(`database: ${db.kind} (${db.location})`);
+  // The embedded store's lock says a server holds it (starting, then its URL), so the CLI's
+  // read-only commands ask this server instead of being refused (cli/running-server.ts).
+  const inLock = db.kind === 'pglite' && !config.databaseUrl;
+  if (inLock) recordServer(config.dataDir, 'starting');
   const { models, targets: embedding } = await shutdown.open(loadEmbedding(db, config), { close: ({ models }) => models.close() });
   console.error(`encoders: ${embedding.encoders.distinct().map((e) => `${e.name} (${e.dimension}-d)`).join(', ')}`);
   if (options.demo) {
@@ -37,6 +42,11 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
   const { url } = await shutdown.open(startServer(db, config, models, { replicas, workersFinishPending: () => !finishing }), {
     stop: ({ stop }) => stop(),
   });
+  if (inLock) {
+    const forget = recordServer(config.dataDir, { url });
+    // Taken back as shutdown begins (the lock itself goes when the database closes).
+    shutdown.onStop(async () => forget());
+  }
   console.log(`DHR-GraphQL ready at ${url}`);
   await shutdown.cut(announceKeys(db, options.demo, url));
   // Whatever is pending (the demo corpus on first start, what an interrupted ingest left) is
