@@ -26,14 +26,14 @@ export async function loadEmbedding(db: Database, config: Config): Promise<{ mod
 }
 
 /** One progress bar per level (documents, then passages). */
-export function embedProgress(): { update: (progress: EmbedProgress) => void; finish: () => void } {
+export function embedProgress(stream?: NodeJS.WritableStream & { isTTY?: boolean }): { update: (progress: EmbedProgress) => void; finish: () => void } {
   const bars = new Map<string, ProgressBar>();
   return {
     update: ({ level, done, total }) => {
       let bar = bars.get(level);
       if (!bar) {
         bars.get('documents')?.finish();
-        bar = new ProgressBar(total, `embed ${level}`);
+        bar = new ProgressBar(total, `embed ${level}`, stream);
         bars.set(level, bar);
       }
       bar.update(done);

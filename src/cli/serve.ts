@@ -5,8 +5,9 @@ import { finishPending } from '../pipeline/pending';
 import { processStopping } from '../pipeline/stopping';
 import { openMigratedDatabase, openReplicas } from '../store/open';
 import { loadDemoCorpus } from './demo';
-import { describeEmbed, finishWithProgress, loadEmbedding } from './embed';
+import { loadEmbedding } from './embed';
 import { announceKeys } from './keys';
+import { embedWhileServing, serveEncoderThreads } from './serve-embedding';
 import { ServeShutdown } from './shutdown';
 
 /** `dhr serve`: runs until SIGINT/SIGTERM. */
@@ -16,7 +17,10 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
   const shutdown = new ServeShutdown(config.shutdownGraceMs);
   const db = await shutdown.open(openMigratedDatabase(config), { close: (db) => db.close() });
   console.error(`database: ${db.kind} (${db.location})`);
-  const { models, targets: embedding } = await shutdown.open(loadEmbedding(db, config), { close: ({ models }) => models.close() });
+  // The bulk encoder leaves a core to the questions (ENCODER_THREADS overrides: serve-embedding.ts).
+  const { models, targets: embedding } = await shutdown.open(loadEmbedding(db, { ...config, encoderThreads: serveEncoderThreads(config) }), {
+    close: ({ models }) => models.close(),
+  });
   console.error(`encoders: ${embedding.encoders.distinct().map((e) => `${e.name} (${e.dimension}-d)`).join(', ')}`);
   if (options.demo) {
     const loaded = await shutdown.cut(loadDemoCorpus(db, config.ingest, undefined, embedding.encoders.byRole.passage));
@@ -40,12 +44,10 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
   console.log(`DHR-GraphQL ready at ${url}`);
   await shutdown.cut(announceKeys(db, options.demo, url));
   // Whatever is pending (the demo corpus on first start, what an interrupted ingest left) is
-  // embedded while the server answers; shutdown stops it between batches and waits for the one in flight.
-  const embedded = finishWithProgress(db, embedding, config, processStopping).then(
-    (finished) => {
-      const summary = finished.embedded;
-      if (summary && summary.documents + summary.passages > 0) console.error(describeEmbed(summary, embedding));
-    },
+  // embedded while the server answers, in small batches that let requests go first
+  // (serve-embedding.ts); shutdown stops it between batches and waits for the one in flight.
+  const embedded = embedWhileServing(db, embedding, config, { signal: processStopping }).then(
+    () => undefined,
     (error: unknown) => console.error(`embedding stopped: ${messageOf(error)}`),
   ).finally(() => {
     finishing = false;
