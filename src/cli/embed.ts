@@ -7,8 +7,13 @@ import { openMigratedDatabase } from '../store/open';
 import { ProgressBar } from './progress';
 
 /** The active models (the configured encoders on a store that has none yet), loaded. */
-export async function loadEmbedding(db: Database, config: Config): Promise<{ models: ModelRegistry; targets: EmbeddingTargets }> {
+export async function loadEmbedding(
+  db: Database,
+  config: Config,
+  options: { bulkThread?: boolean } = {},
+): Promise<{ models: ModelRegistry; targets: EmbeddingTargets }> {
   const models = await ModelRegistry.open(db, {
+    bulkThread: options.bulkThread,
     encoders: config.encoders,
     cacheDir: config.modelCacheDir,
     threads: config.encoderThreads,

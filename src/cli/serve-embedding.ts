@@ -9,11 +9,11 @@ import { embedProgress } from './embed';
 import { duration } from './progress';
 
 /**
- * Rows per background batch: one or two model runs (the encoders' forward batch is 16), so a request
- * that arrives while one runs waits for at most that (tens of ms), and each batch's vectors are
- * written in a statement of their own.
+ * Rows per background batch. The encoding runs in a worker thread (BulkThreadEncoder), but the
+ * write (an HNSW insert per vector; on PGlite on the main thread) and the read do not: a request
+ * that arrives meanwhile waits for at most one small batch's statement.
  */
-export const SERVE_EMBED_BATCH = 16;
+export const SERVE_EMBED_BATCH = 8;
 
 /**
  * Intra-op threads of the bulk (corpus) encoder while serving: ENCODER_THREADS, else every core but
@@ -74,7 +74,7 @@ export function describeCoverage(
   targets: EmbeddingTargets,
   seconds: number,
 ): string {
-  const models = targets.document === targets.passage ? targets.document.name : `${targets.document.name} / ${targets.passage.name}`;
+  const models = targets.document.id === targets.passage.id ? targets.document.name : `${targets.document.name} / ${targets.passage.name}`;
   return (
     `embedded ${counts.documents.embedded}/${counts.documents.total} documents and ${counts.passages.embedded}/${counts.passages.total} passages ` +
     `with ${models} (coverage); this start wrote ${run.documents} documents and ${run.passages} passages in ${duration(seconds)}, ` +

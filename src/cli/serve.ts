@@ -17,8 +17,10 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
   const shutdown = new ServeShutdown(config.shutdownGraceMs);
   const db = await shutdown.open(openMigratedDatabase(config), { close: (db) => db.close() });
   console.error(`database: ${db.kind} (${db.location})`);
-  // The bulk encoder leaves a core to the questions (ENCODER_THREADS overrides: serve-embedding.ts).
-  const { models, targets: embedding } = await shutdown.open(loadEmbedding(db, { ...config, encoderThreads: serveEncoderThreads(config) }), {
+  // Documents and passages are encoded in a worker thread, whose threads leave a core to the
+  // questions (ENCODER_THREADS overrides): the main thread answers requests meanwhile (serve-embedding.ts).
+  const bulk = { ...config, encoderThreads: serveEncoderThreads(config) };
+  const { models, targets: embedding } = await shutdown.open(loadEmbedding(db, bulk, { bulkThread: true }), {
     close: ({ models }) => models.close(),
   });
   console.error(`encoders: ${embedding.encoders.distinct().map((e) => `${e.name} (${e.dimension}-d)`).join(', ')}`);
