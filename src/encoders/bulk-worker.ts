@@ -3,6 +3,7 @@
  * batches (documents, passages) off the main thread. Messages: { load } once, then { id, texts,
  * role, batchSize }; answers { id, vectors, stats } or { id, error }.
  */
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { loadEncoder, type EncoderSetOptions } from './set';
 import type { EncoderRole } from './types';
@@ -12,6 +13,18 @@ interface Request {
   texts: string[];
   role: EncoderRole;
   batchSize?: number;
+}
+
+/**
+ * The thread's nice value: below the main thread, so when the cores are contended (a busy or shared
+ * machine) the requests' thread runs first and the corpus waits. On Linux a thread's own value
+ * (setpriority on the calling thread; onnxruntime's pool threads, created later, inherit it).
+ */
+export const BULK_NICE = 10;
+try {
+  setPriority(0, BULK_NICE);
+} catch {
+  // Not permitted or not supported here: the thread keeps the process's priority.
 }
 
 const { source, options } = workerData as { source: string; options: EncoderSetOptions };
