@@ -93,8 +93,9 @@ describe('embedding while serving', () => {
       expect(targets.encoders.byRole.document).toBe(held);
       const embedding = embedWhileServing(t.db, targets, config, { stream: out.stream });
       await documentsHeld;
-      const passagesHeld = held.hold();
+      // Released, and held again before the held run resumes (a microtask later): the next run waits.
       held.release();
+      const passagesHeld = held.hold();
       await passagesHeld;
 
       const ready = await fetch(new URL('/readyz', server.url));

@@ -20,7 +20,7 @@ interface Request {
  * machine) the requests' thread runs first and the corpus waits. On Linux a thread's own value
  * (setpriority on the calling thread; onnxruntime's pool threads, created later, inherit it).
  */
-export const BULK_NICE = 10;
+const BULK_NICE = 10;
 try {
   setPriority(0, BULK_NICE);
 } catch {
