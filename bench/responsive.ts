@@ -149,6 +149,9 @@ async function run(label: string, root: string, qs: string[]): Promise<Run> {
         (readyCoverage ? ` (last coverage seen: ${readyCoverage} passages)` : ''),
     );
     return { during: during.latencies, idle, embedSeconds, passages };
+  } catch (error) {
+    console.error(`[${label}] the server's stderr:\n${server.stderr().slice(-4000)}`);
+    throw error;
   } finally {
     server.child.kill('SIGTERM');
     await server.exited;

@@ -1,8 +1,14 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import type { EncoderSetOptions } from './set';
 import { EncoderError, isQuestionRole, type EncodeResult, type Encoder, type EncoderRole } from './types';
+
+/** What the worker loads the model with (EncoderSetOptions' model fields; declared here: set.ts imports this file). */
+export interface BulkThreadOptions {
+  cacheDir?: string;
+  threads?: number;
+  queryThreads?: number;
+}
 
 /**
  * An encoder whose corpus work (documents, passages) runs in a worker thread, while questions,
@@ -21,7 +27,7 @@ export class BulkThreadEncoder implements Encoder {
   constructor(
     private readonly inner: Encoder,
     readonly source: string,
-    private readonly options: EncoderSetOptions,
+    private readonly options: BulkThreadOptions,
   ) {}
 
   get name() {
@@ -56,7 +62,7 @@ export class BulkThreadEncoder implements Encoder {
   /** The worker, started on the first corpus batch (a server that never embeds starts none). */
   private start(): Promise<Worker> {
     this.worker ??= new Promise<Worker>((resolve, reject) => {
-      const worker = startWorker({ source: this.source, options: { ...this.options, bulkThread: false } });
+      const worker = startWorker({ source: this.source, options: this.options });
       worker.once('message', (m: { loaded: boolean; checksum?: string; error?: string }) => {
         if (!m.loaded) return reject(new EncoderError(this.name, `the corpus encoder thread could not load it: ${m.error}`));
         if (m.checksum !== this.checksum) {

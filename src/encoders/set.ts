@@ -19,7 +19,10 @@ export interface EncoderSetOptions {
 
 /** Loads one model: 'use-lite' (the default) or a custom model folder. */
 export async function loadEncoder(source: string, options: EncoderSetOptions = {}): Promise<Encoder> {
-  if (options.bulkThread) return new BulkThreadEncoder(await loadEncoder(source, { ...options, bulkThread: false }), source, options);
+  if (options.bulkThread) {
+    const onMain = await loadEncoder(source, { ...options, bulkThread: false });
+    return new BulkThreadEncoder(onMain, source, { cacheDir: options.cacheDir, threads: options.threads, queryThreads: options.queryThreads });
+  }
   return source === DEFAULT_MODEL
     ? UseLiteEncoder.load({ cacheDir: options.cacheDir, threads: options.threads, queryThreads: options.queryThreads })
     : TransformerEncoder.load(source, { threads: options.threads, queryThreads: options.queryThreads });
