@@ -16,6 +16,7 @@ import { authFailureLimit, type AuthFailureLimit } from './graphql/auth-failures
 import { attachClientAddress } from './graphql/plugins/rate-limit';
 import type { ModelRegistry } from './pipeline/jobs/registry';
 import { ingestJobOptions, JobWorker } from './pipeline/jobs/worker';
+import { requestStarted } from './pipeline/foreground';
 import { CorpusSettingsSource } from './retrieval/settings';
 import type { Database } from './store/db';
 import { authenticateKey, type Principal } from './store/keys';
@@ -95,6 +96,8 @@ export async function startServer(
   });
   const serveConsole = consoleHandler();
   const httpServer = createServer((req, res) => {
+    // Background embedding waits while requests are in flight (pipeline/foreground.ts).
+    res.once('close', requestStarted());
     const requestId = newRequestId();
     res.setHeader('x-request-id', requestId);
     const scope: RequestScope = { id: requestId, log };

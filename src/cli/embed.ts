@@ -7,8 +7,13 @@ import { openMigratedDatabase } from '../store/open';
 import { ProgressBar } from './progress';
 
 /** The active models (the configured encoders on a store that has none yet), loaded. */
-export async function loadEmbedding(db: Database, config: Config): Promise<{ models: ModelRegistry; targets: EmbeddingTargets }> {
+export async function loadEmbedding(
+  db: Database,
+  config: Config,
+  options: { bulkThread?: boolean } = {},
+): Promise<{ models: ModelRegistry; targets: EmbeddingTargets }> {
   const models = await ModelRegistry.open(db, {
+    bulkThread: options.bulkThread,
     encoders: config.encoders,
     cacheDir: config.modelCacheDir,
     threads: config.encoderThreads,
@@ -26,14 +31,14 @@ export async function loadEmbedding(db: Database, config: Config): Promise<{ mod
 }
 
 /** One progress bar per level (documents, then passages). */
-export function embedProgress(): { update: (progress: EmbedProgress) => void; finish: () => void } {
+export function embedProgress(stream?: NodeJS.WritableStream & { isTTY?: boolean }): { update: (progress: EmbedProgress) => void; finish: () => void } {
   const bars = new Map<string, ProgressBar>();
   return {
     update: ({ level, done, total }) => {
       let bar = bars.get(level);
       if (!bar) {
         bars.get('documents')?.finish();
-        bar = new ProgressBar(total, `embed ${level}`);
+        bar = new ProgressBar(total, `embed ${level}`, stream);
         bars.set(level, bar);
       }
       bar.update(done);

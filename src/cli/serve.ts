@@ -6,8 +6,9 @@ import { processStopping } from '../pipeline/stopping';
 import { recordServer } from '../store/data-lock';
 import { openMigratedDatabase, openReplicas } from '../store/open';
 import { loadDemoCorpus } from './demo';
-import { describeEmbed, finishWithProgress, loadEmbedding } from './embed';
+import { loadEmbedding } from './embed';
 import { announceKeys } from './keys';
+import { embedWhileServing, serveEncoderThreads } from './serve-embedding';
 import { ServeShutdown } from './shutdown';
 
 /** `dhr serve`: runs until SIGINT/SIGTERM. */
@@ -21,7 +22,12 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
   // read-only commands ask this server instead of being refused (cli/running-server.ts).
   const inLock = db.kind === 'pglite' && !config.databaseUrl;
   if (inLock) recordServer(config.dataDir, 'starting');
-  const { models, targets: embedding } = await shutdown.open(loadEmbedding(db, config), { close: ({ models }) => models.close() });
+  // Documents and passages are encoded in a worker thread, whose threads leave a core to the
+  // questions (ENCODER_THREADS overrides): the main thread answers requests meanwhile (serve-embedding.ts).
+  const bulk = { ...config, encoderThreads: serveEncoderThreads(config) };
+  const { models, targets: embedding } = await shutdown.open(loadEmbedding(db, bulk, { bulkThread: true }), {
+    close: ({ models }) => models.close(),
+  });
   console.error(`encoders: ${embedding.encoders.distinct().map((e) => `${e.name} (${e.dimension}-d)`).join(', ')}`);
   if (options.demo) {
     const loaded = await shutdown.cut(loadDemoCorpus(db, config.ingest, undefined, embedding.encoders.byRole.passage));
@@ -50,12 +56,10 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
   console.log(`DHR-GraphQL ready at ${url}`);
   await shutdown.cut(announceKeys(db, options.demo, url));
   // Whatever is pending (the demo corpus on first start, what an interrupted ingest left) is
-  // embedded while the server answers; shutdown stops it between batches and waits for the one in flight.
-  const embedded = finishWithProgress(db, embedding, config, processStopping).then(
-    (finished) => {
-      const summary = finished.embedded;
-      if (summary && summary.documents + summary.passages > 0) console.error(describeEmbed(summary, embedding));
-    },
+  // embedded while the server answers, in small batches that let requests go first
+  // (serve-embedding.ts); shutdown stops it between batches and waits for the one in flight.
+  const embedded = embedWhileServing(db, embedding, config, { signal: processStopping }).then(
+    () => undefined,
     (error: unknown) => console.error(`embedding stopped: ${messageOf(error)}`),
   ).finally(() => {
     finishing = false;

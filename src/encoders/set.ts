@@ -1,3 +1,4 @@
+import { BulkThreadEncoder } from './bulk-thread';
 import { TransformerEncoder } from './transformer/encoder';
 import { DEFAULT_MODEL, defaultEncoderSpec, type EncoderSpec } from './spec';
 import { DEFAULT_QUESTION_QUEUE, questionEncoderFor, type EncodedQuestion, type QuestionQueueOptions } from './questions';
@@ -12,10 +13,16 @@ export interface EncoderSetOptions {
   queryThreads?: number;
   /** Micro-batching and cache of question encodes (DEFAULT_QUESTION_QUEUE). */
   questions?: QuestionQueueOptions;
+  /** Encode documents and passages in a worker thread (a server: BulkThreadEncoder); questions stay on this thread. */
+  bulkThread?: boolean;
 }
 
 /** Loads one model: 'use-lite' (the default) or a custom model folder. */
-export function loadEncoder(source: string, options: EncoderSetOptions = {}): Promise<Encoder> {
+export async function loadEncoder(source: string, options: EncoderSetOptions = {}): Promise<Encoder> {
+  if (options.bulkThread) {
+    const onMain = await loadEncoder(source, { ...options, bulkThread: false });
+    return new BulkThreadEncoder(onMain, source, { cacheDir: options.cacheDir, threads: options.threads, queryThreads: options.queryThreads });
+  }
   return source === DEFAULT_MODEL
     ? UseLiteEncoder.load({ cacheDir: options.cacheDir, threads: options.threads, queryThreads: options.queryThreads })
     : TransformerEncoder.load(source, { threads: options.threads, queryThreads: options.queryThreads });

@@ -1,6 +1,8 @@
 import { currentLogger } from '../observability/request-scope';
 import type { Database } from '../store/db';
 import type { StorageReason } from '../store/faults';
+import { activeAssignment } from '../store/active';
+import { coverage, type LevelCounts } from '../store/coverage';
 import { loadMigrations } from '../store/migrate';
 import { pendingWork } from '../store/pending';
 import type { ReplicaReport, ReplicaSet } from '../store/replicas';
@@ -13,10 +15,13 @@ import { TIMED_OUT, withDeadline } from './deadline';
  * than this for `SELECT version FROM schema_migrations` is not serving anyway.
  */
 export const READY_DEADLINE_MS = 2000;
-/** Counting pending work reads every passage; a probe every few seconds reuses the last count this long. */
+/** Counting pending work and coverage reads every passage; a probe every few seconds reuses the last counts this long. */
 const PENDING_REUSE_MS = 5000;
 
 export type Pending = Awaited<ReturnType<typeof pendingWork>>;
+
+/** Documents and passages, and how many have a vector of the active document / passage model. */
+export type Coverage = { documents: Omit<LevelCounts, 'indexed'>; passages: Omit<LevelCounts, 'indexed'> };
 
 export interface ReadyReport {
   /** degraded: ready, but the store refuses writes (storage); reads are served, writes get STORAGE_UNAVAILABLE. */
@@ -33,6 +38,8 @@ export interface ReadyReport {
   models: 'loaded' | 'absent';
   /** Work still owed (indexing, embedding): reported, but the server serves meanwhile. */
   pending: Pending | 'unknown';
+  /** How much of the corpus the active models cover (embedding at first start: ready meanwhile, and this says how far it is). */
+  coverage: Coverage | 'unknown';
   /** Read replicas (DATABASE_READ_URL), as last checked: reported; reads fall back to the primary, so they never make the server unready. */
   replicas?: ReplicaReport[];
 }
@@ -51,7 +58,7 @@ export function readinessCheck(
   options: { modelsLoaded: boolean; replicas?: ReplicaSet },
 ): () => Promise<{ ready: boolean; report: ReadyReport }> {
   const expected = loadMigrations().map((m) => m.version);
-  let lastPending: { at: number; value: Pending } | undefined;
+  let lastCounts: { at: number; pending: Pending; coverage: Coverage } | undefined;
   // pendingWork takes a Database: this one's reads go to the probe connection.
   const probing: Database = db.probe ? Object.assign(Object.create(db) as Database, { query: db.probe.bind(db) }) : db;
   return async () => {
@@ -64,6 +71,7 @@ export function readinessCheck(
       migrations: 'unknown',
       models: options.modelsLoaded ? 'loaded' : 'absent',
       pending: 'unknown',
+      coverage: 'unknown',
       ...(options.replicas ? { replicas: options.replicas.report() } : {}),
     };
     const [applied, storage] = await Promise.all([
@@ -82,15 +90,29 @@ export function readinessCheck(
     const missing = expected.filter((v) => !applied.has(v));
     report.migrations = missing.length === 0 ? 'ok' : { missing };
     if (missing.length === 0) {
-      if (!lastPending || Date.now() - lastPending.at > PENDING_REUSE_MS) {
-        const value = await withDeadline(pendingWork(probing).catch(() => undefined), READY_DEADLINE_MS);
-        if (value !== TIMED_OUT && value !== undefined) lastPending = { at: Date.now(), value };
+      if (!lastCounts || Date.now() - lastCounts.at > PENDING_REUSE_MS) {
+        const value = await withDeadline(counts(probing).catch(() => undefined), READY_DEADLINE_MS);
+        if (value !== TIMED_OUT && value !== undefined) lastCounts = { at: Date.now(), ...value };
       }
-      if (lastPending) report.pending = lastPending.value;
+      if (lastCounts) {
+        report.pending = lastCounts.pending;
+        report.coverage = lastCounts.coverage;
+      }
     }
     const ready = missing.length === 0;
     report.status = !ready ? 'not ready' : report.storage === 'read-only' || report.storage === 'full' ? 'degraded' : 'ready';
     return { ready, report };
+  };
+}
+
+/** Pending work and coverage of the active models (none active: nothing embedded). */
+async function counts(db: Database): Promise<{ pending: Pending; coverage: Coverage }> {
+  const pending = await pendingWork(db);
+  const active = await activeAssignment(db);
+  const { documents, passages } = await coverage(db, { document: active.document?.id, passage: active.passage?.id });
+  return {
+    pending,
+    coverage: { documents: { total: documents.total, embedded: documents.embedded }, passages: { total: passages.total, embedded: passages.embedded } },
   };
 }
 

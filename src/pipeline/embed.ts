@@ -20,7 +20,9 @@ export async function prepareEmbedding(db: Database, encoders: EncoderSet): Prom
 
 export interface EmbedProgress {
   level: 'documents' | 'passages';
+  /** Items of this level encoded so far (a row written meanwhile by another writer is encoded, and counted, but not written twice). */
   done: number;
+  /** Items of this level that lacked a vector when the run began. */
   total: number;
 }
 
@@ -39,6 +41,12 @@ export interface EmbedOptions {
   onProgress?: (progress: EmbedProgress) => void;
   /** Stops after the batch in flight; what was written stays. Process shutdown (pipeline/stopping.ts) stops it too. */
   signal?: AbortSignal;
+  /**
+   * Awaited before each batch (background embedding in a server: pipeline/foreground.ts), so
+   * requests get the thread between batches. Each batch is read, encoded and then written in its
+   * own statement: no transaction is open while the encoder runs.
+   */
+  yieldTo?: () => Promise<void>;
 }
 
 /**
@@ -53,25 +61,29 @@ export async function embedPending(db: Queryable, targets: EmbeddingTargets, opt
   if (only && only.length === 0) return summary;
   const { encoders } = targets;
   const totals = await pendingCounts(db, targets.document.id, targets.passage.id, only);
-  const track = (level: EmbedProgress['level'], { written, stats }: EncodedBatch) => {
+  const encoded = { documents: 0, passages: 0 };
+  const track = (level: EmbedProgress['level'], items: number, { written, stats }: EncodedBatch) => {
     summary[level] += written;
     summary.truncated += stats.truncated;
     summary.tokens += stats.tokens;
-    options.onProgress?.({ level, done: summary[level], total: totals[level] });
+    encoded[level] += items;
+    // What the run did, against what it found to do (a row a job or an ingest wrote meanwhile is
+    // encoded here too and counted, so the count reaches the total; `written` stays the summary's).
+    options.onProgress?.({ level, done: Math.min(encoded[level], totals[level]), total: totals[level] });
   };
 
   // An external model's vectors come with ingest (the client's): nothing here can encode them.
   if (!isExternal(targets.document)) await embedLevel(
     (after) => pendingDocuments(db, targets.document.id, batchSize, after, only),
     (batch) => encodeDocuments(db, encoders.byRole.document, targets.document, batch),
-    (done) => track('documents', done),
-    options.signal,
+    (items, done) => track('documents', items, done),
+    options,
   );
   if (!isExternal(targets.passage)) await embedLevel(
     (after) => pendingPassages(db, targets.passage.id, batchSize, after, only),
     (batch) => encodePassages(db, encoders.byRole.passage, targets.passage, batch),
-    (done) => track('passages', done),
-    options.signal,
+    (items, done) => track('passages', items, done),
+    options,
   );
   return summary;
 }
@@ -80,15 +92,17 @@ export async function embedPending(db: Queryable, targets: EmbeddingTargets, opt
 async function embedLevel<T extends { id: number }>(
   read: (afterId: number) => Promise<T[]>,
   encodeAndWrite: (batch: T[]) => Promise<EncodedBatch>,
-  done: (batch: EncodedBatch) => void,
-  signal?: AbortSignal,
+  done: (items: number, batch: EncodedBatch) => void,
+  options: Pick<EmbedOptions, 'signal' | 'yieldTo'>,
 ): Promise<void> {
   let after = 0;
   // Checked before each batch: shutdown lets the batch in flight finish (and waits for it), starts no other.
-  while (!signal?.aborted && !processStopping.aborted) {
+  for (;;) {
+    await options.yieldTo?.();
+    if (options.signal?.aborted || processStopping.aborted) return;
     const batch = await read(after);
     if (batch.length === 0) return;
     after = batch[batch.length - 1].id;
-    done(await inFlightBatch(encodeAndWrite(batch)));
+    done(batch.length, await inFlightBatch(encodeAndWrite(batch)));
   }
 }

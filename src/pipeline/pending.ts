@@ -15,6 +15,8 @@ export interface FinishOptions extends Omit<PendingQuery, 'lock'> {
   onEmbedProgress?: (progress: EmbedProgress) => void;
   /** Stops embedding between batches (server shutdown); what is left stays recorded. */
   signal?: AbortSignal;
+  /** Awaited before each embedding batch (EmbedOptions.yieldTo): a server's requests go first. */
+  yieldTo?: () => Promise<void>;
 }
 
 export interface FinishResult {
@@ -49,7 +51,7 @@ async function finishDocuments(db: Queryable, documents: PendingDocument[], opti
   options.onIndexed?.(indexed);
   const targets = await options.embedWith?.(ids);
   const embedded = targets
-    ? await embedPending(db, targets, { documentIds: ids, batchSize: options.embedBatchSize, onProgress: options.onEmbedProgress, signal: options.signal })
+    ? await embedPending(db, targets, { documentIds: ids, batchSize: options.embedBatchSize, onProgress: options.onEmbedProgress, signal: options.signal, yieldTo: options.yieldTo })
     : null;
   const cleared = await clearFinished(db, documents);
   return { documents, indexed, embedded, cleared };

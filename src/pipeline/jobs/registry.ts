@@ -14,6 +14,8 @@ export interface RegistryOptions {
   /** Intra-op threads for corpus embedding and for questions (EncoderSetOptions). */
   threads?: number;
   queryThreads?: number;
+  /** Documents and passages encoded in a worker thread (EncoderSetOptions.bulkThread): a server's choice. */
+  bulkThread?: boolean;
   /** Question micro-batching and cache (DEFAULT_QUESTION_QUEUE). */
   questions?: QuestionQueueOptions;
   /** How long a process trusts its view of the active models before reading it again. */
