@@ -104,7 +104,7 @@ export function remoteStats(target: RemoteTarget): Promise<number> {
   return remote('stats', async () => {
     const data = await remoteGraphQL<{ stats: Record<string, number>; embeddingModels: unknown[] }>(
       target.url,
-      '{ stats { documents sections passages links resolvedLinks } embeddingModels { name dimension roles documents passages } }',
+      '{ stats { documents sections passages links resolvedLinks } embeddingModels { name dimension roles documents passages sentencePassages } }',
       {},
       target,
     );
