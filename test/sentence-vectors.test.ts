@@ -13,10 +13,12 @@ import { TransformerEncoder } from '../src/encoders/transformer/encoder';
 import type { Encoder } from '../src/encoders/types';
 import { embedPending } from '../src/pipeline/embed';
 import { JobWorker } from '../src/pipeline/jobs/worker';
+import { finishPending } from '../src/pipeline/pending';
 import { splitSentences } from '../src/retrieval/answer';
 import { AnswerHighlighter, storedSentenceLoader } from '../src/retrieval/highlight';
 import { SENTENCE_VECTOR_CAP, splitHash } from '../src/retrieval/sentence-vectors';
 import { getJob } from '../src/store/jobs';
+import { clearFinished, pendingDocuments } from '../src/store/pending';
 import { sentenceSimilarities, storedSentenceVectors } from '../src/store/sentence-embeddings';
 import { createTestApi, dataOf, type TestApi } from './helpers/api';
 import { RecordingEncoder } from './helpers/recording-encoder';
@@ -205,6 +207,22 @@ describe('sentence vectors with the default encoder', () => {
     expect(recording.encoded).toEqual(splitSentences(rhine.text).map((s) => s.text));
     expect(await coverageOf()).toEqual({ total: rows.length, embedded: rows.length, sentenceVectors: rows.length });
     expect(await embedPending(db, targets)).toMatchObject({ documents: 0, passages: 0 });
+  });
+
+  it('a document whose sentence vectors are missing stays pending until the finisher writes them', async () => {
+    const db = api.testDb.db;
+    const [norway] = await db.query<{ id: number; passages: number }>(
+      `SELECT d.id, (SELECT count(*)::int FROM passages p WHERE p.document_id = d.id) AS passages FROM documents d WHERE key = 'norway'`,
+    );
+    // As a process killed between the passages' statement and their sentences' leaves it.
+    await db.query('DELETE FROM sentence_embeddings WHERE document_id = $1', [norway.id]);
+    await db.query('INSERT INTO pending_documents (document_id) VALUES ($1) ON CONFLICT (document_id) DO NOTHING', [norway.id]);
+    expect(await clearFinished(db, await pendingDocuments(db, { documentIds: [norway.id] }))).toBe(0);
+    const targets = (await api.models!.current())!;
+    const done = await finishPending(db, { documentIds: [norway.id], embedWith: async () => targets });
+    expect(done).toMatchObject({ cleared: 1, embedded: { documents: 0, passages: norway.passages } });
+    expect(await count('SELECT count(*)::int AS n FROM sentence_embeddings WHERE document_id = $1', [norway.id])).toBe(norway.passages);
+    expect(await count('SELECT count(*)::int AS n FROM pending_documents')).toBe(0);
   });
 
   it('a changed passage gets new sentence vectors; the old ones go with the old passage', async () => {

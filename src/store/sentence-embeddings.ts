@@ -64,8 +64,9 @@ export interface SentenceSimilarities {
 
 /**
  * The inner products of the question with the stored sentence vectors of these passages, in one
- * statement (key lookups; the products are taken where the vectors are, so 4 bytes come back per
- * sentence instead of a vector). Passages without a row for the model are left out.
+ * statement: key lookups, and the products taken where the vectors are, so 8 bytes come back per
+ * sentence instead of a vector. A row per sentence (a lateral unnest of the row's own array, which
+ * Citus runs on the shard). Passages without sentence vectors of the model are left out.
  */
 export async function sentenceSimilarities(
   db: Queryable & Pick<Partial<Database>, 'vectorParam'>,
@@ -74,14 +75,20 @@ export async function sentenceSimilarities(
   passages: readonly { passageId: number; documentId: number }[],
 ): Promise<Map<number, SentenceSimilarities>> {
   if (passages.length === 0) return new Map();
-  const rows = await db.query<{ passageId: number; splitHash: string; similarities: number[] }>(
-    `SELECT s.passage_id AS "passageId", s.split_hash AS "splitHash",
-            ARRAY(SELECT -(v <#> $2::vector) FROM unnest(s.embeddings) WITH ORDINALITY AS e(v, n) ORDER BY n) AS similarities
-     FROM unnest($3::int[], $4::int[]) AS k(document_id, passage_id)
-     JOIN sentence_embeddings s ON s.model_id = $1 AND s.document_id = k.document_id AND s.passage_id = k.passage_id`,
-    [modelId, db.vectorParam?.(question) ?? vectorLiteral(question), passages.map((p) => p.documentId), passages.map((p) => p.passageId)],
+  const rows = await db.query<{ passageId: number; splitHash: string; similarity: number }>(
+    `SELECT s.passage_id AS "passageId", s.split_hash AS "splitHash", -(e.v <#> $2::vector) AS similarity
+     FROM sentence_embeddings s CROSS JOIN LATERAL unnest(s.embeddings) WITH ORDINALITY AS e(v, n)
+     WHERE s.model_id = $1 AND s.document_id = ANY($3::int[]) AND s.passage_id = ANY($4::int[])
+     ORDER BY s.passage_id, e.n`,
+    [modelId, db.vectorParam?.(question) ?? vectorLiteral(question), [...new Set(passages.map((p) => p.documentId))], passages.map((p) => p.passageId)],
   );
-  return new Map(rows.map((r) => [r.passageId, { splitHash: r.splitHash, similarities: r.similarities.map(Number) }]));
+  const out = new Map<number, SentenceSimilarities>();
+  for (const r of rows) {
+    let entry = out.get(r.passageId);
+    if (!entry) out.set(r.passageId, (entry = { splitHash: r.splitHash, similarities: [] }));
+    entry.similarities.push(Number(r.similarity));
+  }
+  return out;
 }
 
 /** The stored sentence vectors of passages, as written (tests and diagnostics; highlights read similarities). */
