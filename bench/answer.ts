@@ -140,19 +140,31 @@ async function main(): Promise<void> {
     );
     const encoder = targets.encoders.byRole.passage;
     const batches = Array.from({ length: Math.ceil(rows.length / EMBED_BATCH) }, (_, i) => rows.slice(i * EMBED_BATCH, (i + 1) * EMBED_BATCH));
+    // Encoding and writing timed apart too (seconds of the last run of each part).
+    const split = { passages: { encode: 0, write: 0 }, sentences: { encode: 0, write: 0 } };
     const passagesPart = async () => {
+      split.passages = { encode: 0, write: 0 };
       for (const batch of batches) {
+        let t0 = performance.now();
         const { vectors } = await encoder.encode(batch.map(passageEncodingText), 'passage');
+        split.passages.encode += (performance.now() - t0) / 1000;
+        t0 = performance.now();
         await writePassageEmbeddings(db, targets.passage, batch.map((r, i) => ({ passageId: r.id, documentId: r.documentId, vector: vectors[i] })), { replace: true });
+        split.passages.write += (performance.now() - t0) / 1000;
       }
     };
     let sentences = 0;
     const sentencesPart = async () => {
       sentences = 0;
+      split.sentences = { encode: 0, write: 0 };
       for (const batch of batches) {
+        let t0 = performance.now();
         const encoded = await encodeSentences(encoder, batch);
+        split.sentences.encode += (performance.now() - t0) / 1000;
         sentences += encoded.reduce((s, e) => s + e.vectors.length, 0);
+        t0 = performance.now();
         await writeSentenceEmbeddings(db, targets.passage, batch.map((r, i) => ({ passageId: r.id, documentId: r.documentId, ...encoded[i] })));
+        split.sentences.write += (performance.now() - t0) / 1000;
       }
     };
     const best = { passages: Infinity, sentences: Infinity };
@@ -171,6 +183,8 @@ async function main(): Promise<void> {
       `embedding ${rows.length} passages (batches of ${EMBED_BATCH}, encode + write, best of ${repeats}): their vectors ${best.passages.toFixed(2)} s; ` +
         `their ${sentences} sentence vectors (cap ${SENTENCE_VECTOR_CAP} a passage) ${best.sentences.toFixed(2)} s: +${((100 * best.sentences) / best.passages).toFixed(0)}% embedding time for passages`,
     );
+    const f = (x: { encode: number; write: number }) => `encode ${x.encode.toFixed(2)} s, write ${x.write.toFixed(2)} s`;
+    console.log(`last run of each: passages ${f(split.passages)}; sentences ${f(split.sentences)}`);
     const [size] = await db.query<{ passages: number; sentences: number; n: number; m: number }>(
       `SELECT pg_total_relation_size('passage_embeddings')::float8 AS passages, pg_total_relation_size('sentence_embeddings')::float8 AS sentences,
               (SELECT count(*) FROM passage_embeddings)::int AS n, (SELECT count(*) FROM sentence_embeddings)::int AS m`,

@@ -103,7 +103,7 @@ const DOCUMENT_PENDING = `FROM documents d LEFT JOIN document_embeddings e ON e.
   WHERE (e.document_id IS NULL OR e.content_hash <> d.content_hash)`;
 const HAS_VECTOR = 'EXISTS (SELECT 1 FROM passage_embeddings e WHERE e.model_id = $1 AND e.document_id = p.document_id AND e.passage_id = p.id)';
 /** The passage's sentence vectors for the model (migration 0018). */
-export const HAS_SENTENCES = 'EXISTS (SELECT 1 FROM sentence_embeddings s WHERE s.model_id = $1 AND s.document_id = p.document_id AND s.passage_id = p.id)';
+const HAS_SENTENCES = 'EXISTS (SELECT 1 FROM sentence_embeddings s WHERE s.model_id = $1 AND s.document_id = p.document_id AND s.passage_id = p.id)';
 const PASSAGE_PENDING = `FROM passages p WHERE NOT ${HAS_VECTOR}`;
 /** What embedding fills: a passage without its vector, or without its sentence vectors (a store older than 0018). */
 const PASSAGE_OR_SENTENCES_PENDING = `FROM passages p WHERE NOT (${HAS_VECTOR} AND ${HAS_SENTENCES})`;
