@@ -58,6 +58,8 @@ describe('dhr CLI', () => {
         documents: 5,
         staleDocuments: 0,
         passages: stats.passages,
+        // ingest stored every passage's sentence vectors too
+        sentencePassages: stats.passages,
       },
     ]);
   });

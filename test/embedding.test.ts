@@ -166,6 +166,9 @@ describe('embedding pipeline with the default model', () => {
       'Paris, Paris is the capital of France., Art',
       'Paris, Paris is the capital of France.',
       'Paris, Art, The Louvre is the largest art museum.',
+      // the new passages' sentences, for answer highlights (one call after the passages')
+      'Paris is the capital of France.',
+      'The Louvre is the largest art museum.',
     ]);
     const [{ n }] = await t.db.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM passage_embeddings e LEFT JOIN passages p ON p.id = e.passage_id WHERE p.id IS NULL`,

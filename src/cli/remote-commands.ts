@@ -105,7 +105,7 @@ export function remoteRevokeKey(target: RemoteTarget, idOrPrefix: string): Promi
 }
 
 /** The server's models as `modelCounts` gives them locally (roles in the store's spelling). */
-const MODEL_FIELDS = 'name dimension runtime source roles documents staleDocuments passages';
+const MODEL_FIELDS = 'name dimension runtime source roles documents staleDocuments passages sentencePassages';
 const roleName = (role: string) => role.toLowerCase().replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 const localModel = (m: { roles: string[] }) => ({ ...m, roles: m.roles.map(roleName) });
 

@@ -1,6 +1,7 @@
 import DataLoader from 'dataloader';
 import { notFound } from '../errors';
 import type { Database } from '../store/db';
+import { storedSentenceLoader } from '../retrieval/highlight';
 import { passagePages, type Page, type PageQuery, type PassageWindow } from '../store/pages';
 import * as reads from '../store/reads';
 import type { DocumentRow, LinkRow, PassageRow, SectionRow } from '../store/rows';
@@ -84,6 +85,8 @@ export function createLoaders(db: Database) {
     incomingLinks: new DataLoader<number, LinkRow[]>(async (ids) =>
       groupBy(ids, await reads.incomingLinksByDocumentIds(db, ids), (r) => r.targetDocumentId as number),
     ),
+    /** Answer highlights: a retrieval's passages' stored sentence similarities, one statement. */
+    sentences: storedSentenceLoader(db),
   };
 }
 

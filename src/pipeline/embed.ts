@@ -51,8 +51,9 @@ export interface EmbedOptions {
 
 /**
  * Embeds what lacks a vector for the configured models: documents (from their summary) whose
- * content changed or that have none, and passages (title path + text) that have none. Unchanged
- * documents keep their vectors; each batch is written in one statement.
+ * content changed or that have none, and passages (title path + text) that have none, with their
+ * sentence vectors (or those alone, for a passage embedded before they were stored). Unchanged
+ * documents keep their vectors; each batch is written in one statement per kind.
  */
 export async function embedPending(db: Queryable, targets: EmbeddingTargets, options: EmbedOptions = {}): Promise<EmbedSummary> {
   const batchSize = options.batchSize ?? 64;
@@ -60,7 +61,7 @@ export async function embedPending(db: Queryable, targets: EmbeddingTargets, opt
   const summary: EmbedSummary = { documents: 0, passages: 0, truncated: 0, tokens: 0 };
   if (only && only.length === 0) return summary;
   const { encoders } = targets;
-  const totals = await pendingCounts(db, targets.document.id, targets.passage.id, only);
+  const totals = await pendingCounts(db, targets.document.id, targets.passage.id, only, { sentences: true });
   const encoded = { documents: 0, passages: 0 };
   const track = (level: EmbedProgress['level'], items: number, { written, stats }: EncodedBatch) => {
     summary[level] += written;

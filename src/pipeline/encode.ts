@@ -1,8 +1,10 @@
 import type { EncodeStats, Encoder } from '../encoders/types';
 import { passageEncodingText } from '../ingest/summary';
 import type { Queryable } from '../store/db';
+import { SENTENCE_BATCH, sentencesToStore } from '../retrieval/sentence-vectors';
 import { summaryPieces } from './summary-pieces';
 import { writeDocumentEmbeddings, writePassageEmbeddings, type EmbeddingModelRow } from '../store/embeddings';
+import { writeSentenceEmbeddings } from '../store/sentence-embeddings';
 
 /**
  * The one encode-and-write step, shared by inline embedding (ingest, `dhr embed`) and the job
@@ -21,6 +23,9 @@ export interface PassageItem {
   documentId: number;
   text: string;
   titlePath: string[];
+  /** It has its vector / its sentence vectors for the model already (absent: no); without `replace` those are kept. */
+  hasVector?: boolean;
+  hasSentences?: boolean;
 }
 
 export interface EncodedBatch {
@@ -30,7 +35,7 @@ export interface EncodedBatch {
 }
 
 export interface EncodeWriteOptions {
-  /** Overwrite existing passage vectors (a re-embedding job of scope ALL). */
+  /** Overwrite existing passage and sentence vectors (a re-embedding job of scope ALL). */
   replace?: boolean;
   /** Called once the batch is encoded, before it is written (the worker's crash trace). */
   onEncoded?: (items: readonly { id: number }[]) => void;
@@ -64,7 +69,13 @@ export async function encodeDocuments(
   return { written, stats };
 }
 
-/** Passages are encoded from their title path and text. */
+/**
+ * Passages are encoded from their title path and text, and their first sentences (splitSentences,
+ * as answer highlights split them; at most SENTENCE_VECTOR_CAP) each on its own, so a highlight
+ * reads stored sentence vectors instead of encoding at query time. What an item has already is
+ * kept unless `replace`. `written`: passages that got their vector, or (having one) their
+ * sentence vectors.
+ */
 export async function encodePassages(
   db: Queryable,
   encoder: Encoder,
@@ -72,13 +83,35 @@ export async function encodePassages(
   items: readonly PassageItem[],
   options: EncodeWriteOptions = {},
 ): Promise<EncodedBatch> {
-  const { vectors, stats } = items.length ? await encoder.encode(items.map(passageEncodingText), 'passage') : { vectors: [], stats: NONE };
-  options.onEncoded?.(items);
+  const needVector = items.filter((p) => options.replace || !p.hasVector);
+  const needSentences = items.filter((p) => options.replace || !p.hasVector || !p.hasSentences);
+  const { vectors, stats } = needVector.length ? await encoder.encode(needVector.map(passageEncodingText), 'passage') : { vectors: [], stats: NONE };
+  const sentences = await encodeSentences(encoder, needSentences);
+  options.onEncoded?.(needSentences);
   const written = await writePassageEmbeddings(
     db,
     model,
-    items.map((p, i) => ({ passageId: p.id, documentId: p.documentId, vector: vectors[i] })),
+    needVector.map((p, i) => ({ passageId: p.id, documentId: p.documentId, vector: vectors[i] })),
     { replace: options.replace },
   );
-  return { written, stats };
+  const vectorWritten = new Set(needVector.map((p) => p.id));
+  // Stats (texts, tokens, clipped share) stay about passages, as the eval report reads them.
+  const sentencesOnly = await writeSentenceEmbeddings(
+    db,
+    model,
+    needSentences.map((p, i) => ({ passageId: p.id, documentId: p.documentId, ...sentences[i], counted: !vectorWritten.has(p.id) })),
+  );
+  return { written: written + sentencesOnly, stats };
+}
+
+/** The sentences of each passage that get stored vectors, encoded in one call. */
+export async function encodeSentences(
+  encoder: Encoder,
+  items: readonly { text: string }[],
+): Promise<{ splitHash: string; vectors: Float32Array[] }[]> {
+  const split = items.map((p) => sentencesToStore(p.text));
+  const texts = split.flatMap((s) => s.texts);
+  const vectors = texts.length ? (await encoder.encode(texts, 'passage', { batchSize: SENTENCE_BATCH })).vectors : [];
+  let at = 0;
+  return split.map((s) => ({ splitHash: s.hash, vectors: vectors.slice(at, (at += s.texts.length)) }));
 }

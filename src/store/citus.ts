@@ -3,10 +3,11 @@ import { DomainError, ErrorCode } from '../errors';
 import type { Database, Distribution, Queryable } from './db';
 import { loadMigrations, MigrationError, migrationsDir, type Migration } from './migration-files';
 
-/** Tables distributed by document id, all colocated with documents (migrations/citus/0001). */
+/** Tables distributed by document id, all colocated with documents (migrations/citus/0001, 0004). */
 export const DISTRIBUTED_TABLES = [
   'documents', 'sections', 'passages', 'links', 'document_embeddings', 'passage_embeddings',
   'passage_postings', 'document_postings', 'document_lengths', 'pending_documents', 'bm25_stats', 'bm25_terms',
+  'sentence_embeddings',
 ] as const;
 /** The small tables, a copy on every node. */
 export const REFERENCE_TABLES = [

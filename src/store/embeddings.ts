@@ -102,15 +102,24 @@ export async function modelByName(db: Queryable, name: string): Promise<Embeddin
 
 const DOCUMENT_PENDING = `FROM documents d LEFT JOIN document_embeddings e ON e.model_id = $1 AND e.document_id = d.id
   WHERE (e.document_id IS NULL OR e.content_hash <> d.content_hash)`;
-const PASSAGE_PENDING = `FROM passages p
-  WHERE NOT EXISTS (SELECT 1 FROM passage_embeddings e WHERE e.model_id = $1 AND e.document_id = p.document_id AND e.passage_id = p.id)`;
+const HAS_VECTOR = 'EXISTS (SELECT 1 FROM passage_embeddings e WHERE e.model_id = $1 AND e.document_id = p.document_id AND e.passage_id = p.id)';
+/** The passage's sentence vectors for the model (migration 0018). */
+const HAS_SENTENCES = 'EXISTS (SELECT 1 FROM sentence_embeddings s WHERE s.model_id = $1 AND s.document_id = p.document_id AND s.passage_id = p.id)';
+const PASSAGE_PENDING = `FROM passages p WHERE NOT ${HAS_VECTOR}`;
+/** What embedding fills: a passage without its vector, or without its sentence vectors (a store older than 0018). */
+const PASSAGE_OR_SENTENCES_PENDING = `FROM passages p WHERE NOT (${HAS_VECTOR} AND ${HAS_SENTENCES})`;
 
-/** How many documents and passages lack a current vector (optionally among some documents). */
+/**
+ * How many documents and passages lack a current vector (optionally among some documents).
+ * `sentences`: passages whose sentence vectors are missing count too (what embedPending fills);
+ * activation asks without it, since highlights encode what has no stored sentence vectors.
+ */
 export async function pendingCounts(
   db: Queryable,
   documentModelId: number,
   passageModelId: number,
   onlyDocumentIds?: number[],
+  options: { sentences?: boolean } = {},
 ): Promise<{ documents: number; passages: number }> {
   const only = onlyDocumentIds ?? null;
   const [{ n: documents }] = await db.query<{ n: number }>(
@@ -118,7 +127,7 @@ export async function pendingCounts(
     [documentModelId, only],
   );
   const [{ n: passages }] = await db.query<{ n: number }>(
-    `SELECT count(*)::int AS n ${PASSAGE_PENDING} AND ($2::int[] IS NULL OR p.document_id = ANY($2::int[]))`,
+    `SELECT count(*)::int AS n ${options.sentences ? PASSAGE_OR_SENTENCES_PENDING : PASSAGE_PENDING} AND ($2::int[] IS NULL OR p.document_id = ANY($2::int[]))`,
     [passageModelId, only],
   );
   return { documents, passages };
@@ -146,12 +155,22 @@ export interface PendingPassage {
   documentId: number;
   text: string;
   titlePath: string[];
+  /** Whether it has its vector, and its sentence vectors, for the model already. */
+  hasVector: boolean;
+  hasSentences: boolean;
 }
 
-/** Passages with no embedding for the model (a changed document's passages are new rows). */
+/** The columns a passage to embed is read with (the model is $1). */
+export const PASSAGE_TO_EMBED = `p.id, p.document_id AS "documentId", p.text, p.title_path AS "titlePath",
+  ${HAS_VECTOR} AS "hasVector", ${HAS_SENTENCES} AS "hasSentences"`;
+
+/**
+ * Passages with no embedding, or no sentence vectors, for the model (a changed document's passages
+ * are new rows).
+ */
 export function pendingPassages(db: Queryable, modelId: number, limit: number, afterId = 0, onlyDocumentIds?: number[]): Promise<PendingPassage[]> {
   return db.query<PendingPassage>(
-    `SELECT p.id, p.document_id AS "documentId", p.text, p.title_path AS "titlePath" ${PASSAGE_PENDING}
+    `SELECT ${PASSAGE_TO_EMBED} ${PASSAGE_OR_SENTENCES_PENDING}
        AND p.id > $3 AND ($4::int[] IS NULL OR p.document_id = ANY($4::int[]))
      ORDER BY p.id LIMIT $2`,
     [modelId, limit, afterId, onlyDocumentIds ?? null],
@@ -275,7 +294,7 @@ const WRITE_ATTEMPTS = 5;
  * shards check the foreign keys. Inside a caller's transaction the statement cannot run again (the
  * transaction is aborted): the caller gets a typed CONFLICT to retry, as after too many runs.
  */
-async function writeSkippingVanished(db: Queryable, sql: string, params: unknown[]): Promise<number> {
+export async function writeSkippingVanished(db: Queryable, sql: string, params: unknown[]): Promise<number> {
   const autocommit = typeof (db as Partial<Database>).transaction === 'function';
   for (let attempt = 1; ; attempt++) {
     try {
@@ -317,6 +336,8 @@ export interface ModelCounts {
   documents: number;
   staleDocuments: number;
   passages: number;
+  /** Passages with stored sentence vectors of the model (answer highlights read them). */
+  sentencePassages: number;
 }
 
 export function modelCounts(db: Queryable): Promise<ModelCounts[]> {
@@ -327,7 +348,8 @@ export function modelCounts(db: Queryable): Promise<ModelCounts[]> {
             (SELECT count(*)::int FROM document_embeddings e WHERE e.model_id = m.id) AS documents,
             (SELECT count(*)::int FROM document_embeddings e JOIN documents d ON d.id = e.document_id
               WHERE e.model_id = m.id AND e.content_hash <> d.content_hash) AS "staleDocuments",
-            (SELECT count(*)::int FROM passage_embeddings e WHERE e.model_id = m.id) AS passages
+            (SELECT count(*)::int FROM passage_embeddings e WHERE e.model_id = m.id) AS passages,
+            (SELECT count(*)::int FROM sentence_embeddings s WHERE s.model_id = m.id) AS "sentencePassages"
      FROM embedding_models m ORDER BY m.id`,
   );
 }

@@ -1,7 +1,7 @@
 import { isExternal } from '../encoders/external';
 import { badUserInput, DomainError, ErrorCode, notFound } from '../errors';
 import type { Database, Queryable } from './db';
-import { MODEL_COLUMNS, type EmbeddingModelRow } from './embeddings';
+import { MODEL_COLUMNS, PASSAGE_TO_EMBED, type EmbeddingModelRow, type PendingPassage } from './embeddings';
 
 export const JOB_SCOPES = ['ALL', 'STALE', 'DOCUMENTS'] as const;
 export type JobScope = (typeof JOB_SCOPES)[number];
@@ -44,9 +44,12 @@ const PARAMS = 'k AS (SELECT $1::int AS model_id, $2::int[] AS ids)';
 const STALE: Record<JobLevel, string> = {
   documents: `NOT EXISTS (SELECT 1 FROM document_embeddings e
                 WHERE e.model_id = k.model_id AND e.document_id = d.id AND e.content_hash = d.content_hash)`,
-  // document_id too: on Citus the subquery must join on the distribution column.
-  passages: `NOT EXISTS (SELECT 1 FROM passage_embeddings e
-               WHERE e.model_id = k.model_id AND e.document_id = p.document_id AND e.passage_id = p.id)`,
+  // document_id too: on Citus the subquery must join on the distribution column. Sentence vectors
+  // (migration 0018) count: a store embedded before them gets them from a STALE job.
+  passages: `NOT (EXISTS (SELECT 1 FROM passage_embeddings e
+                    WHERE e.model_id = k.model_id AND e.document_id = p.document_id AND e.passage_id = p.id)
+              AND EXISTS (SELECT 1 FROM sentence_embeddings s
+                    WHERE s.model_id = k.model_id AND s.document_id = p.document_id AND s.passage_id = p.id))`,
 };
 const LISTED: Record<JobLevel, string> = { documents: 'd.id = ANY(k.ids)', passages: 'p.document_id = ANY(k.ids)' };
 const FROM: Record<JobLevel, string> = { documents: 'documents d', passages: 'passages p' };
@@ -198,12 +201,7 @@ export interface BatchDocument {
   summary: string;
   contentHash: string;
 }
-export interface BatchPassage {
-  id: number;
-  documentId: number;
-  text: string;
-  titlePath: string[];
-}
+export type BatchPassage = PendingPassage;
 
 /** The batch's items as they are now: deleted ones are gone, changed documents carry their new hash. */
 export function batchDocuments(tx: Queryable, batch: ClaimedBatch): Promise<BatchDocument[]> {
@@ -216,7 +214,7 @@ export function batchDocuments(tx: Queryable, batch: ClaimedBatch): Promise<Batc
 
 export function batchPassages(tx: Queryable, batch: ClaimedBatch): Promise<BatchPassage[]> {
   return tx.query<BatchPassage>(
-    `WITH ${PARAMS} SELECT p.id, p.document_id AS "documentId", p.text, p.title_path AS "titlePath" FROM passages p, k
+    `WITH ${PARAMS} SELECT ${PASSAGE_TO_EMBED} FROM passages p, k
      WHERE p.id BETWEEN $3 AND $4 AND ${scopeCondition('passages', batch.scope)} ORDER BY p.id`,
     [batch.model.id, batch.documentIds, batch.firstId, batch.lastId],
   );

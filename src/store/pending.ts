@@ -73,7 +73,8 @@ export async function pendingDocuments(db: Queryable, query: PendingQuery = {}):
 
 /**
  * Clears the records of documents whose work the rows show done — every passage indexed, the
- * document and every passage with a current vector of the active models — and only for the
+ * document and every passage with a current vector of the active models, every passage with its
+ * sentence vectors (written by a statement of their own, after the passages') — and only for the
  * generation that was finished: a document re-written meanwhile keeps its record (the re-write
  * bumped the generation, or holds the row until it commits and then has). Returns how many.
  */
@@ -93,6 +94,9 @@ export async function clearFinished(db: Queryable, finished: readonly PendingDoc
          AND NOT EXISTS (SELECT 1 FROM passages p WHERE p.document_id = q.document_id AND NOT EXISTS (
                            SELECT 1 FROM passage_embeddings e
                            WHERE e.model_id = active.pm AND e.document_id = p.document_id AND e.passage_id = p.id))
+         AND NOT EXISTS (SELECT 1 FROM passages p WHERE p.document_id = q.document_id AND NOT EXISTS (
+                           SELECT 1 FROM sentence_embeddings s
+                           WHERE s.model_id = active.pm AND s.document_id = p.document_id AND s.passage_id = p.id))
        RETURNING 1)
      SELECT count(*)::int AS n FROM cleared`,
     [finished.map((f) => f.documentId), finished.map((f) => f.generation)],

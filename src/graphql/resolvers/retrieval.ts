@@ -96,7 +96,7 @@ export class RetrieveArgs {
 
 /** What the Retrieval type's lazy fields need (not in the schema). */
 interface RetrievalRoot extends Retrieval {
-  modelIds: { document?: number; passage?: number };
+  modelIds: { document?: number; passage?: number; sentences?: number };
   readsVectors: boolean;
   /** One coverage query per retrieval, shared by the coverage and warnings fields. */
   counted?: ReturnType<typeof coverage>;
@@ -189,6 +189,8 @@ export class RetrievalResolver {
       modelIds: {
         document: needs.documentVector ? targets?.document.id : undefined,
         passage: needs.passageVector ? targets?.passage.id : undefined,
+        // Highlights use the active passage model's sentence vectors whatever the mode read.
+        sentences: targets?.passage.id,
       },
       readsVectors: needs.documentVector || needs.passageVector,
     };
@@ -226,7 +228,8 @@ export class ScoredPassageResolver {
 
   @FieldResolver(() => PassageAnswer, {
     nullable: true,
-    description: 'Where in the passage the answer is (null: a passage without text, or a retrieval without question text; lexical overlap alone with an external model). Computed only when asked for: it encodes the passage’s sentences (cached per process).',
+    description:
+      'Where in the passage the answer is (null: a passage without text, or a retrieval without question text; lexical overlap alone with an external model). Computed only when asked for, from the sentence vectors stored when the passage was embedded (one read for all of a retrieval’s passages); a passage without them has its sentences encoded (cached per process).',
   })
   async answer(@Root() scored: ScoredPassage, @Ctx() ctx: Context): Promise<PassageAnswer | null> {
     const passage = scored.row?.text !== undefined ? scored.row : await ctx.loaders.passage.load(scored.passageId);
@@ -241,7 +244,8 @@ export class ScoredPassageResolver {
     // The retrieval's question vector came from this snapshot's questionPassage encoder only if the
     // snapshot is the same one; an activation between the two reads re-encodes instead.
     const sameEncoder = scored.questionVectorEncoder === encoders?.question;
-    return highlighterFor(encoders).highlight(scored.question, passage.text, sameEncoder ? scored.questionVector : undefined);
+    const stored = targets && { loader: ctx.loaders.sentences, modelId: targets.passage.id, passageId: scored.passageId, documentId: scored.documentId };
+    return highlighterFor(encoders).highlight(scored.question, passage.text, sameEncoder ? scored.questionVector : undefined, stored);
   }
 }
 

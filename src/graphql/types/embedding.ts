@@ -32,6 +32,9 @@ export class EmbeddingModel {
 
   @Field(() => Int)
   passages!: number;
+
+  @Field(() => Int, { description: 'Passages with stored sentence vectors of this model (answer highlights read them instead of encoding).' })
+  sentencePassages!: number;
 }
 
 @ObjectType({ description: 'What embedding did as part of a mutation.' })

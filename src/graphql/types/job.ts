@@ -4,7 +4,7 @@ import { graphqlEnum } from './enums';
 
 export const ReembedScope = graphqlEnum(JOB_SCOPES, {
   name: 'ReembedScope',
-  description: 'ALL: every document and passage; STALE: those missing or changed for the model; DOCUMENTS: the listed documents.',
+  description: 'ALL: every document and passage; STALE: those missing or changed for the model (a passage whose sentence vectors are missing too); DOCUMENTS: the listed documents.',
 });
 
 export const JobStatusEnum = graphqlEnum(JOB_STATUSES, { name: 'JobStatus' });

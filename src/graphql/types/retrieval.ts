@@ -54,6 +54,8 @@ export class ScoredPassage {
   documentLexicalScore!: number | null;
 
   passageId!: number;
+  /** Its document (not in the schema): the key of its stored sentence vectors. */
+  documentId!: number;
   /** The passage's columns the selection reads, from the search statement (absent: read by the loader). */
   row?: PassageRow;
   /** The question, for the answer field (not in the schema). */
@@ -193,6 +195,12 @@ export class LevelCoverage {
 
   @Field(() => Int, { description: 'Items in the BM25 index.' })
   indexed!: number;
+
+  @Field(() => Int, {
+    nullable: true,
+    description: 'Passages with stored sentence vectors of the active passage model: their answer highlights take inner products only; the others encode their sentences when asked (null for documents).',
+  })
+  sentenceVectors?: number | null;
 }
 
 @ObjectType({ description: 'Embedded and indexed items against the total, per level, when the retrieval ran.' })
