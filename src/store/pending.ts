@@ -1,3 +1,4 @@
+import { EXTERNAL_RUNTIME } from '../encoders/external';
 import type { Database, Queryable } from './db';
 
 /**
@@ -74,7 +75,8 @@ export async function pendingDocuments(db: Queryable, query: PendingQuery = {}):
 /**
  * Clears the records of documents whose work the rows show done — every passage indexed, the
  * document and every passage with a current vector of the active models, every passage with its
- * sentence vectors (written by a statement of their own, after the passages') — and only for the
+ * sentence vectors (written by a statement of their own, after the passages'; none for an external
+ * model, whose passage vectors the client brings) — and only for the
  * generation that was finished: a document re-written meanwhile keeps its record (the re-write
  * bumped the generation, or holds the row until it commits and then has). Returns how many.
  */
@@ -83,7 +85,10 @@ export async function clearFinished(db: Queryable, finished: readonly PendingDoc
   const [{ n }] = await db.query<{ n: number }>(
     `WITH active AS (
        SELECT (SELECT model_id FROM active_encoders WHERE role = 'document') AS dm,
-              (SELECT model_id FROM active_encoders WHERE role = 'passage') AS pm),
+              (SELECT model_id FROM active_encoders WHERE role = 'passage') AS pm,
+              -- An external model's vectors come from the client, its sentences' never: none are waited for.
+              coalesce((SELECT m.runtime = '${EXTERNAL_RUNTIME}' FROM active_encoders a JOIN embedding_models m ON m.id = a.model_id
+                        WHERE a.role = 'passage'), false) AS pm_external),
      cleared AS (
        DELETE FROM pending_documents q
        USING unnest($1::int[], $2::bigint[]) AS f(document_id, generation), active
@@ -94,9 +99,9 @@ export async function clearFinished(db: Queryable, finished: readonly PendingDoc
          AND NOT EXISTS (SELECT 1 FROM passages p WHERE p.document_id = q.document_id AND NOT EXISTS (
                            SELECT 1 FROM passage_embeddings e
                            WHERE e.model_id = active.pm AND e.document_id = p.document_id AND e.passage_id = p.id))
-         AND NOT EXISTS (SELECT 1 FROM passages p WHERE p.document_id = q.document_id AND NOT EXISTS (
+         AND (active.pm_external OR NOT EXISTS (SELECT 1 FROM passages p WHERE p.document_id = q.document_id AND NOT EXISTS (
                            SELECT 1 FROM sentence_embeddings s
-                           WHERE s.model_id = active.pm AND s.document_id = p.document_id AND s.passage_id = p.id))
+                           WHERE s.model_id = active.pm AND s.document_id = p.document_id AND s.passage_id = p.id)))
        RETURNING 1)
      SELECT count(*)::int AS n FROM cleared`,
     [finished.map((f) => f.documentId), finished.map((f) => f.generation)],
