@@ -1,9 +1,13 @@
 /**
  * Answer highlights (DensePhrases' phrase-level answers, row by row): the sentence of a passage
  * most likely to answer the question, and inside it the shortest span that carries the answer
- * where one stands out (the value after a label: "name: Oslo"). Pure: sentence similarities from
- * an encoder come in as numbers (highlight.ts computes them), so this is testable by hand.
+ * where one stands out (the value after a label: "name: Oslo"; a date for a "when" question, a
+ * number with its unit for "how many", a name for "who", a place for "where": issue 33). Pure:
+ * sentence similarities from an encoder come in as numbers (highlight.ts computes them), so this
+ * is testable by hand.
  */
+import { classifyQuestion, type AnswerType } from './answer-types';
+import { isCodeLine, isDefining, isInstruction, isLeftover, typedSpans } from './answer-spans';
 
 /** A piece of the passage text; start/end are JavaScript string offsets (UTF-16), end exclusive. */
 export interface TextSpan {
@@ -17,7 +21,27 @@ export interface Answer extends TextSpan {
   score: number;
   /** The whole sentence the answer span lies in (equal to the span when no shorter span stands out). */
   sentence: TextSpan;
+  /** What the question asks for (null: the untyped method, `typed: false`). */
+  answerType: AnswerType | null;
+  /** What the span is: a typed phrase's type, 'definition' or 'instruction' for such a sentence; null for a plain sentence or a label's value. */
+  spanType: AnswerType | null;
+  /** The passage had more than `maxSentences` sentences: only the first ones were read. */
+  truncated: boolean;
 }
+
+export interface PickOptions {
+  /** Prefer sentences and spans of the question's answer type (default true); false: the method before issue 33. */
+  typed?: boolean;
+  /** Sentences read per passage (default MAX_ANSWER_SENTENCES); the rest are not considered. */
+  maxSentences?: number;
+}
+
+/** Sentences read per passage: a passage is at most a few hundred words, so this binds only on odd input (a table or a log pasted as one passage). */
+export const MAX_ANSWER_SENTENCES = 64;
+/** Added to a sentence's rank when it holds a phrase of the expected type (tuned on the prose set's dev split). */
+export const TYPE_BONUS = 0.15;
+/** Subtracted from a code line's rank unless the question asks how to do something. */
+const CODE_PENALTY = 0.5;
 
 const segmenter = new Intl.Segmenter('en', { granularity: 'sentence' });
 
@@ -114,19 +138,118 @@ const POSITION_PENALTY = 0.001;
  * Picks the answer in one passage. `similarities[i]` is the encoder's question–sentence inner
  * product for sentence i of splitSentences(text); without them the overlap alone decides.
  */
-export function pickAnswer(question: string, text: string, similarities?: readonly number[]): Answer | null {
-  const sentences = splitSentences(text);
-  if (sentences.length === 0) return null;
+export function pickAnswer(question: string, text: string, similarities?: readonly number[], options: PickOptions = {}): Answer | null {
+  const all = splitSentences(text);
+  if (all.length === 0) return null;
+  const limit = Math.max(1, options.maxSentences ?? MAX_ANSWER_SENTENCES);
+  const sentences = all.slice(0, limit);
+  const truncated = all.length > sentences.length;
   const terms = new Set(contentTerms(question));
-  let best = { sentence: sentences[0], score: -Infinity, ranked: -Infinity };
-  sentences.forEach((sentence, i) => {
+  const scoreOf = (sentence: TextSpan, i: number) => {
     const lexical = lexicalOverlap(terms, sentence.text);
     const dense = similarities?.[i];
-    const score = dense === undefined ? lexical : DENSE_WEIGHT * dense + (1 - DENSE_WEIGHT) * lexical;
-    const ranked = score - i * POSITION_PENALTY;
-    if (ranked > best.ranked) best = { sentence, score, ranked };
+    return dense === undefined ? lexical : DENSE_WEIGHT * dense + (1 - DENSE_WEIGHT) * lexical;
+  };
+  if (options.typed === false) {
+    let best = { sentence: sentences[0], score: -Infinity, ranked: -Infinity };
+    sentences.forEach((sentence, i) => {
+      const score = scoreOf(sentence, i);
+      const ranked = score - i * POSITION_PENALTY;
+      if (ranked > best.ranked) best = { sentence, score, ranked };
+    });
+    const { sentence, score } = best;
+    const span = labelValueSpan(sentence, terms) ?? sentence;
+    return { ...span, score, sentence, answerType: null, spanType: null, truncated };
+  }
+  return pickTyped(question, sentences, terms, scoreOf, truncated);
+}
+
+/** The typed choice: sentence rank = score + TYPE_BONUS where a phrase of the expected type is present, less CODE_PENALTY for code. */
+function pickTyped(question: string, sentences: TextSpan[], terms: ReadonlySet<string>, scoreOf: (s: TextSpan, i: number) => number, truncated: boolean): Answer {
+  const answerType = classifyQuestion(question);
+  const asked = ` ${normalize(question)} `;
+  const phrased = answerType === 'date' || answerType === 'quantity' || answerType === 'person' || answerType === 'place';
+  interface Candidate { sentence: TextSpan; score: number; ranked: number; spans: Array<{ start: number; end: number }>; fits: boolean }
+  let best: Candidate | null = null;
+  sentences.forEach((sentence, i) => {
+    // Markup leftovers ("v0.3.3 -->") never answer; a passage of nothing else still gets its first sentence below.
+    if (isLeftover(sentence.text)) return;
+    const score = scoreOf(sentence, i);
+    let ranked = score - i * POSITION_PENALTY;
+    if (answerType !== 'instruction' && isCodeLine(sentence.text)) ranked -= CODE_PENALTY;
+    let spans: Candidate['spans'] = [];
+    let fits = false;
+    if (phrased) {
+      // A phrase the question already names ("in 2014" in "what grew in 2014?") is not its answer.
+      spans = typedSpans(sentence.text).filter((sp) => sp.type === answerType && !namedByQuestion(sentence.text.slice(sp.start, sp.end), asked, terms));
+      fits = spans.length > 0;
+    } else if (answerType === 'definition') fits = isDefining(sentence.text);
+    else if (answerType === 'instruction') fits = isInstruction(sentence.text);
+    if (fits) ranked += TYPE_BONUS;
+    if (!best || ranked > best.ranked) best = { sentence, score, ranked, spans, fits };
   });
-  const { sentence, score } = best;
-  const span = labelValueSpan(sentence, terms) ?? sentence;
-  return { ...span, score, sentence };
+  if (!best) {
+    // Only leftovers: the first sentence, untyped (a highlight, never an error).
+    const sentence = sentences[0];
+    return { ...sentence, score: scoreOf(sentence, 0), sentence, answerType, spanType: null, truncated };
+  }
+  const { sentence, score, spans, fits } = best as Candidate;
+  const label = labelValueSpan(sentence, terms);
+  if (label) return { ...label, score, sentence, answerType, spanType: null, truncated };
+  if (spans.length > 0) {
+    const span = nearestToQuestion(sentence.text, preferred(question, sentence.text, spans), terms);
+    const at = sentence.start + span.start;
+    return { text: sentence.text.slice(span.start, span.end), start: at, end: sentence.start + span.end, score, sentence, answerType, spanType: answerType, truncated };
+  }
+  return { ...sentence, score, sentence, answerType, spanType: fits ? answerType : null, truncated };
+}
+
+/** The question names the phrase already ("Kenya's" in "… between Kenya and Sudan"): it is not the answer. */
+function namedByQuestion(phrase: string, asked: string, terms: ReadonlySet<string>): boolean {
+  if (asked.includes(` ${normalize(phrase)} `)) return true;
+  const words = contentTerms(phrase.replace(/['’]s\b/g, ''));
+  return words.length > 0 && words.every((w) => terms.has(w));
+}
+
+/**
+ * Among a sentence's quantities, the kind the question names: a share asks for a percentage, money
+ * for an amount with a currency. Hand-written: the question's wording, not the library, says which.
+ */
+function preferred(question: string, text: string, spans: ReadonlyArray<{ start: number; end: number }>): ReadonlyArray<{ start: number; end: number }> {
+  const pick = (test: RegExp) => {
+    const hits = spans.filter((sp) => test.test(text.slice(sp.start, sp.end)));
+    return hits.length > 0 ? hits : spans;
+  };
+  if (/\b(share|percentage|percent|proportion|fraction)\b/i.test(question)) return pick(/%|percent/i);
+  if (/\b(money|cost|costs|worth|owe|owes|raise|raised|borrow|borrowed|spend|spent|price)\b/i.test(question)) return pick(/[$€£¥]|\b(dollars?|euros?|pounds?|yen)\b/i);
+  return spans;
+}
+
+/** Lower-cased words joined by single spaces, for "does the question already name this phrase". */
+function normalize(s: string): string {
+  return (s.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).join(' ');
+}
+
+/**
+ * Of several typed phrases in a sentence, the one the question's words surround: each distinct
+ * question word adds exp(−distance / 40 characters) from its nearest occurrence; the first phrase
+ * wins ties (and when no question word occurs). One-character words ("x" of "8.x") are left out.
+ */
+function nearestToQuestion(text: string, spans: ReadonlyArray<{ start: number; end: number }>, terms: ReadonlySet<string>): { start: number; end: number } {
+  const at = new Map<string, number[]>();
+  for (const m of text.matchAll(/[\p{L}\p{N}]+/gu)) {
+    const term = contentTerms(m[0])[0];
+    if (term && term.length > 1 && terms.has(term)) at.set(term, [...(at.get(term) ?? []), m.index! + m[0].length / 2]);
+  }
+  let best = spans[0];
+  let bestScore = 0;
+  for (const sp of spans) {
+    let score = 0;
+    for (const places of at.values()) {
+      const d = Math.min(...places.map((p) => (p < sp.start ? sp.start - p : p > sp.end ? p - sp.end : 0)));
+      score += Math.exp(-d / 40);
+    }
+    if (score > bestScore) [best, bestScore] = [sp, score];
+  }
+  return best;
 }
