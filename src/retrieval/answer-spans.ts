@@ -116,8 +116,10 @@ export function typedSpans(text: string): TypedSpan[] {
       k++;
       if (i > 0 && /^(from|between)$/i.test(ts[i - 1].text)) i--;
     }
-    const [a, b] = grow(ts, i, j, (t) => DATE_LEAD.has(t.text.toLowerCase().replace(/\.$/, '')), () => false, 2);
-    push(a, b, 'date');
+    let [a] = grow(ts, i, j, (t) => DATE_LEAD.has(t.text.toLowerCase().replace(/\.$/, '')), () => false, 2);
+    // "ca. 3200 B.C.": the abbreviation's full stop is not a break.
+    if (a > 0 && /^(ca|c|circa)$/i.test(ts[a - 1].text) && /^\.\s*$/.test(ts[a - 1].post)) a--;
+    push(a, j, 'date');
   }
   for (const [i, j] of runs(ts, (t) => isValue(t) && !era.has(ts.indexOf(t)) && !(isDate(t) && !t.tags.has('Percent')))) {
     const [a] = grow(ts, i, j, (t) => QUANTITY_LEAD.has(t.text.toLowerCase()), () => false, 4);
@@ -190,10 +192,13 @@ export function isCodeLine(sentence: string): boolean {
 /** A sentence that tells the reader to do something: an imperative, a command, a setting. */
 const DO = '(use|set|pass|passing|install|call|add|run|see|configure|specify|supply|enable|disable|pin|create|write|import|require|instantiate|place|wrap|using|setting)';
 const INSTRUCTING = new RegExp(`(^|[,:;]\\s*|\\b(simply|just|then|you can|you should|you must|is to|are to|can be used to|by|recommend(ed)?|should|must)\\s+)${DO}\\b`, 'i');
+/**
+ * Hand-written: compromise's imperative tag also fires on a sentence's subject ("`systemd` makes…",
+ * "Let's assume…"), so a command is recognised by where its verb stands: first, after a comma
+ * ("To do this, use…"), or after "is to", "you can", "by"; or as `npm install`, "can be used".
+ */
 export function isInstruction(sentence: string): boolean {
-  if (/\bnpm (install|i)\b/.test(sentence) || INSTRUCTING.test(sentence)) return true;
-  const first = terms(sentence.slice(0, 40))[0];
-  return Boolean(first && first.tags.has('Imperative'));
+  return /\bnpm (install|i)\b|\bcan be used\b|\bis used to\b/.test(sentence) || INSTRUCTING.test(sentence);
 }
 
 /** A defining sentence: "X is …", "X are …", "X means …", "… known as X". */

@@ -7,7 +7,7 @@
  * is testable by hand.
  */
 import { classifyQuestion, type AnswerType } from './answer-types';
-import { isCodeLine, isDefining, isInstruction, isLeftover, typedSpans } from './answer-spans';
+import { isCodeLine, isDefining, isInstruction, isLeftover, typedSpans, type TypedSpan } from './answer-spans';
 
 /** A piece of the passage text; start/end are JavaScript string offsets (UTF-16), end exclusive. */
 export interface TextSpan {
@@ -34,6 +34,10 @@ export interface PickOptions {
   typed?: boolean;
   /** Sentences read per passage (default MAX_ANSWER_SENTENCES); the rest are not considered. */
   maxSentences?: number;
+  /** Rank added to a sentence of the expected type (default TYPE_BONUS; for tuning on the dev split). */
+  typeBonus?: number;
+  /** What finds typed phrases in a sentence (default typedSpans, compromise); other libraries plug in here to be compared. */
+  tagger?: (sentence: string) => TypedSpan[];
 }
 
 /** Sentences read per passage: a passage is at most a few hundred words, so this binds only on odd input (a table or a log pasted as one passage). */
@@ -69,8 +73,17 @@ export function splitSentences(text: string): TextSpan[] {
     }
     push(segment.slice(from), index + from);
   }
+  // ICU ends a sentence after "ca." or "e.g." when a number or a name follows ("ca. 3200 B.C."):
+  // such a piece joins the next one.
+  for (let i = out.length - 2; i >= 0; i--) {
+    if (!ABBREVIATION_END.test(out[i].text)) continue;
+    const next = out[i + 1];
+    out.splice(i, 2, { text: text.slice(out[i].start, next.end), start: out[i].start, end: next.end });
+  }
   return out;
 }
+
+const ABBREVIATION_END = /(^|[\s(])(ca|c|approx|e\.g|i\.e|vs|cf|no|nos|fig|vol|St|Mt|Dr|Mr|Mrs|Ms|Jr|Sr)\.$/;
 
 // A short English stop list: question words and function words carry no answer. Hand-written
 // because the BM25 side uses PostgreSQL's analyser, which this pure, database-free module cannot call.
@@ -161,11 +174,11 @@ export function pickAnswer(question: string, text: string, similarities?: readon
     const span = labelValueSpan(sentence, terms) ?? sentence;
     return { ...span, score, sentence, answerType: null, spanType: null, truncated };
   }
-  return pickTyped(question, sentences, terms, scoreOf, truncated);
+  return pickTyped(question, sentences, terms, scoreOf, truncated, options.typeBonus ?? TYPE_BONUS, options.tagger ?? typedSpans);
 }
 
 /** The typed choice: sentence rank = score + TYPE_BONUS where a phrase of the expected type is present, less CODE_PENALTY for code. */
-function pickTyped(question: string, sentences: TextSpan[], terms: ReadonlySet<string>, scoreOf: (s: TextSpan, i: number) => number, truncated: boolean): Answer {
+function pickTyped(question: string, sentences: TextSpan[], terms: ReadonlySet<string>, scoreOf: (s: TextSpan, i: number) => number, truncated: boolean, typeBonus: number, tagger: (sentence: string) => TypedSpan[]): Answer {
   const answerType = classifyQuestion(question);
   const asked = ` ${normalize(question)} `;
   const phrased = answerType === 'date' || answerType === 'quantity' || answerType === 'person' || answerType === 'place';
@@ -181,11 +194,11 @@ function pickTyped(question: string, sentences: TextSpan[], terms: ReadonlySet<s
     let fits = false;
     if (phrased) {
       // A phrase the question already names ("in 2014" in "what grew in 2014?") is not its answer.
-      spans = typedSpans(sentence.text).filter((sp) => sp.type === answerType && !namedByQuestion(sentence.text.slice(sp.start, sp.end), asked, terms));
+      spans = tagger(sentence.text).filter((sp) => sp.type === answerType && !namedByQuestion(sentence.text.slice(sp.start, sp.end), asked, terms));
       fits = spans.length > 0;
     } else if (answerType === 'definition') fits = isDefining(sentence.text);
     else if (answerType === 'instruction') fits = isInstruction(sentence.text);
-    if (fits) ranked += TYPE_BONUS;
+    if (fits) ranked += typeBonus;
     if (!best || ranked > best.ranked) best = { sentence, score, ranked, spans, fits };
   });
   if (!best) {
@@ -195,12 +208,17 @@ function pickTyped(question: string, sentences: TextSpan[], terms: ReadonlySet<s
   }
   const { sentence, score, spans, fits } = best as Candidate;
   const label = labelValueSpan(sentence, terms);
-  if (label) return { ...label, score, sentence, answerType, spanType: null, truncated };
   if (spans.length > 0) {
-    const span = nearestToQuestion(sentence.text, preferred(question, sentence.text, spans), terms);
+    // A typed phrase inside the value of a label ("name: Oslo") is that value's answer; a label's
+    // value that holds no phrase of the type ("notable earlier dates: 660 B.C. (…)") is not preferred.
+    const labelled = label && label.start - sentence.start <= 40;
+    const inLabel = labelled ? spans.filter((sp) => sentence.start + sp.start >= label.start && sentence.start + sp.end <= label.end) : [];
+    if (labelled && inLabel.length > 0 && label.end - label.start <= 60) return { ...label, score, sentence, answerType, spanType: answerType, truncated };
+    const span = nearestToQuestion(sentence.text, preferred(question, sentence.text, inLabel.length > 0 ? inLabel : spans), terms);
     const at = sentence.start + span.start;
     return { text: sentence.text.slice(span.start, span.end), start: at, end: sentence.start + span.end, score, sentence, answerType, spanType: answerType, truncated };
   }
+  if (label) return { ...label, score, sentence, answerType, spanType: null, truncated };
   return { ...sentence, score, sentence, answerType, spanType: fits ? answerType : null, truncated };
 }
 
