@@ -101,6 +101,7 @@ export function typedSpans(text: string): TypedSpan[] {
     // Whole words: "50-year" (compromise splits at the hyphen), "US$40", "258.745ms".
     while (start > 0 && /[\p{L}\p{N}$€£¥-]/u.test(text[start - 1])) start--;
     while (end < text.length && /[\p{L}\p{N}%-]/u.test(text[end])) end++;
+    while (end > start && /[\s|,;:]/.test(text[end - 1])) end--;
     out.push({ start, end, type });
   };
 
@@ -153,16 +154,18 @@ export function typedSpans(text: string): TypedSpan[] {
     const run = ts.slice(i, j + 1);
     const place = run.some((t) => t.tags.has('Place') || t.tags.has('Country') || t.tags.has('City') || t.tags.has('Region'));
     const person = run.some((t) => t.tags.has('Person') || t.tags.has('Organization') || t.tags.has('FirstName') || t.tags.has('LastName'));
-    const before = ts[i - 1]?.text.toLowerCase();
+    // "in Norway", "in the Ilemi Triangle": a name after a preposition of place is a place.
+    const back = i > 0 && ts[i - 1].text.toLowerCase() === 'the' ? 2 : 1;
+    const before = ts[i - back]?.text.toLowerCase();
     const locative = before !== undefined && ['in', 'at', 'to', 'from', 'over', 'near', 'into', 'across', 'on', 'off'].includes(before);
     if (place || locative) push(i, j, 'place');
     if (person || !(place || locative)) push(i, j, 'person');
   }
   // A place named with a common head noun after a proper noun: "the Nile valley", "Halaib region".
   for (let k = 1; k < ts.length; k++) {
-    if (/^(valley|region|river|island|islands|reef|rocks|sea|coast|land|triangle|strait|gulf|mountains|desert|field)$/i.test(ts[k].text) && isName(ts[k - 1]) && !breaksAfter(ts[k - 1])) {
+    if (/^(valley|region|river|island|islands|reef|rocks|sea|coast|land|triangle|strait|gulf|mountains|desert|field)$/i.test(ts[k].text) && nameLike(ts[k - 1], k - 1) && !breaksAfter(ts[k - 1])) {
       let a = k - 1;
-      while (a > 0 && isName(ts[a - 1]) && !breaksAfter(ts[a - 1])) a--;
+      while (a > 0 && nameLike(ts[a - 1], a - 1) && !breaksAfter(ts[a - 1])) a--;
       push(a, k, 'place');
     }
   }

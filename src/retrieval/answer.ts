@@ -21,8 +21,8 @@ export interface Answer extends TextSpan {
   score: number;
   /** The whole sentence the answer span lies in (equal to the span when no shorter span stands out). */
   sentence: TextSpan;
-  /** What the question asks for (null: the untyped method, `typed: false`). */
-  answerType: AnswerType | null;
+  /** What the question asks for (classified with either method; only the typed one acts on it). */
+  answerType: AnswerType;
   /** What the span is: a typed phrase's type, 'definition' or 'instruction' for such a sentence; null for a plain sentence or a label's value. */
   spanType: AnswerType | null;
   /** The passage had more than `maxSentences` sentences: only the first ones were read. */
@@ -172,7 +172,7 @@ export function pickAnswer(question: string, text: string, similarities?: readon
     });
     const { sentence, score } = best;
     const span = labelValueSpan(sentence, terms) ?? sentence;
-    return { ...span, score, sentence, answerType: null, spanType: null, truncated };
+    return { ...span, score, sentence, answerType: classifyQuestion(question), spanType: null, truncated };
   }
   return pickTyped(question, sentences, terms, scoreOf, truncated, options.typeBonus ?? TYPE_BONUS, options.tagger ?? typedSpans);
 }
@@ -251,13 +251,13 @@ function normalize(s: string): string {
 /**
  * Of several typed phrases in a sentence, the one the question's words surround: each distinct
  * question word adds exp(−distance / 40 characters) from its nearest occurrence; the first phrase
- * wins ties (and when no question word occurs). One-character words ("x" of "8.x") are left out.
+ * wins ties (and when no question word occurs). One-letter words ("x" of "8.x") are left out, one-digit numbers kept.
  */
 function nearestToQuestion(text: string, spans: ReadonlyArray<{ start: number; end: number }>, terms: ReadonlySet<string>): { start: number; end: number } {
   const at = new Map<string, number[]>();
   for (const m of text.matchAll(/[\p{L}\p{N}]+/gu)) {
     const term = contentTerms(m[0])[0];
-    if (term && term.length > 1 && terms.has(term)) at.set(term, [...(at.get(term) ?? []), m.index! + m[0].length / 2]);
+    if (term && (term.length > 1 || /[0-9]/.test(term)) && terms.has(term)) at.set(term, [...(at.get(term) ?? []), m.index! + m[0].length / 2]);
   }
   let best = spans[0];
   let bestScore = 0;
