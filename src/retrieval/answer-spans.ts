@@ -10,6 +10,7 @@
  * dates and numbers as well but no people or places, chrono finds only dates (and not a bare year).
  */
 import nlp from 'compromise';
+import { LRUCache } from 'lru-cache';
 import type { AnswerType } from './answer-types';
 
 /** A typed phrase: offsets into the sentence's text (UTF-16, end exclusive). */
@@ -88,8 +89,17 @@ const isUnit = (t: Term) =>
   !t.tags.has('Pronoun') && !t.tags.has('Preposition') && !(t.tags.has('Date') && /[0-9]/.test(t.text));
 const isOfPhrase = (t: Term) => (t.tags.has('Noun') || t.tags.has('Adjective') || t.tags.has('Possessive') || t.tags.has('ProperNoun')) && !t.tags.has('Pronoun');
 
-/** Typed phrases of a sentence, in order; one phrase may carry several types (a year is a date, not a quantity). */
+/** Sentences already tagged: a popular passage's sentences meet many questions, and tagging is the costly part (ms a sentence). */
+const tagged = new LRUCache<string, TypedSpan[]>({ max: 10_000 });
+
+/** Typed phrases of a sentence, in order; one phrase may carry several types (a year is a date, not a quantity). Cached per process. */
 export function typedSpans(text: string): TypedSpan[] {
+  let spans = tagged.get(text);
+  if (!spans) tagged.set(text, (spans = tagText(text)));
+  return spans;
+}
+
+function tagText(text: string): TypedSpan[] {
   const ts = terms(text);
   const out: TypedSpan[] = [];
   const push = (a: number, b: number, type: AnswerType) => {
