@@ -198,8 +198,9 @@ export function isCodeLine(sentence: string): boolean {
   if (/^(const|let|var|import|export|function|return|if|for|while|class|async|await)\b/.test(s)) return true;
   if (/^(\/\/|#!|\$ |> |\{"|\[\{|<\/?[a-z])/.test(s)) return true;
   if (/=>|require\(|\)\s*;?\s*$|;\s*$|^[})\]]/.test(s) && !/\s(is|are|the|a|to)\s/.test(s)) return true;
-  const symbols = (s.match(/[{}()[\];=<>]/g) ?? []).length;
-  return symbols > 0 && symbols / s.length > 0.08;
+  // Brackets, semicolons and calls ("f(x)"), not the parentheses of prose ("Tirana (Tirane).").
+  const symbols = (s.match(/[{}[\];=<>]|[\w$]\(/g) ?? []).length;
+  return symbols >= 2 && symbols / s.length > 0.05;
 }
 
 /** A sentence that tells the reader to do something: an imperative, a command, a setting. */

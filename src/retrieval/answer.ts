@@ -226,7 +226,7 @@ function pickTyped(question: string, sentences: TextSpan[], terms: ReadonlySet<s
     // value that holds no phrase of the type ("notable earlier dates: 660 B.C. (…)") is not preferred.
     const labelled = label && label.start - sentence.start <= 40;
     const inLabel = labelled ? spans.filter((sp) => sentence.start + sp.start >= label.start && sentence.start + sp.end <= label.end) : [];
-    if (labelled && inLabel.length > 0 && label.end - label.start <= 60) return { ...label, score, sentence, answerType, spanType: answerType, truncated };
+    if (labelled && inLabel.length > 0) return { ...label, score, sentence, answerType, spanType: answerType, truncated };
     const span = nearestToQuestion(sentence.text, preferred(question, sentence.text, inLabel.length > 0 ? inLabel : spans), terms);
     const at = sentence.start + span.start;
     return { text: sentence.text.slice(span.start, span.end), start: at, end: sentence.start + span.end, score, sentence, answerType, spanType: answerType, truncated };
