@@ -182,7 +182,7 @@ function pickTyped(question: string, sentences: TextSpan[], terms: ReadonlySet<s
   const answerType = classifyQuestion(question);
   const asked = ` ${normalize(question)} `;
   const phrased = answerType === 'date' || answerType === 'quantity' || answerType === 'person' || answerType === 'place';
-  interface Candidate { sentence: TextSpan; score: number; ranked: number; spans: Array<{ start: number; end: number }>; fits: boolean }
+  interface Candidate { sentence: TextSpan; score: number; ranked: number; spans: TypedSpan[]; names: TypedSpan[]; fits: boolean }
   // First the scores without the type (cheap); then the type, which runs compromise, only for the
   // sentences the bonus could still lift to the top: the same choice, a fraction of the tagging.
   const scored: Array<{ sentence: TextSpan; score: number; ranked: number }> = [];
@@ -199,6 +199,7 @@ function pickTyped(question: string, sentences: TextSpan[], terms: ReadonlySet<s
   for (const { sentence, score, ranked: base } of scored) {
     let ranked = base;
     let spans: Candidate['spans'] = [];
+    let names: Candidate['names'] = [];
     let fits = false;
     if (base + typeBonus >= top) {
       if (phrased) {
@@ -206,30 +207,31 @@ function pickTyped(question: string, sentences: TextSpan[], terms: ReadonlySet<s
         spans = found.filter((sp) => sp.type === answerType);
         // compromise often cannot tell a person from a place ("name: Oslo" is neither to it): for a
         // who or where question any name fits, the asked type first.
-        if (spans.length === 0 && (answerType === 'person' || answerType === 'place')) spans = found.filter((sp) => sp.type === 'person' || sp.type === 'place');
+        if (answerType === 'person' || answerType === 'place') names = found.filter((sp) => sp.type === 'person' || sp.type === 'place');
+        if (spans.length === 0) spans = names;
         fits = spans.length > 0;
       } else if (answerType === 'definition') fits = isDefining(sentence.text);
       else if (answerType === 'instruction') fits = isInstruction(sentence.text);
     }
     if (fits) ranked += typeBonus;
-    if (!best || ranked > best.ranked) best = { sentence, score, ranked, spans, fits };
+    if (!best || ranked > best.ranked) best = { sentence, score, ranked, spans, names, fits };
   }
   if (!best) {
     // Only leftovers: the first sentence, untyped (a highlight, never an error).
     const sentence = sentences[0];
     return { ...sentence, score: scoreOf(sentence, 0), sentence, answerType, spanType: null, truncated };
   }
-  const { sentence, score, spans, fits } = best as Candidate;
+  const { sentence, score, spans, names, fits } = best as Candidate;
   const label = labelValueSpan(sentence, terms);
   if (spans.length > 0) {
     // A typed phrase inside the value of a label ("name: Oslo") is that value's answer; a label's
     // value that holds no phrase of the type ("notable earlier dates: 660 B.C. (…)") is not preferred.
     const labelled = label && label.start - sentence.start <= 40;
-    const inLabel = labelled ? spans.filter((sp) => sentence.start + sp.start >= label.start && sentence.start + sp.end <= label.end) : [];
-    if (labelled && inLabel.length > 0) return { ...label, score, sentence, answerType, spanType: answerType, truncated };
-    const span = nearestToQuestion(sentence.text, preferred(question, sentence.text, inLabel.length > 0 ? inLabel : spans), terms);
-    const at = sentence.start + span.start;
-    return { text: sentence.text.slice(span.start, span.end), start: at, end: sentence.start + span.end, score, sentence, answerType, spanType: answerType, truncated };
+    // For who/where, any name in the value counts ("name: Yamoussoukro; note - … Abidjan …").
+    const inLabel = labelled ? [...spans, ...names].filter((sp) => sentence.start + sp.start >= label.start && sentence.start + sp.end <= label.end) : [];
+    if (labelled && inLabel.length > 0) return { ...label, score, sentence, answerType, spanType: inLabel[0].type, truncated };
+    const span = nearestToQuestion(sentence.text, preferred(question, sentence.text, spans), terms);
+    return { text: sentence.text.slice(span.start, span.end), start: sentence.start + span.start, end: sentence.start + span.end, score, sentence, answerType, spanType: span.type, truncated };
   }
   if (label) return { ...label, score, sentence, answerType, spanType: null, truncated };
   return { ...sentence, score, sentence, answerType, spanType: fits ? answerType : null, truncated };
@@ -246,7 +248,7 @@ function namedByQuestion(phrase: string, asked: string, terms: ReadonlySet<strin
  * Among a sentence's quantities, the kind the question names: a share asks for a percentage, money
  * for an amount with a currency. Hand-written: the question's wording, not the library, says which.
  */
-function preferred(question: string, text: string, spans: ReadonlyArray<{ start: number; end: number }>): ReadonlyArray<{ start: number; end: number }> {
+function preferred<T extends { start: number; end: number }>(question: string, text: string, spans: readonly T[]): readonly T[] {
   const pick = (test: RegExp) => {
     const hits = spans.filter((sp) => test.test(text.slice(sp.start, sp.end)));
     return hits.length > 0 ? hits : spans;
@@ -266,7 +268,7 @@ function normalize(s: string): string {
  * question word adds exp(−distance / 40 characters) from its nearest occurrence; the first phrase
  * wins ties (and when no question word occurs). One-letter words ("x" of "8.x") are left out, one-digit numbers kept.
  */
-function nearestToQuestion(text: string, spans: ReadonlyArray<{ start: number; end: number }>, terms: ReadonlySet<string>): { start: number; end: number } {
+function nearestToQuestion<T extends { start: number; end: number }>(text: string, spans: readonly T[], terms: ReadonlySet<string>): T {
   const at = new Map<string, number[]>();
   for (const m of text.matchAll(/[\p{L}\p{N}]+/gu)) {
     const term = contentTerms(m[0])[0];
