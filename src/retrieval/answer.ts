@@ -182,7 +182,8 @@ function pickTyped(question: string, sentences: TextSpan[], terms: ReadonlySet<s
   const answerType = classifyQuestion(question);
   const asked = ` ${normalize(question)} `;
   const phrased = answerType === 'date' || answerType === 'quantity' || answerType === 'person' || answerType === 'place';
-  interface Candidate { sentence: TextSpan; score: number; ranked: number; spans: TypedSpan[]; names: TypedSpan[]; fits: boolean }
+  interface Candidate { sentence: TextSpan; score: number; ranked: number; spans: TypedSpan[]; label: TextSpan | null; fits: boolean }
+  const compatible = (sp: TypedSpan) => sp.type === answerType || ((answerType === 'person' || answerType === 'place') && (sp.type === 'person' || sp.type === 'place'));
   // First the scores without the type (cheap); then the type, which runs compromise, only for the
   // sentences the bonus could still lift to the top: the same choice, a fraction of the tagging.
   const scored: Array<{ sentence: TextSpan; score: number; ranked: number }> = [];
@@ -199,37 +200,36 @@ function pickTyped(question: string, sentences: TextSpan[], terms: ReadonlySet<s
   for (const { sentence, score, ranked: base } of scored) {
     let ranked = base;
     let spans: Candidate['spans'] = [];
-    let names: Candidate['names'] = [];
+    let label: Candidate['label'] = null;
     let fits = false;
     if (base + typeBonus >= top) {
       if (phrased) {
-        const found = tagger(sentence.text).filter((sp) => !namedByQuestion(sentence.text.slice(sp.start, sp.end), asked, terms));
+        const tags = tagger(sentence.text);
+        // A label that opens the sentence and whose value holds a phrase of the type answers it,
+        // even when the question names that phrase ("name: Djibouti" for "the capital of Djibouti").
+        const value = labelValueSpan(sentence, terms);
+        if (value && value.start - sentence.start <= 40 && tags.some((sp) => compatible(sp) && sentence.start + sp.start >= value.start && sentence.start + sp.end <= value.end)) label = value;
+        const found = tags.filter((sp) => !namedByQuestion(sentence.text.slice(sp.start, sp.end), asked, terms));
         spans = found.filter((sp) => sp.type === answerType);
         // compromise often cannot tell a person from a place ("name: Oslo" is neither to it): for a
         // who or where question any name fits, the asked type first.
-        if (answerType === 'person' || answerType === 'place') names = found.filter((sp) => sp.type === 'person' || sp.type === 'place');
-        if (spans.length === 0) spans = names;
-        fits = spans.length > 0;
+        if (spans.length === 0) spans = found.filter(compatible);
+        fits = spans.length > 0 || label !== null;
       } else if (answerType === 'definition') fits = isDefining(sentence.text);
       else if (answerType === 'instruction') fits = isInstruction(sentence.text);
     }
     if (fits) ranked += typeBonus;
-    if (!best || ranked > best.ranked) best = { sentence, score, ranked, spans, names, fits };
+    if (!best || ranked > best.ranked) best = { sentence, score, ranked, spans, label, fits };
   }
   if (!best) {
     // Only leftovers: the first sentence, untyped (a highlight, never an error).
     const sentence = sentences[0];
     return { ...sentence, score: scoreOf(sentence, 0), sentence, answerType, spanType: null, truncated };
   }
-  const { sentence, score, spans, names, fits } = best as Candidate;
+  const { sentence, score, spans, fits } = best as Candidate;
+  if (best.label) return { ...best.label, score, sentence, answerType, spanType: answerType, truncated };
   const label = labelValueSpan(sentence, terms);
   if (spans.length > 0) {
-    // A typed phrase inside the value of a label ("name: Oslo") is that value's answer; a label's
-    // value that holds no phrase of the type ("notable earlier dates: 660 B.C. (…)") is not preferred.
-    const labelled = label && label.start - sentence.start <= 40;
-    // For who/where, any name in the value counts ("name: Yamoussoukro; note - … Abidjan …").
-    const inLabel = labelled ? [...spans, ...names].filter((sp) => sentence.start + sp.start >= label.start && sentence.start + sp.end <= label.end) : [];
-    if (labelled && inLabel.length > 0) return { ...label, score, sentence, answerType, spanType: inLabel[0].type, truncated };
     const span = nearestToQuestion(sentence.text, preferred(question, sentence.text, spans), terms);
     return { text: sentence.text.slice(span.start, span.end), start: sentence.start + span.start, end: sentence.start + span.end, score, sentence, answerType, spanType: span.type, truncated };
   }
