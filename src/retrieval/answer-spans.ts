@@ -144,7 +144,8 @@ function tagText(text: string): TypedSpan[] {
     push(a, b, 'quantity');
   }
   // A capitalised word inside a sentence is a name even where compromise does not say so ("GitHub Actions").
-  const nameLike = (t: Term, k: number) => (isName(t) || (k > 0 && /^[A-Z][\p{L}]+/u.test(t.text))) && !isDate(t) && !isValue(t);
+  // So is a word in capitals ("YAOUNDE (capital) 3.066 million", "PORT LOUIS"), even first.
+  const nameLike = (t: Term, k: number) => (isName(t) || (k > 0 && /^[A-Z][\p{L}]+/u.test(t.text)) || /^[A-Z][A-Z'-]{2,}$/.test(t.text)) && !isDate(t) && !isValue(t);
   const nameRuns: Array<[number, number]> = [];
   for (let k = 0; k < ts.length; k++) {
     if (!nameLike(ts[k], k)) continue;
