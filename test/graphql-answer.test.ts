@@ -7,7 +7,7 @@ import { createTestApi, dataOf, type TestApi } from './helpers/api';
 const INGEST = `mutation($docs: [DocumentInput!]!) { ingestDocuments(documents: $docs) { created failed } }`;
 const ASK = `query($q: String!, $mode: RetrievalMode) {
   retrieve(question: $q, k1: 10, k2: 5, mode: $mode) {
-    passages { rank passage { text titlePath } answer { text start end score sentence { text start end } } }
+    passages { rank passage { text titlePath } answer { text start end score sentence { text start end } answerType spanType truncated } }
   }
 }`;
 
@@ -31,6 +31,13 @@ const docs = [
     ],
   },
   {
+    // Issue 33's example: a Markdown page whose first sentence shares the question's entity.
+    key: 'lindesnes',
+    markdown:
+      '# Lindesnes\n\n## History\n\n<!-- v0.3.3 -->\n\nLindesnes Lighthouse is the oldest lighthouse in Norway. It was first lit in 1655. ' +
+      'The present tower dates from 1915.\n\n```js\nconst lit = lighthouse.lit // lighthouse\n```\n',
+  },
+  {
     key: 'rhine',
     title: 'Rhine',
     abstract: 'The Rhine is a river. The Rhine flows from the Alps to the North Sea, passing Basel and Cologne.',
@@ -45,7 +52,7 @@ describe('retrieve { passages { answer } } with encoders', () => {
   beforeAll(async () => {
     encoders = await EncoderSet.load();
     api = await createTestApi({}, encoders);
-    expect(dataOf(await api.exec(INGEST, { docs })).ingestDocuments).toEqual({ created: 2, failed: 0 });
+    expect(dataOf(await api.exec(INGEST, { docs })).ingestDocuments).toEqual({ created: 3, failed: 0 });
   });
   afterAll(async () => {
     await api?.close();
@@ -60,6 +67,24 @@ describe('retrieve { passages { answer } } with encoders', () => {
       const { text } = p.passage;
       expect(text.slice(p.answer.start, p.answer.end)).toBe(p.answer.text);
       expect(text.slice(p.answer.sentence.start, p.answer.sentence.end)).toBe(p.answer.sentence.text);
+    }
+  });
+
+  it('answers a "when" question in prose with the date, typed (issue 33)', async () => {
+    const { passages } = dataOf(await api.exec(ASK, { q: 'When was Lindesnes Lighthouse first lit?' })).retrieve;
+    const history = passages.find((p: any) => p.passage.titlePath.includes('History'));
+    expect(history.answer).toMatchObject({ text: '1655', answerType: 'DATE', spanType: 'DATE', truncated: false, sentence: { text: 'It was first lit in 1655.' } });
+    expect(history.passage.text.slice(history.answer.start, history.answer.end)).toBe('1655');
+  });
+
+  it('gives a highlight, never an error, for a question in another language or of one word', async () => {
+    for (const q of ['Quand le phare de Lindesnes a-t-il été allumé ?', 'Lindesnes']) {
+      const result = await api.exec(ASK, { q });
+      expect(result.errors).toBeUndefined();
+      for (const p of dataOf(result).retrieve.passages) {
+        expect(p.answer.answerType).toBe('OTHER');
+        expect(p.passage.text.slice(p.answer.start, p.answer.end)).toBe(p.answer.text);
+      }
     }
   });
 
@@ -87,8 +112,11 @@ describe('retrieve { passages { answer } } without encoders', () => {
   it('falls back to the word overlap alone', async () => {
     const { passages } = dataOf(await api.exec(ASK, { q: 'Where does the Rhine flow to?', mode: 'LEXICAL' })).retrieve;
     expect(passages[0].answer).toMatchObject({
-      text: 'The Rhine flows from the Alps to the North Sea, passing Basel and Cologne.',
+      sentence: { text: 'The Rhine flows from the Alps to the North Sea, passing Basel and Cologne.' },
       score: 1, // rhine and flow: both words are in the sentence
+      answerType: 'PLACE',
+      spanType: 'PLACE', // "where": a place inside that sentence, not the whole of it
     });
+    expect(['Alps', 'North Sea', 'Basel and Cologne']).toContain(passages[0].answer.text);
   });
 });

@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import type { Config } from '../config';
 import { runEvaluation } from '../eval';
+import { runProseEvaluation } from '../eval/prose-highlights';
 import type { RunSetup } from '../eval/run';
 import { packageRoot } from '../paths';
 
@@ -19,6 +20,18 @@ export async function evalCommand(
   if (options.questionEncoder && !roles) {
     console.error(`eval: --question-roles takes ${QUESTION_ROLES.join(', ')} (comma-separated), got "${options.questionRoles}"`);
     return 1;
+  }
+  if (options.dataset === 'prose-highlights') {
+    // Highlights only (issue 33): no retrieval sweeps; dev and test splits, today's method beside the typed one.
+    const written = await runProseEvaluation({
+      ...corpusSetup(config),
+      corpusCacheDir: options.reuseCorpus ? path.join(root, '.cache', 'eval-corpus') : undefined,
+      cacheDir: path.resolve(options.cache ?? path.join(root, '.cache', 'datasets')),
+      outDir: path.resolve(options.out ?? (options.updateDocs ? path.join(root, 'docs', 'eval') : path.join(root, '.cache', 'eval'))),
+      command: `dhr eval --dataset prose-highlights${options.updateDocs ? ' --update-docs' : ''}${options.reuseCorpus ? ' --reuse-corpus' : ''}`,
+    });
+    console.log(`wrote ${written.map((f) => path.relative(process.cwd(), f)).join(', ')}`);
+    return 0;
   }
   const written = await runEvaluation({
     dataset: options.dataset,

@@ -84,3 +84,75 @@ describe('pickAnswer', () => {
     expect(pickAnswer('anything', ' ')).toBeNull();
   });
 });
+
+describe('typed answers (issue 33)', () => {
+  const LIGHTHOUSE = 'Lindesnes Lighthouse is the oldest lighthouse in Norway. It was first lit in 1655. The light is 50 metres above the sea.';
+
+  it('answers "when" with the date, not with the sentence that shares the entity', () => {
+    const today = pickAnswer('When was Lindesnes Lighthouse first lit?', LIGHTHOUSE, undefined, { typed: false })!;
+    expect(today.text).toBe('Lindesnes Lighthouse is the oldest lighthouse in Norway.');
+    const typed = pickAnswer('When was Lindesnes Lighthouse first lit?', LIGHTHOUSE)!;
+    expect(typed).toMatchObject({ text: '1655', answerType: 'date', spanType: 'date', truncated: false, sentence: { text: 'It was first lit in 1655.' } });
+    expect(LIGHTHOUSE.slice(typed.start, typed.end)).toBe('1655');
+  });
+
+  it('answers "how many / how much" with the number and its unit, and "who" and "where" with names', () => {
+    const text =
+      'Kenya is the economic and transport hub of East Africa. Kenya issued its first sovereign bond offering in mid-2014, generating $2 billion at 6% interest. ' +
+      'Agriculture remains the backbone of the Kenyan economy, contributing 25% of GDP. ' +
+      'In 2014, President Michelle BACHELET introduced tax reforms. The boundary is unclear in the "Ilemi Triangle," which Kenya has administered since colonial times.';
+    expect(pickAnswer('How much money did the first sovereign bond raise?', text)).toMatchObject({ text: '$2 billion', spanType: 'quantity' });
+    expect(pickAnswer('How much does agriculture contribute to the economy?', text)).toMatchObject({ text: '25% of GDP', spanType: 'quantity' });
+    expect(pickAnswer('Who introduced the tax reforms?', text)).toMatchObject({ text: 'Michelle BACHELET', spanType: 'person' });
+    expect(pickAnswer('Where is the boundary unclear?', text)).toMatchObject({ text: 'Ilemi Triangle', spanType: 'place' });
+  });
+
+  it('keeps the best sentence when no phrase of the type is there', () => {
+    const a = pickAnswer('When was the lighthouse painted?', 'The lighthouse is white. It was painted by volunteers.')!;
+    expect(a).toMatchObject({ answerType: 'date', spanType: null });
+    expect(a.text).toBe(a.sentence.text);
+  });
+
+  it('takes a phrase the question does not already name', () => {
+    const a = pickAnswer('What happened in 2014 after the crisis of 2008?', 'The crisis of 2008 hurt growth. In 2014 growth returned, and by 2016 it was 3%.')!;
+    expect(a.answerType).toBe('other');
+    const b = pickAnswer('When did growth return after the 2008 crisis?', 'The 2008 crisis hurt growth, and growth returned in 2011.')!;
+    expect(b.text).toBe('2011');
+  });
+
+  it('drops markup leftovers and, unless the question asks how to do something, code lines', () => {
+    const text = 'v0.3.3 -->\nconst logger = pino({ level: "info" })\nThe level option sets the minimum level to log.';
+    const a = pickAnswer('What does the level option set?', text, [0.9, 0.9, 0.1])!;
+    expect(a.sentence.text).toBe('The level option sets the minimum level to log.');
+    const code = pickAnswer('How do I set the logger level?', 'const logger = pino({ level: "info" })\nSee the level option.', [0.9, 0.1])!;
+    expect(code.sentence.text).toBe('const logger = pino({ level: "info" })');
+    expect(code.answerType).toBe('instruction');
+  });
+
+  it('reads the first N sentences of a long passage and says so', () => {
+    const text = Array.from({ length: 10 }, (_, i) => `Sentence ${i} mentions apples.`).join(' ') + ' The harvest was in 1999.';
+    const cut = pickAnswer('When was the harvest?', text, undefined, { maxSentences: 5 })!;
+    expect(cut.truncated).toBe(true);
+    expect(cut.sentence.end).toBeLessThanOrEqual(splitSentences(text)[4].end);
+    const whole = pickAnswer('When was the harvest?', text)!;
+    expect(whole).toMatchObject({ text: '1999', truncated: false });
+  });
+
+  it('never throws on odd input: another language, one word, a passage of code or of a table', () => {
+    const table = 'Version | Release Date | Node.js 9.x | 2024-04-26 | 18, 20, 22 8.x | 2022-06-01 | 14, 16';
+    for (const [q, text] of [
+      ['Quand le phare a-t-il été allumé ?', LIGHTHOUSE],
+      ['lighthouse', LIGHTHOUSE],
+      ['When was the logger created?', 'const a = 1;\nconst b = require("x");\n}'],
+      ['When was 8.x released?', table],
+      ['', LIGHTHOUSE],
+      ['When?', '-->'],
+    ]) {
+      const a = pickAnswer(q, text);
+      expect(a).not.toBeNull();
+      expect(text.slice(a!.start, a!.end)).toBe(a!.text);
+    }
+    expect(pickAnswer('lighthouse', LIGHTHOUSE)!.answerType).toBe('other');
+    expect(pickAnswer('When was 8.x released?', table)!.text).toBe('2022-06-01');
+  });
+});

@@ -4,6 +4,15 @@ import { GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
 import { Field, Float, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { DEFAULT_MODE, MODES, RETRIEVAL_MODES, type RetrievalMode as Mode } from '../../retrieval/modes';
 import { RANKING_SOURCES, type RankingSource } from '../../retrieval/parameters';
+import { ANSWER_TYPES, type AnswerType } from '../../retrieval/answer-types';
+import { MAX_ANSWER_SENTENCES } from '../../retrieval/answer';
+import { graphqlEnum } from './enums';
+
+export const AnswerTypeEnum = graphqlEnum(ANSWER_TYPES, {
+  name: 'AnswerType',
+  description:
+    'What a question asks for, and what a highlighted span is: DATE (when), QUANTITY (how many / how much: a number with its unit), PERSON (who: a person or an organisation), PLACE (where), DEFINITION (what is: a defining sentence), INSTRUCTION (how do I: an instruction or a code span), OTHER.',
+});
 
 export const RankingSourceEnum = Object.fromEntries(RANKING_SOURCES.map((s) => [s, s])) as { [K in RankingSource]: K };
 
@@ -79,7 +88,7 @@ export class TextSpan {
 
 @ObjectType({
   description:
-    'Where in a passage the answer is: the shortest span that carries it where one stands out (the value after a label, as in "name: Oslo"), else the whole sentence most likely to answer (sentences split with Intl.Segmenter; scored by the question–passage encoder and the lexical overlap).',
+    'Where in a passage the answer is: the shortest span that carries it where one stands out (a phrase of the question’s type: a date for "when", a number with its unit for "how many", a name for "who", a place for "where"; the value after a label, as in "name: Oslo"), else the whole sentence most likely to answer (sentences split with Intl.Segmenter; scored by the question–passage encoder and the lexical overlap, sentences holding a phrase of the question’s type preferred, code lines only for "how do I" questions, markup leftovers never).',
 })
 export class PassageAnswer extends TextSpan {
   @Field(() => Float, { description: 'The sentence’s score: 0.6 · encoder similarity + 0.4 · share of the question’s words it contains (overlap alone without encoders).' })
@@ -87,6 +96,18 @@ export class PassageAnswer extends TextSpan {
 
   @Field(() => TextSpan, { description: 'The sentence the answer lies in.' })
   sentence!: TextSpan;
+
+  @Field(() => AnswerTypeEnum, { description: 'What the question asks for, from its wording (OTHER for anything else, a single word or another language).' })
+  answerType!: AnswerType;
+
+  @Field(() => AnswerTypeEnum, {
+    nullable: true,
+    description: 'What the span is: a phrase of the question’s type (DATE, QUANTITY, PERSON, PLACE), or a DEFINITION / INSTRUCTION sentence; null when the passage has none of that type and the span is its best sentence (or a label’s value).',
+  })
+  spanType!: AnswerType | null;
+
+  @Field(() => Boolean, { description: `True when the passage has more than ${MAX_ANSWER_SENTENCES} sentences: only the first ${MAX_ANSWER_SENTENCES} were read.` })
+  truncated!: boolean;
 }
 
 @ObjectType()
