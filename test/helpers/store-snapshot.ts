@@ -4,7 +4,7 @@ import type { Database } from '../../src/store/db';
  * What an ingest leaves in a store, by document key and passage ordinal (ids differ between
  * stores): rows, links, pending records and every BM25 row except impacts (an impact depends on
  * the average lengths when its posting was written, so on how the writes were batched).
- * The same as test/bulk-ingest.test.ts compares.
+ * test/bulk-ingest.test.ts and test/ingest-jobs.test.ts compare stores with it.
  */
 export async function storeSnapshot(db: Database): Promise<Record<string, unknown[]>> {
   return {
@@ -24,7 +24,8 @@ export async function storeSnapshot(db: Database): Promise<Record<string, unknow
     lengths: await db.query('SELECT d.key, l.length_body, l.length_summary FROM document_lengths l JOIN documents d ON d.id = l.document_id ORDER BY 1'),
     documents: await db.query('SELECT key, title, abstract, summary, source, metadata, content_hash FROM documents ORDER BY key'),
     passages: await db.query(
-      `SELECT d.key, p.ordinal, p.text, p.title_path, p.word_count, p.search::text, s.position AS section, s.title_path AS section_path
+      `SELECT d.key, p.ordinal, p.text, p.title_path, p.word_count, p.search::text, s.position AS section, s.title_path AS section_path,
+              (SELECT ps.position FROM sections ps WHERE ps.id = s.parent_id) AS parent
        FROM passages p JOIN documents d ON d.id = p.document_id LEFT JOIN sections s ON s.id = p.section_id ORDER BY 1, 2`,
     ),
     links: await db.query(
