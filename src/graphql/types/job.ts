@@ -18,8 +18,24 @@ export class LevelProgress {
   total!: number;
 }
 
+/** When a job (re-embedding or ingest) was queued, started, finished and last moved: one declaration for both (type-graphql inherits a decorated base class's fields; unreferenced, it emits no type of its own). */
+@ObjectType()
+abstract class JobTimes {
+  @Field(() => Date)
+  createdAt!: Date;
+
+  @Field(() => Date, { nullable: true })
+  startedAt!: Date | null;
+
+  @Field(() => Date, { nullable: true })
+  finishedAt!: Date | null;
+
+  @Field(() => Date)
+  updatedAt!: Date;
+}
+
 @ObjectType({ description: 'A durable re-embedding job: documents first, then passages, in batches any worker may claim.' })
-export class EmbeddingJob {
+export class EmbeddingJob extends JobTimes {
   @Field(() => ID)
   id!: string;
 
@@ -49,18 +65,6 @@ export class EmbeddingJob {
 
   @Field(() => String, { nullable: true })
   error!: string | null;
-
-  @Field(() => Date)
-  createdAt!: Date;
-
-  @Field(() => Date, { nullable: true })
-  startedAt!: Date | null;
-
-  @Field(() => Date, { nullable: true })
-  finishedAt!: Date | null;
-
-  @Field(() => Date)
-  updatedAt!: Date;
 }
 
 @ObjectType({ description: 'Passages an ingest job has written, and how many it will write in all.' })
@@ -82,7 +86,7 @@ export class IngestPassageProgress {
   description:
     'A durable ingest job: a large ingestDocuments, or startIngest, stores its documents and returns at once; job workers write them a batch at a time (rows, outcomes and progress in one transaction), so a restart resumes where it stopped.',
 })
-export class IngestJob {
+export class IngestJob extends JobTimes {
   @Field(() => ID)
   id!: string;
 
@@ -118,16 +122,4 @@ export class IngestJob {
 
   @Field(() => String, { nullable: true, description: 'Why the job failed as a whole (a batch that kept failing, an encoder that cannot run).' })
   error!: string | null;
-
-  @Field(() => Date)
-  createdAt!: Date;
-
-  @Field(() => Date, { nullable: true })
-  startedAt!: Date | null;
-
-  @Field(() => Date, { nullable: true })
-  finishedAt!: Date | null;
-
-  @Field(() => Date)
-  updatedAt!: Date;
 }
