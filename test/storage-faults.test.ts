@@ -88,7 +88,9 @@ interface Served {
 async function serve(db: Database): Promise<Served> {
   const log = captureLog();
   const key = (await createApiKey(db, { role: 'admin', name: 'storage' })).key;
-  const env = { PORT: '0', RATE_LIMIT_QUERIES: '0', RATE_LIMIT_MUTATIONS: '0' };
+  // No job workers of the server's own: the worker case runs its own, alone on the two-connection
+  // pool, and counts only its own statements (a CI run under load once hung with both polling).
+  const env = { PORT: '0', RATE_LIMIT_QUERIES: '0', RATE_LIMIT_MUTATIONS: '0', JOB_WORKERS: '0' };
   const { url, stop, log: logger } = await startServer(db, loadConfig(env), undefined, { logDestination: log.destination });
   return {
     url,
@@ -109,6 +111,15 @@ async function serve(db: Database): Promise<Served> {
     },
     stop,
   };
+}
+
+/** Waits for a condition, failing with what it saw after 20 s rather than at jest's timeout with nothing. */
+async function until(done: () => boolean, saw: () => string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`gave up waiting: ${saw()}`);
+    await sleep(10);
+  }
 }
 
 const doc = (key: string) => [{ key, title: `Harbour ${key}`, text: `The river ${key} reaches the sea near the old harbour after a long journey.` }];
@@ -243,7 +254,7 @@ onPostgres(`PostgreSQL: a tablespace that fills up, a database turned read-only,
   /** Ends the server's connections to the database (new ones get its new settings) and waits until the pool has let them go. */
   const reconnect = async () => {
     await admin('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [name]);
-    while (db!.poolUsage().total > 0) await sleep(20);
+    await until(() => db!.poolUsage().total === 0, () => `the pool still holds ${JSON.stringify(db!.poolUsage())}`);
   };
 
   beforeAll(async () => {
@@ -294,23 +305,35 @@ onPostgres(`PostgreSQL: a tablespace that fills up, a database turned read-only,
 
   it('a job worker meeting a read-only database logs it once at error level, not at info each poll', async () => {
     await admin(`ALTER DATABASE ${name} SET default_transaction_read_only = on`);
-    await reconnect();
-    const texts: string[] = [];
-    const worker = new JobWorker(db!, new ModelRegistry(db!), { batchSize: 4, pollMs: 10, log: (m) => texts.push(m), logger: s.log });
-    const before = s.logs.length;
-    const abort = new AbortController();
-    const running = worker.run({ signal: abort.signal });
-    // Several polls refused (each sends one statement first), however long they take.
-    const from = db!.statements.count;
-    while (db!.statements.count < from + 4) await sleep(10);
-    abort.abort();
-    await running;
-    const lines = s.logs.slice(before);
-    expect(lines.filter((l) => l.level >= 50)).toEqual([expect.objectContaining({ storage: 'read-only', code: '25006', database: db!.location })]);
-    expect(texts).toEqual([]);
+    const writable = async () => {
+      await admin(`ALTER DATABASE ${name} RESET default_transaction_read_only`);
+      await reconnect();
+    };
+    let before: number;
+    try {
+      await reconnect();
+      const texts: string[] = [];
+      const worker = new JobWorker(db!, new ModelRegistry(db!), { batchSize: 4, pollMs: 10, log: (m) => texts.push(m), logger: s.log });
+      before = s.logs.length;
+      const abort = new AbortController();
+      const running = worker.run({ signal: abort.signal });
+      // Several polls refused (each sends one statement first), however long they take.
+      const from = db!.statements.count;
+      await until(() => db!.statements.count >= from + 4, () => `the worker sent ${db!.statements.count - from} statements; logs: ${JSON.stringify(s.logs.slice(before))}`);
+      abort.abort();
+      let stopped = false;
+      void running.then(() => (stopped = true));
+      await until(() => stopped, () => 'the worker did not stop when aborted');
+      const lines = s.logs.slice(before);
+      expect(lines.filter((l) => l.level >= 50)).toEqual([expect.objectContaining({ storage: 'read-only', code: '25006', database: db!.location })]);
+      expect(texts).toEqual([]);
+    } catch (error) {
+      // The next cases need a writable store whatever failed here.
+      await writable();
+      throw error;
+    }
     // Writable again; a write ends the spell, so the next case starts from a healthy store.
-    await admin(`ALTER DATABASE ${name} RESET default_transaction_read_only`);
-    await reconnect();
+    await writable();
     expect((await s.post(INGEST, { d: doc('after-worker') })).body.data.ingestDocuments.created).toBe(1);
     expect(s.logs.slice(before).filter((l) => l.msg === 'the store takes writes again')).toHaveLength(1);
   });
