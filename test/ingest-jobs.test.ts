@@ -172,6 +172,8 @@ describe('ingest jobs through the API (in-process workers)', () => {
     expect(cancelled.status).toBe('CANCELLED');
     expect(await worker().step()).toBe(false);
     expect(await api.testDb.db.query(`SELECT id FROM documents WHERE key = 'c1'`)).toEqual([]);
+    // The documents it never wrote are not kept.
+    expect(await api.testDb.db.query(`SELECT d.ordinal FROM ingest_job_documents d JOIN ingest_jobs j ON j.id = d.job_id WHERE j.status = 'cancelled' AND d.input IS NOT NULL`)).toEqual([]);
     const again = await api.exec(`mutation($id: ID!) { cancelIngestJob(id: $id) { status } }`, { id });
     expect(again.errors?.[0].extensions?.code).toBe('JOB_CONFLICT');
     expect(dataOf(await api.exec(`{ ingestJobs(status: CANCELLED) { id } }`)).ingestJobs).toEqual([{ id }]);

@@ -115,6 +115,7 @@ export async function cancelIngestJob(db: Queryable, id: number): Promise<Ingest
     `UPDATE ingest_jobs SET status = 'cancelled', finished_at = now(), updated_at = now() WHERE id = $1 AND status IN ${OPEN} RETURNING id`,
     [id],
   );
+  if (updated.length > 0) await dropWaitingInputs(db, id);
   const job = await getIngestJob(db, id);
   if (!job) throw notFound(`no ingest job with id ${id}`, 'id');
   if (updated.length === 0) {
@@ -197,8 +198,17 @@ export async function completeIngestBatch(tx: Queryable, jobId: number, outcomes
 }
 
 export async function failIngestJob(db: Queryable, id: number, message: string): Promise<void> {
-  await db.query(`UPDATE ingest_jobs SET status = 'failed', error = $2, finished_at = now(), updated_at = now() WHERE id = $1 AND status IN ${OPEN}`, [
-    id,
-    message,
-  ]);
+  const updated = await db.query(
+    `UPDATE ingest_jobs SET status = 'failed', error = $2, finished_at = now(), updated_at = now() WHERE id = $1 AND status IN ${OPEN} RETURNING id`,
+    [id, message],
+  );
+  if (updated.length > 0) await dropWaitingInputs(db, id);
+}
+
+/**
+ * A job that ended before its last document (cancelled, failed) keeps no copy of the documents it
+ * never wrote: they can be megabytes, and nothing reads them again (done ones were cleared as written).
+ */
+async function dropWaitingInputs(db: Queryable, id: number): Promise<void> {
+  await db.query('UPDATE ingest_job_documents SET input = NULL WHERE job_id = $1 AND status IS NULL AND input IS NOT NULL', [id]);
 }
