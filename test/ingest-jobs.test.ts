@@ -334,6 +334,14 @@ describe('ingest jobs on a real dhr serve: restart in the middle, dhr ingest --u
     expect(cli.code).toBe(2);
     const found = (await post(`{ documents(first: 100, titleContains: "note note") { totalCount } }`)).documents;
     expect(found.totalCount).toBe(12);
+    // dhr jobs --ingest lists it (through the server holding an embedded store, or from the database);
+    // broken.json never left the client.
+    const id = Number(/ingest job (\d+)/.exec(cli.stderr)![1]);
+    const listed = await dhr(['jobs', 'list', '--ingest', '--status', 'succeeded'], { ...store.env, DHR_API_KEY: adminKey });
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.stdout)).toContainEqual(
+      expect.objectContaining({ id, status: 'succeeded', documentsTotal: 12, documentsDone: 12, created: 12, failed: 0, error: null, finishedAt: expect.any(String) }),
+    );
 
     const missing = await dhr(['ingest', join(work, 'nowhere'), '--url', serve!.url], { DHR_API_KEY: adminKey });
     expect(missing.code).toBe(1);

@@ -8,7 +8,7 @@ import { dropModel } from '../store/active';
 import type { Database } from '../store/db';
 import { modelCounts } from '../store/embeddings';
 import { cancelJob, createJob, getJob, JOB_SCOPES, listJobs, openJobForModel, type JobRow, type JobStatus } from '../store/jobs';
-import { listIngestJobs } from '../store/ingest-jobs';
+import { cancelIngestJob, ingestJobListing, listIngestJobs } from '../store/ingest-jobs';
 import { openMigratedDatabase } from '../store/open';
 import { ProgressBar } from './progress';
 
@@ -185,15 +185,16 @@ async function models(db: Database, config: Config, request: ModelsAction): Prom
   }
 }
 
-/** `dhr jobs [--status S]` and `dhr jobs cancel ID`. */
-export function jobsCommand(config: Config, request: { status?: JobStatus; cancel?: number }): Promise<number> {
+/** `dhr jobs [--ingest] [--status S]` and `dhr jobs cancel [--ingest] ID`. */
+export function jobsCommand(config: Config, request: { status?: JobStatus; cancel?: number; ingest?: boolean }): Promise<number> {
   return withDatabase(config, async (db) => {
     if (request.cancel !== undefined) {
-      const job = await cancelJob(db, request.cancel);
-      console.log(`job ${job.id} ${job.status}`);
+      const job = request.ingest ? await cancelIngestJob(db, request.cancel) : await cancelJob(db, request.cancel);
+      console.log(`${request.ingest ? 'ingest job' : 'job'} ${job.id} ${job.status}`);
       return 0;
     }
-    console.log(JSON.stringify(await listJobs(db, request.status), null, 2));
+    const rows = request.ingest ? (await listIngestJobs(db, request.status)).map(ingestJobListing) : await listJobs(db, request.status);
+    console.log(JSON.stringify(rows, null, 2));
     return 0;
   });
 }

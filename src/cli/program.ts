@@ -382,23 +382,26 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
       run(async (config) => jobsCli().workerCommand(config, options)),
     );
 
-  const jobs = program.command('jobs').description('re-embedding jobs: list, cancel');
+  const jobs = program.command('jobs').description('re-embedding jobs, or with --ingest ingest jobs: list, cancel');
   jobs
     .command('list', { isDefault: true })
     .description('jobs, newest first, as JSON')
     .addOption(new Option('--status <status>', 'only jobs in this state').choices(JOB_STATUSES))
+    .option('--ingest', 'ingest jobs (a large ingestDocuments, startIngest, dhr ingest --url) instead of re-embedding jobs')
     .addOption(servedKey())
-    .action((options: { status?: (typeof JOB_STATUSES)[number]; key?: string }) =>
+    .action((options: { status?: (typeof JOB_STATUSES)[number]; ingest?: boolean; key?: string }) =>
       run(async (config) => {
         const target = readTarget(config, options, 'jobs list');
-        return target ? remoteCli().remoteJobs(target, options) : jobsCli().jobsCommand(config, { status: options.status });
+        const request = { status: options.status, ingest: options.ingest === true };
+        return target ? remoteCli().remoteJobs(target, request) : jobsCli().jobsCommand(config, request);
       }),
     );
   jobs
     .command('cancel')
     .description('stop a queued or running job')
     .argument('<id>', 'job id', integer(1, 2_147_483_647))
-    .action((id: number) => run(async (config) => jobsCli().jobsCommand(config, { cancel: id })));
+    .option('--ingest', 'an ingest job')
+    .action((id: number, options: { ingest?: boolean }) => run(async (config) => jobsCli().jobsCommand(config, { cancel: id, ingest: options.ingest === true })));
 
   const keys = program.command('keys').description('API keys: create, list, revoke');
   remotable(

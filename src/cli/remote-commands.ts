@@ -148,7 +148,8 @@ interface RemoteJob {
 }
 
 /** `dhr jobs [list]` through a server: the fields the local listing has (all but the model's id), in its spelling. */
-export function remoteJobs(target: RemoteTarget, options: { status?: string }): Promise<number> {
+export function remoteJobs(target: RemoteTarget, options: { status?: string; ingest?: boolean }): Promise<number> {
+  if (options.ingest) return remoteIngestJobs(target, options);
   return remote('jobs list', async () => {
     const { jobs } = await remoteGraphQL<{ jobs: RemoteJob[] }>(
       target.url,
@@ -166,16 +167,48 @@ export function remoteJobs(target: RemoteTarget, options: { status?: string }): 
       documentsDone: j.documents.done,
       passagesTotal: j.passages.total,
       passagesDone: j.passages.done,
-      error: j.error,
-      createdAt: j.createdAt,
-      startedAt: j.startedAt,
-      finishedAt: j.finishedAt,
-      updatedAt: j.updatedAt,
+      ...times(j),
     }));
     console.log(JSON.stringify(rows, null, 2));
     return 0;
   });
 }
+
+type RemoteIngestListing = Omit<RemoteJob, 'model' | 'scope' | 'documentIds' | 'passages'> & { passages: { done: number }; created: number; updated: number; unchanged: number; failed: number };
+
+/** `dhr jobs --ingest` through a server: the local listing's fields (store/ingest-jobs.ts ingestJobListing), in its order. */
+function remoteIngestJobs(target: RemoteTarget, options: { status?: string }): Promise<number> {
+  return remote('jobs list', async () => {
+    const { ingestJobs } = await remoteGraphQL<{ ingestJobs: RemoteIngestListing[] }>(
+      target.url,
+      'query($status: JobStatus) { ingestJobs(status: $status) { id status documents { done total } passages { done } created updated unchanged failed error createdAt startedAt finishedAt updatedAt } }',
+      { status: options.status?.toUpperCase() ?? null },
+      target,
+    );
+    const rows = ingestJobs.map((j) => ({
+      id: Number(j.id),
+      status: j.status.toLowerCase(),
+      documentsTotal: j.documents.total,
+      documentsDone: j.documents.done,
+      passagesDone: j.passages.done,
+      created: j.created,
+      updated: j.updated,
+      unchanged: j.unchanged,
+      failed: j.failed,
+      ...times(j),
+    }));
+    console.log(JSON.stringify(rows, null, 2));
+    return 0;
+  });
+}
+
+const times = (j: Pick<RemoteJob, 'error' | 'createdAt' | 'startedAt' | 'finishedAt' | 'updatedAt'>) => ({
+  error: j.error,
+  createdAt: j.createdAt,
+  startedAt: j.startedAt,
+  finishedAt: j.finishedAt,
+  updatedAt: j.updatedAt,
+});
 
 /** `dhr settings [show]` through a server: the version in force and each mode's parameters with their source, as locally (the server's environment applies: it is the one answering). */
 export function remoteSettings(target: RemoteTarget): Promise<number> {

@@ -33,6 +33,10 @@ export interface IngestJobRow {
   updatedAt: Date;
 }
 
+/** What `dhr jobs --ingest` prints, locally and through a server (whose API has no bytes). */
+export type IngestJobListing = Omit<IngestJobRow, 'bytesTotal' | 'bytesDone'>;
+export const ingestJobListing = ({ bytesTotal: _total, bytesDone: _done, ...rest }: IngestJobRow): IngestJobListing => rest;
+
 const COLUMNS = `id, status, documents_total AS "documentsTotal", documents_done AS "documentsDone",
   bytes_total::float8 AS "bytesTotal", bytes_done::float8 AS "bytesDone", passages_done AS "passagesDone",
   created, updated, unchanged, failed, error, created_at AS "createdAt", started_at AS "startedAt",
