@@ -51,6 +51,9 @@ describe('dhr models / reembed / jobs / worker', () => {
     const jobs = JSON.parse((await dhr(['jobs', '--status', 'succeeded'], env)).stdout);
     expect(jobs).toEqual([expect.objectContaining({ id: 1, model: 'tiny-cli', status: 'succeeded', passagesDone: 6 })]);
     expect((await dhr(['jobs', 'cancel', '1'], env)).stderr).toMatch(/job 1 has already succeeded/);
+    // Ingest jobs are listed apart: this store has had none.
+    expect(JSON.parse((await dhr(['jobs', '--ingest'], env)).stdout)).toEqual([]);
+    expect((await dhr(['jobs', 'cancel', '--ingest', '1'], env)).stderr).toMatch(/no ingest job with id 1/);
 
     const idle = await dhr(['worker', '--exit-when-idle'], env);
     expect(idle.code).toBe(0);
