@@ -341,15 +341,24 @@ export interface ModelCounts {
 }
 
 export function modelCounts(db: Queryable): Promise<ModelCounts[]> {
+  // Counts grouped by model and joined to the models, not correlated subqueries per model: Citus
+  // plans no correlated subquery over its shards beside a reference table (embedding_models).
   return db.query<ModelCounts>(
-    `SELECT m.name, m.dimension, m.runtime, m.source,
+    `WITH documents_by AS (SELECT model_id, count(*)::int AS n FROM document_embeddings GROUP BY model_id),
+          stale_by AS (SELECT e.model_id, count(*)::int AS n FROM document_embeddings e JOIN documents d ON d.id = e.document_id
+                       WHERE e.content_hash <> d.content_hash GROUP BY e.model_id),
+          passages_by AS (SELECT model_id, count(*)::int AS n FROM passage_embeddings GROUP BY model_id),
+          sentences_by AS (SELECT model_id, count(*)::int AS n FROM sentence_embeddings GROUP BY model_id)
+     SELECT m.name, m.dimension, m.runtime, m.source,
             coalesce((SELECT array_agg(a.role ORDER BY array_position(ARRAY['questionDocument', 'document', 'questionPassage', 'passage'], a.role))
                       FROM active_encoders a WHERE a.model_id = m.id), '{}') AS roles,
-            (SELECT count(*)::int FROM document_embeddings e WHERE e.model_id = m.id) AS documents,
-            (SELECT count(*)::int FROM document_embeddings e JOIN documents d ON d.id = e.document_id
-              WHERE e.model_id = m.id AND e.content_hash <> d.content_hash) AS "staleDocuments",
-            (SELECT count(*)::int FROM passage_embeddings e WHERE e.model_id = m.id) AS passages,
-            (SELECT count(*)::int FROM sentence_embeddings s WHERE s.model_id = m.id) AS "sentencePassages"
-     FROM embedding_models m ORDER BY m.id`,
+            coalesce(dm.n, 0) AS documents, coalesce(st.n, 0) AS "staleDocuments", coalesce(pm.n, 0) AS passages,
+            coalesce(sm.n, 0) AS "sentencePassages"
+     FROM embedding_models m
+     LEFT JOIN documents_by dm ON dm.model_id = m.id
+     LEFT JOIN stale_by st ON st.model_id = m.id
+     LEFT JOIN passages_by pm ON pm.model_id = m.id
+     LEFT JOIN sentences_by sm ON sm.model_id = m.id
+     ORDER BY m.id`,
   );
 }
