@@ -25,7 +25,7 @@ export interface Page<R> {
   beyond: boolean;
 }
 
-// Keys are int4; bigint sentinels make "unbounded" exact and keep the bounds index conditions.
+// Passage ordinals are int4; bigint sentinels make "unbounded" exact and keep the bounds index conditions.
 const LOW = -1;
 const HIGH = 2_147_483_648;
 
@@ -41,18 +41,26 @@ const DOCUMENT_COLUMNS = `d.id, d.key, d.title, d.abstract, d.summary, d.source,
 
 /** A page of documents in id order, filtered by title substring (case-insensitive) and source. */
 export async function documentPage(db: Queryable, filter: DocumentListFilter, page: PageQuery): Promise<Page<DocumentRow>> {
-  const params: unknown[] = [page.after ?? LOW, page.before ?? HIGH, page.limit];
+  const params: unknown[] = [page.limit];
   const where: string[] = [];
   if (filter.titleContains !== undefined) where.push(`d.title ILIKE $${params.push(`%${escapeLike(filter.titleContains)}%`)}`);
   if (filter.source !== undefined) where.push(`d.source = $${params.push(filter.source)}`);
-  const and = where.map((w) => ` AND ${w}`).join('');
+  // A bound only where a cursor gives one: on Citus, documents.id is the distribution column, and
+  // shard pruning casts a compared constant to its type (int4), so an out-of-range sentinel fails.
+  const after = page.after === undefined ? undefined : `$${params.push(page.after)}::int`;
+  const before = page.before === undefined ? undefined : `$${params.push(page.before)}::int`;
+  const conditions = (...more: (string | false)[]) => {
+    const all = [...more.filter((c): c is string => c !== false), ...where];
+    return all.length > 0 ? ` WHERE ${all.join(' AND ')}` : '';
+  };
   const order = page.backward ? 'DESC' : 'ASC';
-  let sql = `(SELECT ${DOCUMENT_COLUMNS}, false AS beyond FROM documents d
-     WHERE d.id > $1::bigint AND d.id < $2::bigint${and} ORDER BY d.id ${order} LIMIT $3)`;
-  if (page.probe) {
-    sql += page.backward
-      ? ` UNION ALL (SELECT ${DOCUMENT_COLUMNS}, true FROM documents d WHERE d.id >= $2::bigint${and} ORDER BY d.id LIMIT 1)`
-      : ` UNION ALL (SELECT ${DOCUMENT_COLUMNS}, true FROM documents d WHERE d.id <= $1::bigint${and} ORDER BY d.id DESC LIMIT 1)`;
+  let sql = `(SELECT ${DOCUMENT_COLUMNS}, false AS beyond FROM documents d${conditions(after !== undefined && `d.id > ${after}`, before !== undefined && `d.id < ${before}`)}
+     ORDER BY d.id ${order} LIMIT $1)`;
+  // The probe looks past the cursor on the other side; without that cursor there is nothing past it.
+  if (page.probe && page.backward && before !== undefined) {
+    sql += ` UNION ALL (SELECT ${DOCUMENT_COLUMNS}, true FROM documents d${conditions(`d.id >= ${before}`)} ORDER BY d.id LIMIT 1)`;
+  } else if (page.probe && !page.backward && after !== undefined) {
+    sql += ` UNION ALL (SELECT ${DOCUMENT_COLUMNS}, true FROM documents d${conditions(`d.id <= ${after}`)} ORDER BY d.id DESC LIMIT 1)`;
   }
   return split(await db.query<DocumentRow & { beyond: boolean }>(sql, params), (r) => r.id);
 }
@@ -73,6 +81,9 @@ export async function passagePages(
   windows: readonly PassageWindow[],
   page: Omit<PageQuery, 'after' | 'before'>,
 ): Promise<Page<PassageRow>[]> {
+  // Citus plans no LIMIT in a lateral subquery over a table function: there, a statement per
+  // document, each routed to its one shard.
+  if ((db as { distributed?: string }).distributed === 'citus') return Promise.all(windows.map((w) => passageWindow(db, w, page)));
   const order = page.backward ? 'DESC' : 'ASC';
   const probe = page.backward
     ? `UNION ALL (SELECT p.*, true AS beyond FROM passages p
@@ -93,4 +104,22 @@ export async function passagePages(
   const bySlot = windows.map(() => [] as (PassageRow & { beyond: boolean })[]);
   for (const { slot, ...row } of rows) bySlot[slot - 1].push(row);
   return bySlot.map((slotRows) => split(slotRows, (r) => r.ordinal));
+}
+
+
+/** One document's page of passages: a statement routed to the document's shard (Citus). */
+async function passageWindow(db: Queryable, window: PassageWindow, page: Omit<PageQuery, 'after' | 'before'>): Promise<Page<PassageRow>> {
+  const order = page.backward ? 'DESC' : 'ASC';
+  const probe = page.backward
+    ? `UNION ALL (SELECT p.*, true AS beyond FROM passages p WHERE p.document_id = $1 AND p.ordinal >= $3 ORDER BY p.ordinal LIMIT 1)`
+    : `UNION ALL (SELECT p.*, true AS beyond FROM passages p WHERE p.document_id = $1 AND p.ordinal <= $2 ORDER BY p.ordinal DESC LIMIT 1)`;
+  const rows = await db.query<PassageRow & { beyond: boolean }>(
+    `SELECT ${PASSAGE_COLUMNS}, p.beyond FROM (
+       (SELECT p.*, false AS beyond FROM passages p
+        WHERE p.document_id = $1 AND p.ordinal > $2::bigint AND p.ordinal < $3::bigint ORDER BY p.ordinal ${order} LIMIT $4)
+       ${page.probe ? probe : ''}
+     ) p`,
+    [window.documentId, window.after ?? LOW, window.before ?? HIGH, page.limit],
+  );
+  return split(rows, (r) => r.ordinal);
 }
