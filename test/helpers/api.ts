@@ -40,6 +40,8 @@ export interface TestApiOptions {
   registry?: RegistryOptions;
   /** A model registry even without encoders: the test registers and activates models itself (external ones). */
   withRegistry?: boolean;
+  /** The store to serve (the Citus suite's); by default a fresh test database, dropped on close. */
+  database?: () => Promise<TestDatabase>;
 }
 
 /** With `encoders`, the API embeds on ingest and reports models, as the server does. */
@@ -48,7 +50,7 @@ export async function createTestApi(
   encoders?: EncoderSet,
   options: TestApiOptions = {},
 ): Promise<TestApi> {
-  const testDb = await createTestDatabase();
+  const testDb = await (options.database ?? createTestDatabase)();
   const config = loadConfig({ ...env });
   const models = encoders
     ? await ModelRegistry.of(testDb.db, encoders, options.registry)
