@@ -93,7 +93,7 @@ const isOfPhrase = (t: Term) => (t.tags.has('Noun') || t.tags.has('Adjective') |
  * The version of typedSpans' output that stored spans carry (migration 0019). Raise it with any
  * change to what typedSpans returns (its rules or compromise's version): stored spans of another
  * version are not read, and those sentences are tagged at query time until they are re-embedded.
- * test/sentence-vectors.test.ts pins the output of a few sentences to catch a forgotten raise.
+ * src/retrieval/answer.test.ts pins the output of a few sentences to catch a forgotten raise.
  */
 export const SPAN_TAGGER = 1;
 
