@@ -11,13 +11,18 @@
  *             the path before issue 33 §2, and still the fallback for passages without stored vectors;
  *   stored  — the sentence vectors stored when the passages were embedded, their inner products
  *             with the retrieval's question vector read in one statement (a fresh loader per
- *             question, as per request).
- * The two must give the same highlights (counted). Printed: both p50/p95, their ratio, and the
- * stored path against the retrieval (the goal: ≤ 5 ms p50 added to a retrieval).
+ *             question, as per request), the candidate sentences tagged with compromise at query
+ *             time (the path before migration 0019, and the fallback for rows without stored spans);
+ *   tags    — the same, with the typed spans stored beside the vectors read in that statement.
+ * Each path starts with compromise's per-process tag cache empty (every question's passages are
+ * new to it in a real stream of questions). The three must give the same highlights (counted).
+ * Printed: p50/p95 of each, ratios, and each against the retrieval (the goal: ≤ 5 ms p50 added to
+ * a retrieval).
  *
  * Then the cost at ingest: on BENCH_EMBED_SAMPLE (1,000) of the corpus's passages, encoding and
  * writing their vectors as the embed step does, against encoding and writing their sentence
- * vectors (the step's addition), best of BENCH_REPEATS (3) runs each; and the bytes each table takes.
+ * vectors (the step's addition) without and with their typed spans, best of BENCH_REPEATS (3) runs
+ * each; and the bytes each table takes.
  */
 import 'reflect-metadata';
 import { cpus, loadavg } from 'node:os';
@@ -29,6 +34,7 @@ import { passageEncodingText } from '../src/ingest/summary';
 import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
 import { encodeSentences } from '../src/pipeline/encode';
 import type { Answer } from '../src/retrieval/answer';
+import { forgetTags } from '../src/retrieval/answer-spans';
 import { AnswerHighlighter, storedSentenceLoader } from '../src/retrieval/highlight';
 import { DEFAULT_MODE, MODES } from '../src/retrieval/modes';
 import { retrieve } from '../src/retrieval/retrieve';
@@ -42,7 +48,14 @@ const r1 = (x: number) => Math.round(x * 10) / 10;
 const since = (t: bigint) => Number(process.hrtime.bigint() - t) / 1e6;
 const same = (a: Answer | null, b: Answer | null) =>
   a === b ||
-  (a !== null && b !== null && a.start === b.start && a.end === b.end && a.sentence.start === b.sentence.start && Math.abs(a.score - b.score) < 1e-4);
+  (a !== null &&
+    b !== null &&
+    a.start === b.start &&
+    a.end === b.end &&
+    a.sentence.start === b.sentence.start &&
+    a.spanType === b.spanType &&
+    a.answerType === b.answerType &&
+    Math.abs(a.score - b.score) < 1e-4);
 
 async function main(): Promise<void> {
   const count = Number(process.env.BENCH_COUNTRIES ?? 40);
@@ -83,10 +96,12 @@ async function main(): Promise<void> {
     const retrieveMs: number[] = [];
     const encodedMs: number[] = [];
     const storedMs: number[] = [];
+    const taggedMs: number[] = [];
     let top1Contains = 0;
     let spanContains = 0;
     let sentenceContains = 0;
     let differ = 0;
+    let differTags = 0;
     const questions = dataset.questions;
     for (const [n, q] of questions.entries()) {
       let t = process.hrtime.bigint();
@@ -96,26 +111,35 @@ async function main(): Promise<void> {
       if (top.length === 0) continue;
       const encoded = async () => {
         const cold = new AnswerHighlighter(encoders);
+        forgetTags();
         t = process.hrtime.bigint();
         const answers = await Promise.all(top.map((p) => cold.highlight(q.question, p.text, result.questionForPassages)));
         encodedMs.push(since(t));
         return answers;
       };
-      const stored = async () => {
+      const stored = (spans: boolean, ms: number[]) => async () => {
         const highlighter = new AnswerHighlighter(encoders);
-        const loader = storedSentenceLoader(db);
+        const loader = storedSentenceLoader(db, { spans });
+        forgetTags();
         t = process.hrtime.bigint();
         const answers = await Promise.all(
           top.map((p) =>
             highlighter.highlight(q.question, p.text, result.questionForPassages, { loader, modelId: targets.passage.id, passageId: p.passageId, documentId: p.documentId }),
           ),
         );
-        storedMs.push(since(t));
+        ms.push(since(t));
         return answers;
       };
-      // Alternating which path goes first, so neither always meets a warmer process.
-      const [a, b] = n % 2 === 0 ? [await encoded(), await stored()] : [await stored(), await encoded()].reverse();
+      // Rotating which path goes first, so none always meets a warmer process.
+      const paths = [encoded, stored(false, storedMs), stored(true, taggedMs)];
+      const got: (Answer | null)[][] = [];
+      for (let k = 0; k < paths.length; k++) {
+        const at = (n + k) % paths.length;
+        got[at] = await paths[at]();
+      }
+      const [a, b, c] = got;
       differ += a.filter((x, i) => !same(x, b[i])).length;
+      differTags += b.filter((x, i) => !same(x, c[i])).length;
       if (!hasAnswer(top[0].text, q.answers!)) continue;
       top1Contains++;
       if (b[0] && hasAnswer(b[0].text, q.answers!)) spanContains++;
@@ -125,11 +149,13 @@ async function main(): Promise<void> {
     const [lp1, lp5, lp15] = loadavg().map((x) => x.toFixed(1));
     console.log(`${cpus().length} CPUs, load average ${lp1} ${lp5} ${lp15}; ${corpus.stats.documents} documents, ${corpus.stats.passages} passages, ${questions.length} questions (${DEFAULT_MODE})`);
     console.log(`top-1 passage holds the answer: ${top1Contains}; highlight holds it: ${spanContains}; its sentence: ${sentenceContains}`);
-    console.log(`highlights that differ between the two paths: ${differ} of ${encodedMs.length * TOP}`);
-    console.log(`highlight top ${TOP}, encoded at query time (cold): p50 ${p(encodedMs, 50)} ms, p95 ${p(encodedMs, 95)} ms`);
-    console.log(`highlight top ${TOP}, stored sentence vectors:     p50 ${p(storedMs, 50)} ms, p95 ${p(storedMs, 95)} ms`);
-    console.log(`ratio stored / encoded, p50: ${(percentile(storedMs, 50) / percentile(encodedMs, 50)).toFixed(3)}x`);
-    console.log(`retrieve: p50 ${p(retrieveMs, 50)} ms, p95 ${p(retrieveMs, 95)} ms; highlights add p50 ${(percentile(storedMs, 50) / percentile(retrieveMs, 50)).toFixed(3)}x the retrieval (encoded: ${(percentile(encodedMs, 50) / percentile(retrieveMs, 50)).toFixed(3)}x)`);
+    console.log(`highlights that differ: encoded vs stored vectors ${differ}, stored vectors tagged at query time vs stored tags ${differTags}, of ${encodedMs.length * TOP}`);
+    console.log(`highlight top ${TOP}, encoded at query time (cold):          p50 ${p(encodedMs, 50)} ms, p95 ${p(encodedMs, 95)} ms`);
+    console.log(`highlight top ${TOP}, stored vectors, tagged at query time: p50 ${p(storedMs, 50)} ms, p95 ${p(storedMs, 95)} ms`);
+    console.log(`highlight top ${TOP}, stored vectors and stored tags:       p50 ${p(taggedMs, 50)} ms, p95 ${p(taggedMs, 95)} ms`);
+    console.log(`ratio p50: stored / encoded ${(percentile(storedMs, 50) / percentile(encodedMs, 50)).toFixed(3)}x; stored tags / stored ${(percentile(taggedMs, 50) / percentile(storedMs, 50)).toFixed(3)}x`);
+    const vs = (xs: number[]) => (percentile(xs, 50) / percentile(retrieveMs, 50)).toFixed(3);
+    console.log(`retrieve: p50 ${p(retrieveMs, 50)} ms, p95 ${p(retrieveMs, 95)} ms; highlights add p50 ${vs(taggedMs)}x the retrieval with stored tags (tagged at query time ${vs(storedMs)}x, encoded ${vs(encodedMs)}x)`);
 
     // The cost at ingest, on a sample of the corpus's passages (every k-th by id).
     const rows = await db.query<{ id: number; documentId: number; text: string; titlePath: string[] }>(
@@ -141,7 +167,7 @@ async function main(): Promise<void> {
     const encoder = targets.encoders.byRole.passage;
     const batches = Array.from({ length: Math.ceil(rows.length / EMBED_BATCH) }, (_, i) => rows.slice(i * EMBED_BATCH, (i + 1) * EMBED_BATCH));
     // Encoding and writing timed apart too (seconds of the last run of each part).
-    const split = { passages: { encode: 0, write: 0 }, sentences: { encode: 0, write: 0 } };
+    const split = { passages: { encode: 0, write: 0 }, sentences: { encode: 0, write: 0 }, tagged: { encode: 0, write: 0 } };
     const passagesPart = async () => {
       split.passages = { encode: 0, write: 0 };
       for (const batch of batches) {
@@ -154,23 +180,24 @@ async function main(): Promise<void> {
       }
     };
     let sentences = 0;
-    const sentencesPart = async () => {
+    const sentencesPart = (spans: boolean) => async () => {
       sentences = 0;
-      split.sentences = { encode: 0, write: 0 };
+      const part = (split[spans ? 'tagged' : 'sentences'] = { encode: 0, write: 0 });
       for (const batch of batches) {
         let t0 = performance.now();
-        const encoded = await encodeSentences(encoder, batch);
-        split.sentences.encode += (performance.now() - t0) / 1000;
+        const encoded = await encodeSentences(encoder, batch, { spans });
+        part.encode += (performance.now() - t0) / 1000;
         sentences += encoded.reduce((s, e) => s + e.vectors.length, 0);
         t0 = performance.now();
         await writeSentenceEmbeddings(db, targets.passage, batch.map((r, i) => ({ passageId: r.id, documentId: r.documentId, ...encoded[i] })));
-        split.sentences.write += (performance.now() - t0) / 1000;
+        part.write += (performance.now() - t0) / 1000;
       }
     };
-    const best = { passages: Infinity, sentences: Infinity };
+    const best = { passages: Infinity, sentences: Infinity, tagged: Infinity };
     const parts: { name: keyof typeof best; run: () => Promise<void> }[] = [
       { name: 'passages', run: passagesPart },
-      { name: 'sentences', run: sentencesPart },
+      { name: 'sentences', run: sentencesPart(false) },
+      { name: 'tagged', run: sentencesPart(true) },
     ];
     for (let i = 0; i < repeats; i++) {
       for (const { name, run } of i % 2 === 0 ? parts : [...parts].reverse()) {
@@ -181,10 +208,11 @@ async function main(): Promise<void> {
     }
     console.log(
       `embedding ${rows.length} passages (batches of ${EMBED_BATCH}, encode + write, best of ${repeats}): their vectors ${best.passages.toFixed(2)} s; ` +
-        `their ${sentences} sentence vectors (cap ${SENTENCE_VECTOR_CAP} a passage) ${best.sentences.toFixed(2)} s: +${((100 * best.sentences) / best.passages).toFixed(0)}% embedding time for passages`,
+        `their ${sentences} sentence vectors (cap ${SENTENCE_VECTOR_CAP} a passage) ${best.sentences.toFixed(2)} s: +${((100 * best.sentences) / best.passages).toFixed(0)}% embedding time for passages; ` +
+        `with their typed spans ${best.tagged.toFixed(2)} s: +${((100 * (best.tagged - best.sentences)) / best.passages).toFixed(0)}% more`,
     );
     const f = (x: { encode: number; write: number }) => `encode ${x.encode.toFixed(2)} s, write ${x.write.toFixed(2)} s`;
-    console.log(`last run of each: passages ${f(split.passages)}; sentences ${f(split.sentences)}`);
+    console.log(`last run of each: passages ${f(split.passages)}; sentences ${f(split.sentences)}; sentences with spans ${f(split.tagged)} (encode includes tagging)`);
     const [size] = await db.query<{ passages: number; sentences: number; n: number; m: number }>(
       `SELECT pg_total_relation_size('passage_embeddings')::float8 AS passages, pg_total_relation_size('sentence_embeddings')::float8 AS sentences,
               (SELECT count(*) FROM passage_embeddings)::int AS n, (SELECT count(*) FROM sentence_embeddings)::int AS m`,

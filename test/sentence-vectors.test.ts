@@ -15,6 +15,8 @@ import { embedPending } from '../src/pipeline/embed';
 import { JobWorker } from '../src/pipeline/jobs/worker';
 import { finishPending } from '../src/pipeline/pending';
 import { splitSentences } from '../src/retrieval/answer';
+import { SPAN_TAGGER, typedSpans } from '../src/retrieval/answer-spans';
+import { ANSWER_TYPES } from '../src/retrieval/answer-types';
 import { AnswerHighlighter, storedSentenceLoader } from '../src/retrieval/highlight';
 import { SENTENCE_VECTOR_CAP, splitHash } from '../src/retrieval/sentence-vectors';
 import { getJob } from '../src/store/jobs';
@@ -62,6 +64,12 @@ const dot = (a: ArrayLike<number>, b: ArrayLike<number>) => {
   return s;
 };
 
+/** Typed questions over the corpus: date, quantity, person and place (compromise runs for these). */
+const TYPED = ['When was Lindesnes Lighthouse first lit?', 'How many piers open?', 'Who lived at the station?', 'Where does the Rhine flow?', 'Where is Oslo?', 'What is the capital of Norway?'];
+
+/** What the writer must store for these sentences: typedSpans' output, flat, with the tagger's version. */
+const expectedSpans = (texts: readonly string[]) => ({ v: SPAN_TAGGER, s: texts.map((t) => typedSpans(t).flatMap((sp) => [sp.start, sp.end, ANSWER_TYPES.indexOf(sp.type)])) });
+
 interface PassageRow {
   id: number;
   documentId: number;
@@ -76,6 +84,8 @@ describe('sentence vectors with the default encoder', () => {
   const passages = () =>
     api.testDb.db.query<PassageRow>('SELECT id, document_id AS "documentId", text FROM passages ORDER BY id');
   const count = async (sql: string, params: unknown[] = []) => (await api.testDb.db.query<{ n: number }>(sql, params))[0].n;
+  const storedSpans = async (passageId: number) =>
+    (await api.testDb.db.query<{ spans: unknown }>('SELECT spans FROM sentence_embeddings WHERE model_id = $1 AND passage_id = $2', [modelId, passageId]))[0].spans;
   /** The highlights of today's path: every sentence encoded at query time, cold. */
   const encodedHighlights = async (question: string, texts: string[]) => {
     const cold = new AnswerHighlighter({ question: encoders.byRole.questionPassage, passage: encoders.byRole.passage });
@@ -145,6 +155,43 @@ describe('sentence vectors with the default encoder', () => {
     // The lighthouse question lands on its passage with a highlight inside it.
     const lit = dataOf(await api.exec(ASK, { q: QUESTIONS[0] })).retrieve.passages.find((p: any) => p.passage.text.startsWith('Lindesnes'));
     expect(lit.passage.text.slice(lit.answer.start, lit.answer.end)).toBe(lit.answer.text);
+  });
+
+  it('stores the typed spans of the stored sentences; a highlight from them equals one tagged at query time, and reads them', async () => {
+    const db = api.testDb.db;
+    const rows = await passages();
+    for (const p of rows) expect(await storedSpans(p.id)).toEqual(expectedSpans(splitSentences(p.text).slice(0, SENTENCE_VECTOR_CAP).map((s) => s.text)));
+    const highlightAll = async (question: string) => {
+      const q = (await encoders.byRole.questionPassage.encode([question], 'questionPassage')).vectors[0];
+      const highlighter = new AnswerHighlighter({ question: encoders.byRole.questionPassage, passage: recording });
+      const loader = storedSentenceLoader(db);
+      return Promise.all(rows.map((p) => highlighter.highlight(question, p.text, q, { loader, modelId, passageId: p.id, documentId: p.documentId })));
+    };
+    const fromTags = await Promise.all(TYPED.map(highlightAll));
+    // Typed spans were chosen (the questions exercise the stored tags, not only the sentence choice).
+    expect(fromTags.flat().filter((a) => a && a.spanType !== null && a.text !== a.sentence.text).length).toBeGreaterThan(3);
+    const saved = await db.query<{ passageId: number; spans: unknown }>('SELECT passage_id AS "passageId", spans FROM sentence_embeddings WHERE model_id = $1', [modelId]);
+    const restore = () =>
+      db.query('UPDATE sentence_embeddings s SET spans = u.spans::jsonb FROM unnest($2::int[], $3::text[]) AS u(passage_id, spans) WHERE s.model_id = $1 AND s.passage_id = u.passage_id', [
+        modelId,
+        saved.map((r) => r.passageId),
+        saved.map((r) => JSON.stringify(r.spans)),
+      ]);
+    try {
+      // Rows without spans (written before 0019) and rows of another tagger version: query-time tagging, the same highlights.
+      await db.query('UPDATE sentence_embeddings SET spans = NULL WHERE model_id = $1', [modelId]);
+      expect(await Promise.all(TYPED.map(highlightAll))).toEqual(fromTags);
+      await restore();
+      await db.query(`UPDATE sentence_embeddings SET spans = jsonb_set(spans, '{v}', to_jsonb($2::int)) WHERE model_id = $1`, [modelId, SPAN_TAGGER + 1]);
+      expect(await Promise.all(TYPED.map(highlightAll))).toEqual(fromTags);
+      // Stored spans are what a highlight reads: with every sentence stored as span-less, no typed phrase is chosen.
+      await db.query(`UPDATE sentence_embeddings SET spans = jsonb_build_object('v', $2::int, 's', (SELECT coalesce(jsonb_agg('[]'::jsonb), '[]') FROM jsonb_array_elements(spans->'s'))) WHERE model_id = $1`, [modelId, SPAN_TAGGER]);
+      const untagged = (await Promise.all(TYPED.map(highlightAll))).flat();
+      expect(untagged.filter((a) => a && a.spanType !== null && ['date', 'quantity', 'person', 'place'].includes(a.spanType) && a.text !== a.sentence.text)).toEqual([]);
+    } finally {
+      await restore();
+    }
+    expect(await Promise.all(TYPED.map(highlightAll))).toEqual(fromTags);
   });
 
   it('a highlighted retrieval costs two statements (the search, one read of the sentence similarities) and encodes no sentence', async () => {
@@ -241,6 +288,7 @@ describe('sentence vectors with the default encoder', () => {
     expect(stored.splitHash).toBe(splitHash(texts));
     const expected = (await encoders.byRole.passage.encode(texts, 'passage')).vectors;
     stored.vectors.forEach((v, i) => expect(dot(v, expected[i])).toBeGreaterThan(0.99999));
+    expect(await storedSpans(rhine.id)).toEqual(expectedSpans(texts));
     // One row per passage there is now: none left behind by the replaced passage.
     expect(await count('SELECT count(*)::int AS n FROM sentence_embeddings WHERE model_id = $1', [modelId])).toBe(after.length);
     expect(await count('SELECT count(*)::int AS n FROM sentence_embeddings s LEFT JOIN passages p ON p.id = s.passage_id WHERE p.id IS NULL')).toBe(0);
@@ -300,6 +348,8 @@ describe('sentence vectors and re-embedding jobs', () => {
         const { splitHash: hash, vectors } = stored.get(p.id)!;
         expect(hash).toBe(splitHash(texts));
         expect(vectors).toHaveLength(texts.length);
+        const [{ spans }] = await db().query<{ spans: unknown }>('SELECT spans FROM sentence_embeddings WHERE model_id = $1 AND passage_id = $2', [modelB, p.id]);
+        expect(spans).toEqual(expectedSpans(texts));
         vectors.forEach((v, i) => {
           expect(v).toHaveLength(8);
           for (let j = 0; j < v.length; j++) expect(Math.abs(v[j] - expected[i][j])).toBeLessThan(1e-5);

@@ -1,10 +1,10 @@
 import type { EncodeStats, Encoder } from '../encoders/types';
 import { passageEncodingText } from '../ingest/summary';
 import type { Queryable } from '../store/db';
-import { SENTENCE_BATCH, sentencesToStore } from '../retrieval/sentence-vectors';
+import { SENTENCE_BATCH, sentencesToStore, spansToStore } from '../retrieval/sentence-vectors';
 import { summaryPieces } from './summary-pieces';
 import { writeDocumentEmbeddings, writePassageEmbeddings, type EmbeddingModelRow } from '../store/embeddings';
-import { writeSentenceEmbeddings } from '../store/sentence-embeddings';
+import { writeSentenceEmbeddings, type StoredSpans } from '../store/sentence-embeddings';
 
 /**
  * The one encode-and-write step, shared by inline embedding (ingest, `dhr embed`) and the job
@@ -104,14 +104,21 @@ export async function encodePassages(
   return { written: written + sentencesOnly, stats };
 }
 
-/** The sentences of each passage that get stored vectors, encoded in one call. */
+/**
+ * The sentences of each passage that get stored vectors, encoded in one call, and their typed
+ * spans (tagged while the encoder runs: with a bulk-thread encoder the two overlap).
+ */
 export async function encodeSentences(
   encoder: Encoder,
   items: readonly { text: string }[],
-): Promise<{ splitHash: string; vectors: Float32Array[] }[]> {
+  options: { spans?: boolean } = {},
+): Promise<{ splitHash: string; vectors: Float32Array[]; spans?: StoredSpans }[]> {
   const split = items.map((p) => sentencesToStore(p.text));
   const texts = split.flatMap((s) => s.texts);
-  const vectors = texts.length ? (await encoder.encode(texts, 'passage', { batchSize: SENTENCE_BATCH })).vectors : [];
+  const [encoded, spans] = await Promise.all([
+    texts.length ? encoder.encode(texts, 'passage', { batchSize: SENTENCE_BATCH }) : { vectors: [] as Float32Array[] },
+    options.spans === false ? null : spansToStore(split.map((s) => s.texts)),
+  ]);
   let at = 0;
-  return split.map((s) => ({ splitHash: s.hash, vectors: vectors.slice(at, (at += s.texts.length)) }));
+  return split.map((s, i) => ({ splitHash: s.hash, vectors: encoded.vectors.slice(at, (at += s.texts.length)), spans: spans?.[i] }));
 }

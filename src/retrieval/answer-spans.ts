@@ -89,6 +89,14 @@ const isUnit = (t: Term) =>
   !t.tags.has('Pronoun') && !t.tags.has('Preposition') && !(t.tags.has('Date') && /[0-9]/.test(t.text));
 const isOfPhrase = (t: Term) => (t.tags.has('Noun') || t.tags.has('Adjective') || t.tags.has('Possessive') || t.tags.has('ProperNoun')) && !t.tags.has('Pronoun');
 
+/**
+ * The version of typedSpans' output that stored spans carry (migration 0019). Raise it with any
+ * change to what typedSpans returns (its rules or compromise's version): stored spans of another
+ * version are not read, and those sentences are tagged at query time until they are re-embedded.
+ * src/retrieval/answer.test.ts pins the output of a few sentences to catch a forgotten raise.
+ */
+export const SPAN_TAGGER = 1;
+
 /** Sentences already tagged: a popular passage's sentences meet many questions, and tagging is the costly part (ms a sentence). */
 const tagged = new LRUCache<string, TypedSpan[]>({ max: 10_000 });
 
@@ -97,6 +105,16 @@ export function typedSpans(text: string): TypedSpan[] {
   let spans = tagged.get(text);
   if (!spans) tagged.set(text, (spans = tagText(text)));
   return spans;
+}
+
+/** Empties the per-process cache (bench:answer times tagging cold). */
+export function forgetTags(): void {
+  tagged.clear();
+}
+
+/** typedSpans without the cache: for tagging a corpus once (ingest), which would only churn it. */
+export function tagSentence(text: string): TypedSpan[] {
+  return tagged.get(text) ?? tagText(text);
 }
 
 function tagText(text: string): TypedSpan[] {

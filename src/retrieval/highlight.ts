@@ -4,7 +4,8 @@ import type { Encoder, EncoderRole } from '../encoders/types';
 import type { Database, Queryable } from '../store/db';
 import { sentenceSimilarities, type SentenceSimilarities } from '../store/sentence-embeddings';
 import { pickAnswer, splitSentences, type Answer } from './answer';
-import { SENTENCE_BATCH, splitHash } from './sentence-vectors';
+import { SENTENCE_BATCH, splitHash, storedTypedSpans } from './sentence-vectors';
+import { SPAN_TAGGER, typedSpans, type TypedSpan } from './answer-spans';
 
 /**
  * Sentence and question vectors kept per encoder, so a popular passage is encoded once per
@@ -47,7 +48,9 @@ export type StoredSentenceLoader = DataLoader<SentenceKey, SentenceSimilarities 
  * jobs), so answer fields that reach it a few awaits apart still share the statement. Uncached:
  * one per request (graphql/loaders.ts), each key asked once.
  */
-export function storedSentenceLoader(db: Queryable & Pick<Partial<Database>, 'vectorParam'>): StoredSentenceLoader {
+export function storedSentenceLoader(db: Queryable & Pick<Partial<Database>, 'vectorParam'>, options: { spans?: boolean } = {}): StoredSentenceLoader {
+  // spans false: the stored spans are not read (sentences tagged at query time): bench:answer's baseline.
+  const tagger = options.spans === false ? 0 : SPAN_TAGGER;
   return new DataLoader<SentenceKey, SentenceSimilarities | null>(
     async (keys) => {
       const groups = new Map<number, Map<Float32Array, SentenceKey[]>>();
@@ -58,7 +61,7 @@ export function storedSentenceLoader(db: Queryable & Pick<Partial<Database>, 've
       const found = new Map<SentenceKey, SentenceSimilarities>();
       for (const [modelId, byQuestion] of groups) {
         for (const [question, group] of byQuestion) {
-          const rows = await sentenceSimilarities(db, modelId, question, group);
+          const rows = await sentenceSimilarities(db, modelId, question, group, tagger);
           for (const k of group) {
             const row = rows.get(k.passageId);
             if (row) found.set(k, row);
@@ -112,8 +115,11 @@ export class AnswerHighlighter {
       const q = questionVector ?? (await this.questions.load(question));
       const row = await stored.loader.load({ modelId: stored.modelId, passageId: stored.passageId, documentId: stored.documentId, question: q });
       const covered = row?.similarities.length ?? 0;
-      const known = row && covered <= texts.length && row.splitHash === splitHash(texts.slice(0, covered)) ? row.similarities : [];
+      const same = row !== null && covered <= texts.length && row.splitHash === splitHash(texts.slice(0, covered));
+      const known = same ? row.similarities : [];
       similarities = [...known, ...(await this.encoded(q, texts.slice(known.length)))];
+      // The stored typed spans of the same sentences (same split): no tagging at query time.
+      if (same && row.spans) return pickAnswer(question, text, similarities, { tagger: storedTagger(texts, row.spans) });
     } else {
       const [q, vectors] = await Promise.all([questionVector ?? this.questions.load(question), this.sentences.loadMany(texts)]);
       similarities = vectors.map((v) => {
@@ -131,6 +137,19 @@ export class AnswerHighlighter {
       return dot(q, v);
     });
   }
+}
+
+/**
+ * A tagger that answers from stored spans for the stored sentences (by text: a sentence's spans
+ * depend on its text alone) and tags any other sentence (past the stored cap) as before.
+ */
+function storedTagger(texts: readonly string[], stored: readonly number[][]): (sentence: string) => TypedSpan[] {
+  const known = new Map<string, readonly number[]>();
+  stored.forEach((flat, i) => known.set(texts[i], flat));
+  return (sentence) => {
+    const flat = known.get(sentence);
+    return flat ? storedTypedSpans(flat) : typedSpans(sentence);
+  };
 }
 
 const byEncoders = new WeakMap<Encoder, WeakMap<Encoder, AnswerHighlighter>>();

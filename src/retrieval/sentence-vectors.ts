@@ -1,5 +1,9 @@
 import { createHash } from 'node:crypto';
+import { setImmediate as turn } from 'node:timers/promises';
+import type { StoredSpans } from '../store/sentence-embeddings';
 import { splitSentences } from './answer';
+import { ANSWER_TYPES, type AnswerType } from './answer-types';
+import { SPAN_TAGGER, tagSentence, type TypedSpan } from './answer-spans';
 
 /**
  * Which sentences of a passage get a stored vector (encoded with the passages, read by answer
@@ -35,4 +39,26 @@ export function sentencesToStore(text: string): { texts: string[]; hash: string 
     .slice(0, SENTENCE_VECTOR_CAP)
     .map((s) => s.text);
   return { texts, hash: splitHash(texts) };
+}
+
+/**
+ * The typed spans of stored sentences (migration 0019), tagged when they are encoded so a typed
+ * highlight reads them instead of running compromise at query time. Tagging costs about a
+ * millisecond a sentence, on the thread that writes the batch: it yields to the event loop between
+ * passages, so a server's requests interleave with its embedding jobs.
+ */
+export async function spansToStore(passages: readonly (readonly string[])[]): Promise<StoredSpans[]> {
+  const out: StoredSpans[] = [];
+  for (const texts of passages) {
+    out.push({ v: SPAN_TAGGER, s: texts.map((t) => tagSentence(t).flatMap((sp) => [sp.start, sp.end, ANSWER_TYPES.indexOf(sp.type)])) });
+    await turn();
+  }
+  return out;
+}
+
+/** Stored spans back as TypedSpan lists (the reader's half of spansToStore). */
+export function storedTypedSpans(flat: readonly number[]): TypedSpan[] {
+  const out: TypedSpan[] = [];
+  for (let i = 0; i + 2 < flat.length; i += 3) out.push({ start: flat[i], end: flat[i + 1], type: ANSWER_TYPES[flat[i + 2]] as AnswerType });
+  return out;
 }

@@ -13,8 +13,19 @@ export interface SentenceEmbeddingRow {
   documentId: number;
   splitHash: string;
   vectors: Float32Array[];
+  /**
+   * The sentences' typed spans (migration 0019), as the retrieval layer encodes them: a tagger
+   * version and, per sentence, a flat list of numbers. Absent: none stored (tagged at query time).
+   */
+  spans?: StoredSpans;
   /** Counted in the write's result (a passage whose own vector was not written in the same batch). */
   counted?: boolean;
+}
+
+/** Typed spans of a row's sentences: `v` the tagger that made them, `s[i]` sentence i's (start, end, type) triples, flat. */
+export interface StoredSpans {
+  v: number;
+  s: number[][];
 }
 
 /** A `vector[]` literal; an empty list stays an empty array (a passage without sentences still has a row). */
@@ -36,12 +47,12 @@ export async function writeSentenceEmbeddings(db: Queryable, model: EmbeddingMod
   return writeSkippingVanished(
     db,
     `WITH w AS (
-       INSERT INTO sentence_embeddings (model_id, document_id, passage_id, split_hash, embeddings)
-       SELECT $1, p.document_id, p.id, u.split_hash, u.embeddings::vector[]
-       FROM unnest($2::int[], $3::int[], $4::text[], $5::text[]) AS u(passage_id, document_id, split_hash, embeddings)
+       INSERT INTO sentence_embeddings (model_id, document_id, passage_id, split_hash, embeddings, spans)
+       SELECT $1, p.document_id, p.id, u.split_hash, u.embeddings::vector[], u.spans::jsonb
+       FROM unnest($2::int[], $3::int[], $4::text[], $5::text[], $7::text[]) AS u(passage_id, document_id, split_hash, embeddings, spans)
        JOIN passages p ON p.document_id = u.document_id AND p.id = u.passage_id
        ON CONFLICT (model_id, document_id, passage_id) DO UPDATE
-         SET split_hash = EXCLUDED.split_hash, embeddings = EXCLUDED.embeddings, embedded_at = EXCLUDED.embedded_at
+         SET split_hash = EXCLUDED.split_hash, embeddings = EXCLUDED.embeddings, spans = EXCLUDED.spans, embedded_at = EXCLUDED.embedded_at
        RETURNING passage_id)
      SELECT count(*)::int AS n FROM w JOIN unnest($2::int[], $6::bool[]) AS c(passage_id, counted) USING (passage_id) WHERE c.counted`,
     [
@@ -51,6 +62,8 @@ export async function writeSentenceEmbeddings(db: Queryable, model: EmbeddingMod
       rows.map((r) => r.splitHash),
       rows.map((r) => vectorsLiteral(r.vectors)),
       rows.map((r) => r.counted ?? true),
+      // A rewrite without spans clears the old ones: they belonged to the sentences replaced.
+      rows.map((r) => (r.spans ? JSON.stringify(r.spans) : null)),
     ],
   );
 }
@@ -60,6 +73,11 @@ export interface SentenceSimilarities {
   splitHash: string;
   /** E_Q(question)·E_P(sentence i), for the stored sentences in order. */
   similarities: number[];
+  /**
+   * The stored typed spans of sentence i (flat start, end, type triples) where they were written by
+   * tagger `spanTagger`; null when the row has none or another tagger's.
+   */
+  spans: number[][] | null;
 }
 
 /**
@@ -73,20 +91,27 @@ export async function sentenceSimilarities(
   modelId: number,
   question: Float32Array,
   passages: readonly { passageId: number; documentId: number }[],
+  spanTagger = 0,
 ): Promise<Map<number, SentenceSimilarities>> {
   if (passages.length === 0) return new Map();
-  const rows = await db.query<{ passageId: number; splitHash: string; similarity: number }>(
-    `SELECT s.passage_id AS "passageId", s.split_hash AS "splitHash", -(e.v <#> $2::vector) AS similarity
+  // Each sentence's own spans (a few numbers), only when the row's tagger is the reader's.
+  const rows = await db.query<{ passageId: number; splitHash: string; similarity: number; spans: number[] | null }>(
+    `SELECT s.passage_id AS "passageId", s.split_hash AS "splitHash", -(e.v <#> $2::vector) AS similarity,
+            CASE WHEN (s.spans->>'v')::int = $5 THEN s.spans->'s'->(e.n::int - 1) END AS spans
      FROM sentence_embeddings s CROSS JOIN LATERAL unnest(s.embeddings) WITH ORDINALITY AS e(v, n)
      WHERE s.model_id = $1 AND s.document_id = ANY($3::int[]) AND s.passage_id = ANY($4::int[])
      ORDER BY s.passage_id, e.n`,
-    [modelId, db.vectorParam?.(question) ?? vectorLiteral(question), [...new Set(passages.map((p) => p.documentId))], passages.map((p) => p.passageId)],
+    [modelId, db.vectorParam?.(question) ?? vectorLiteral(question), [...new Set(passages.map((p) => p.documentId))], passages.map((p) => p.passageId), spanTagger],
   );
   const out = new Map<number, SentenceSimilarities>();
   for (const r of rows) {
     let entry = out.get(r.passageId);
-    if (!entry) out.set(r.passageId, (entry = { splitHash: r.splitHash, similarities: [] }));
+    if (!entry) out.set(r.passageId, (entry = { splitHash: r.splitHash, similarities: [], spans: [] }));
     entry.similarities.push(Number(r.similarity));
+    // pg returns jsonb parsed; a driver that hands back text is parsed here.
+    const spans = typeof r.spans === 'string' ? (JSON.parse(r.spans) as number[]) : r.spans;
+    if (spans && entry.spans) entry.spans.push(spans);
+    else entry.spans = null;
   }
   return out;
 }

@@ -1,0 +1,11 @@
+-- Typed spans stored with the sentence vectors (issue 33): a typed highlight ("when", "how many",
+-- "who", "where") looks for dates, quantities and names in its candidate sentences with compromise,
+-- about 10 ms for a retrieval's top five passages at query time. They are tagged when the sentences
+-- are encoded (src/pipeline/encode.ts) and read here beside the similarities, in the same statement.
+--
+-- spans: {"v": tagger version, "s": per stored sentence, in order, a flat list of start, end, type
+-- (offsets into the sentence; type an index of ANSWER_TYPES)}. NULL for rows written before this
+-- migration, or by a tagger version other than the reader's: those sentences are tagged at query
+-- time as before (src/retrieval/sentence-vectors.ts). On Citus the column is added on the
+-- distributed table (Citus propagates ADD COLUMN), so no variant in migrations/citus.
+ALTER TABLE sentence_embeddings ADD COLUMN spans jsonb;
