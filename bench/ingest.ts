@@ -10,6 +10,10 @@
  * Runs on embedded PGlite (a temporary directory) and, when DATABASE_URL is set, on that server
  * (in fresh databases it creates and drops).
  *   BENCH_DOCUMENTS (3000, 10 passages each)  BENCH_CONCURRENCY (4)  BENCH_BATCH_PASSAGES (2000)
+ * BENCH_COLLATION=compare: instead, each path twice with the lexeme columns under the database's
+ * default collation (migration 0019 undone on the fresh store) and twice under COLLATE "C"
+ * (order default, C, C, default: a steady drift in load touches both alike), and the ratio
+ * C / default of each path; PostgreSQL only (PGlite's databases have collation C: no difference).
  */
 import 'reflect-metadata';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -29,6 +33,11 @@ import { generateCorpus } from './corpus';
 const documents = Number(process.env.BENCH_DOCUMENTS ?? 3_000);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 4);
 const batchPassages = Number(process.env.BENCH_BATCH_PASSAGES ?? BULK_BATCH_PASSAGES);
+const compareCollation = process.env.BENCH_COLLATION === 'compare';
+/** Migration 0019 undone: the lexeme columns as they were before it. */
+const DEFAULT_COLLATION = ['passage_postings', 'document_postings', 'bm25_terms'].map(
+  (t) => `ALTER TABLE ${t} ALTER COLUMN lexeme TYPE text COLLATE "default"`,
+);
 
 type Open = () => Promise<{ db: Database; cleanup: () => Promise<void> }>;
 
@@ -61,10 +70,11 @@ async function benchOne(name: string, open: Open) {
   const workers = `concurrency ${concurrency}`;
   console.log(`\n${name}: ${documents} documents, ${totalPassages} passages, each path in a fresh store`);
 
-  const run = async (label: string, bulk: boolean): Promise<{ rate: number; stats: string; again?: number }> => {
+  const run = async (label: string, bulk: boolean, collation: 'C' | 'default' = 'C'): Promise<{ rate: number; stats: string; again?: number }> => {
     const { db, cleanup } = await open();
     try {
       await migrate(db);
+      if (collation === 'default') for (const sql of DEFAULT_COLLATION) await db.exec(sql);
       const rate = await measure(label, db, totalPassages, async () => {
         const result = await ingest(db, corpus, { ...DEFAULT_INGEST_OPTIONS, concurrency, bulk, batchPassages });
         if (result.failed > 0 || result.created !== documents) throw new Error(`expected ${documents} created, got ${JSON.stringify(result)}`);
@@ -84,6 +94,22 @@ async function benchOne(name: string, open: Open) {
     }
   };
 
+  if (compareCollation) {
+    for (const bulk of [false, true]) {
+      const path = bulk ? `bulk (${workers})` : `per document (${workers})`;
+      const rates: Record<'C' | 'default', number[]> = { C: [], default: [] };
+      let stats: string | undefined;
+      for (const collation of ['default', 'C', 'C', 'default'] as const) {
+        const r = await run(`${path}, lexemes ${collation}`, bulk, collation);
+        if (stats !== undefined && r.stats !== stats) throw new Error(`BM25 statistics differ: ${stats} vs ${r.stats}`);
+        stats = r.stats;
+        rates[collation].push(r.rate);
+      }
+      const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+      console.log(`  ratio ${path}, C / default: ${(mean(rates.C) / mean(rates.default)).toFixed(2)}x (means of 2)`);
+    }
+    return;
+  }
   const base = await run(`today: per document + triggers (${workers})`, false);
   const bulk = await run(`bulk: ${batchPassages} passages a batch (${workers})`, true);
   if (bulk.stats !== base.stats) throw new Error(`BM25 statistics differ: ${base.stats} vs ${bulk.stats}`);
@@ -91,7 +117,8 @@ async function benchOne(name: string, open: Open) {
 }
 
 async function main() {
-  await benchOne('PGlite (embedded, on disk)', async () => {
+  // PGlite's database collation is C already: the comparison is only for the server.
+  if (!(compareCollation && process.env.DATABASE_URL)) await benchOne('PGlite (embedded, on disk)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'dhr-bench-'));
     const db = await PgliteDatabase.open({ dataDir: dir });
     return { db, cleanup: async () => { await db.close(); rmSync(dir, { recursive: true, force: true }); } };
