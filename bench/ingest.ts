@@ -11,7 +11,7 @@
  * (in fresh databases it creates and drops).
  *   BENCH_DOCUMENTS (3000, 10 passages each)  BENCH_CONCURRENCY (4)  BENCH_BATCH_PASSAGES (2000)
  * BENCH_COLLATION=compare: instead, each path twice with the lexeme columns under the database's
- * default collation (migration 0019 undone on the fresh store) and twice under COLLATE "C"
+ * default collation (migration 0020 undone on the fresh store) and twice under COLLATE "C"
  * (order default, C, C, default: a steady drift in load touches both alike), and the ratio
  * C / default of each path; PostgreSQL only (PGlite's databases have collation C: no difference).
  */
@@ -34,7 +34,7 @@ const documents = Number(process.env.BENCH_DOCUMENTS ?? 3_000);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 4);
 const batchPassages = Number(process.env.BENCH_BATCH_PASSAGES ?? BULK_BATCH_PASSAGES);
 const compareCollation = process.env.BENCH_COLLATION === 'compare';
-/** Migration 0019 undone: the lexeme columns as they were before it. */
+/** Migration 0020 undone: the lexeme columns as they were before it. */
 const DEFAULT_COLLATION = ['passage_postings', 'document_postings', 'bm25_terms'].map(
   (t) => `ALTER TABLE ${t} ALTER COLUMN lexeme TYPE text COLLATE "default"`,
 );

@@ -87,7 +87,7 @@ describe('rebuildBm25: the set-based rebuild equals what the triggers maintain',
     const result = await rebuildBm25(t.db);
 
     expect(result.indexed).toBe(cleared);
-    // The new tables keep the lexeme columns' byte-wise collation (migration 0019), as their indexes.
+    // The new tables keep the lexeme columns' byte-wise collation (migration 0020), as their indexes.
     const collations = await t.db.query<{ t: string; collname: string }>(
       `SELECT a.attrelid::regclass::text AS t, c.collname FROM pg_attribute a JOIN pg_collation c ON c.oid = a.attcollation
        WHERE a.attname = 'lexeme' AND a.attrelid IN ('passage_postings'::regclass, 'document_postings'::regclass, 'bm25_terms'::regclass)
