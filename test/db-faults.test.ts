@@ -3,6 +3,7 @@
  * an error we recognise, the process goes on, and the next statement gets a fresh connection.
  */
 import { createServer } from 'node:net';
+import { locatedError } from 'graphql';
 import { Client } from 'pg';
 import { classifyDatabaseError } from '../src/store/faults';
 import { PostgresDatabase } from '../src/store/postgres';
@@ -29,6 +30,10 @@ describe('database faults', () => {
     } finally {
       await db.close();
     }
+    // What graphql-js makes of a driver's bare object thrown at a resolver (seen when a standby stopped).
+    const located = locatedError({ errno: -104, code: 'ECONNRESET', syscall: 'connect' }, undefined, ['documents']);
+    expect(classifyDatabaseError(located)).toBe('unavailable');
+    expect(classifyDatabaseError(locatedError({ code: '23505' }, undefined))).toBeUndefined();
     expect(classifyDatabaseError(new Error('relation "nope" does not exist'))).toBeUndefined();
     expect(classifyDatabaseError(Object.assign(new Error('duplicate key'), { code: '23505' }))).toBeUndefined();
     expect(classifyDatabaseError(Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }))).toBe('timeout');

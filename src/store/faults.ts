@@ -56,8 +56,9 @@ export function classifyDatabaseError(error: unknown): DatabaseFault | undefined
     seen.add(current);
     const fault = classifyOne(current as Record<string, unknown>);
     if (fault) return fault;
-    const e = current as { cause?: unknown; originalError?: unknown };
-    current = e.originalError ?? e.cause;
+    // thrownValue: graphql-js wraps a thrown non-Error (a driver's bare { code: 'ECONNRESET' } object) in NonErrorThrown.
+    const e = current as { cause?: unknown; originalError?: unknown; thrownValue?: unknown };
+    current = e.originalError ?? e.cause ?? e.thrownValue;
   }
   return undefined;
 }
@@ -70,8 +71,9 @@ export function storageFaultOf(error: unknown): StorageFault | undefined {
     seen.add(current);
     const fault = storageOne(current as Record<string, unknown>);
     if (fault) return fault;
-    const e = current as { cause?: unknown; originalError?: unknown };
-    current = e.originalError ?? e.cause;
+    // thrownValue: graphql-js wraps a thrown non-Error (a driver's bare { code: 'ECONNRESET' } object) in NonErrorThrown.
+    const e = current as { cause?: unknown; originalError?: unknown; thrownValue?: unknown };
+    current = e.originalError ?? e.cause ?? e.thrownValue;
   }
   return undefined;
 }
