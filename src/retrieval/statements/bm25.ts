@@ -89,103 +89,57 @@ function documentTerm(s: SearchInput, p: Params): string {
  * at most the term's cap (boundedTerms), ranked by their partial score; the best `rescore` of them
  * are then scored exactly (rescoreExactly).
  */
-export function passageTop(s: SearchInput, p: Params, limit: number, exact: boolean, partialRows?: string): string {
+export function passageTop(s: SearchInput, p: Params, limit: number, exact: boolean): string {
   if (s.distributed) return passageTopDistributed(s, p, limit);
+  const score = passageTerm(s, p);
+  const postings = `passage_postings pp${filterJoin(s, 'pp.document_id')} WHERE pp.lexeme = t.lexeme${filterSql(p, s.filter)}`;
   if (exact) {
-    return `SELECT pp.passage_id, pp.document_id, sum(${passageTerm(s, p)}) AS lexical
-      FROM pterms t CROSS JOIN LATERAL (SELECT pp.document_id, pp.passage_id, pp.tf, pp.length FROM ${passagePostings(s, p)}) pp
+    return `SELECT pp.passage_id, pp.document_id, sum(${score}) AS lexical
+      FROM pterms t CROSS JOIN LATERAL (SELECT pp.document_id, pp.passage_id, pp.tf, pp.length FROM ${postings}) pp
       GROUP BY pp.passage_id, pp.document_id
       ORDER BY lexical DESC, pp.passage_id LIMIT ${p.add(limit)}`;
   }
-  return rescoreExactly(s, p, passagesBounded(s, p, limit), partialRows);
-}
-
-const passagePostings = (s: SearchInput, p: Params) =>
-  `passage_postings pp${filterJoin(s, 'pp.document_id')} WHERE pp.lexeme = t.lexeme${filterSql(p, s.filter)}`;
-
-function passagesBounded(s: SearchInput, p: Params, limit: number): Bounded {
-  const score = passageTerm(s, p);
-  return {
+  return rescoreExactly(s, p, {
     terms: 'pterms',
     score,
     keys: ['passage_id', 'document_id'],
-    candidates: () => `SELECT pp.passage_id, pp.document_id, ${score} AS s FROM ${passagePostings(s, p)} ORDER BY pp.impact DESC LIMIT t.cap`,
+    candidates: `SELECT pp.passage_id, pp.document_id, ${score} AS s FROM ${postings} ORDER BY pp.impact DESC LIMIT t.cap`,
     probe: `SELECT pp.tf, pp.length FROM passage_postings pp
         WHERE pp.lexeme = t.lexeme AND pp.document_id = c.document_id AND pp.passage_id = c.passage_id LIMIT 1`,
     alias: 'pp',
     limit,
-  };
-}
-
-/** Every passage the bounded search reads, with its partial score (partials), for passageTop and passagesCompleted. */
-export const passagePartials = (s: SearchInput, p: Params): string => partials(passagesBounded(s, p, 0));
-
-/**
- * Exact BM25 of the passages in `rows` (passage_id, document_id) from `partialRows` (passagePartials
- * of the same question): only the truncated lists a passage was not read under are probed. Columns
- * passage_id, lexical, as passagesExact's.
- */
-export function passagesCompleted(s: SearchInput, p: Params, rows: string, partialRows: string): string {
-  return `SELECT passage_id, lexical FROM (${completeScores(
-    passagesBounded(s, p, 0),
-    `(SELECT x.passage_id, x.document_id, coalesce(r.known, 0) AS known, coalesce(r.seen, 0) AS seen
-      FROM ${rows} x LEFT JOIN ${partialRows} r ON r.passage_id = x.passage_id)`,
-  )}) z`;
-}
-
-/** What bounded candidate generation reads and how a (term, candidate) pair is probed. */
-interface Bounded {
-  terms: string;
-  score: string;
-  keys: string[];
-  /** Built only where used: it adds the filter's parameters, and a statement may not leave one unused. */
-  candidates: () => string;
-  probe: string;
-  alias: string;
-  limit: number;
+  });
 }
 
 /**
- * Every candidate read under the question's terms, with its partial score (`partial`), the part
- * of it that is exact (`known`: the terms it was read under that have a bit) and its `seen` mask.
- * Kept whole (not only the best) where the hybrid statement completes other candidates' scores
- * from it (completeScores).
+ * Bounded candidates, then the best `rescore` of them by partial score scored exactly. A
+ * candidate's partial score is already exact for the terms it was read under (its bit in `seen`)
+ * and for the terms whose whole list was read (df ≤ cap: not read means absent), so only the
+ * truncated lists it was not read under are probed, one key lookup each (LIMIT 1 keeps the planner
+ * from joining whole posting lists); a question whose lists were all read whole probes nothing,
+ * and the uncorrelated test skips the per-candidate scan of the terms (bench:hybrid at 10k: 1,000
+ * candidates × terms). At 1M passages the misses of the earlier bound (only 100
+ * candidates rescored, every term probed) were all candidates cut before rescoring, hence a deeper
+ * and cheaper rescoring (docs/benchmarks.md).
  */
-function partials(q: Bounded): string {
+function rescoreExactly(
+  s: SearchInput,
+  p: Params,
+  q: { terms: string; score: string; keys: string[]; candidates: string; probe: string; alias: string; limit: number },
+): string {
+  const rescore = Math.max(2 * q.limit, bm25Of(s).rescore);
   const keys = q.keys.map((k) => `${q.alias}.${k}`).join(', ');
-  return `SELECT ${keys}, sum(${q.alias}.s) AS partial,
-                 coalesce(sum(${q.alias}.s) FILTER (WHERE t.bit <> 0), 0) AS known, bit_or(t.bit) AS seen
-          FROM ${q.terms} t CROSS JOIN LATERAL (${q.candidates()}) ${q.alias}
-          GROUP BY ${keys}`;
-}
-
-/**
- * The exact score of each row of `rows` (the keys, known, seen): its known part plus a probe of
- * each truncated list it was not read under (one key lookup each; LIMIT 1 keeps the planner from
- * joining whole posting lists). A list read whole (df ≤ cap) that did not yield the candidate does
- * not hold it; a question whose lists were all read whole probes nothing, and the uncorrelated test
- * skips the per-candidate scan of the terms (bench:hybrid at 10k: 1,000 candidates × terms).
- */
-function completeScores(q: Bounded, rows: string): string {
+  const id = q.keys[0];
   return `SELECT ${q.keys.map((k) => `c.${k}`).join(', ')}, c.known + coalesce(x.missing, 0) AS lexical
-    FROM ${rows} c
+    FROM (SELECT ${keys}, sum(${q.alias}.s) AS partial,
+                 coalesce(sum(${q.alias}.s) FILTER (WHERE t.bit <> 0), 0) AS known, bit_or(t.bit) AS seen
+          FROM ${q.terms} t CROSS JOIN LATERAL (${q.candidates}) ${q.alias}
+          GROUP BY ${keys}
+          ORDER BY partial DESC, ${q.alias}.${id} LIMIT ${p.add(rescore)}) c
     CROSS JOIN LATERAL (
       SELECT sum(${q.score}) AS missing FROM ${q.terms} t CROSS JOIN LATERAL (${q.probe}) ${q.alias}
       WHERE (SELECT bool_or(u.bit = 0 OR u.df > u.cap) FROM ${q.terms} u)
-        AND (t.bit = 0 OR (t.df > t.cap AND c.seen & t.bit = 0))) x`;
-}
-
-/**
- * Bounded candidates (from `partialRows`, or read here), then the best `rescore` of them by
- * partial score scored exactly (completeScores). At 1M passages the misses of the earlier bound
- * (only 100 candidates rescored, every term probed) were all candidates cut before rescoring,
- * hence a deeper and cheaper rescoring (docs/benchmarks.md).
- */
-function rescoreExactly(s: SearchInput, p: Params, q: Bounded, partialRows?: string): string {
-  const rescore = Math.max(2 * q.limit, bm25Of(s).rescore);
-  const id = q.keys[0];
-  const best = `(SELECT * FROM ${partialRows ?? `(${partials(q)}) a`} ORDER BY partial DESC, ${id} LIMIT ${p.add(rescore)})`;
-  return `${completeScores(q, best)}
+        AND (t.bit = 0 OR (t.df > t.cap AND c.seen & t.bit = 0))) x
     ORDER BY lexical DESC, c.${id} LIMIT ${p.add(q.limit)}`;
 }
 
@@ -212,45 +166,27 @@ function documentTopDistributed(s: SearchInput, p: Params, limit: number): strin
 }
 
 /** The top `limit` documents by BM25F (columns document_id, lexical), bounded like passageTop. */
-export function documentTop(s: SearchInput, p: Params, limit: number, exact: boolean, partialRows?: string): string {
+export function documentTop(s: SearchInput, p: Params, limit: number, exact: boolean): string {
   if (s.distributed) return documentTopDistributed(s, p, limit);
+  const score = documentTerm(s, p);
+  const postings = `document_postings dp${filterJoin(s, 'dp.document_id')} WHERE dp.lexeme = t.lexeme${filterSql(p, s.filter)}`;
   if (exact) {
-    return `SELECT dp.document_id, sum(${documentTerm(s, p)}) AS lexical
+    return `SELECT dp.document_id, sum(${score}) AS lexical
       FROM dterms t CROSS JOIN LATERAL (
-        SELECT dp.document_id, dp.tf_body, dp.tf_summary, dp.length_body, dp.length_summary FROM ${documentPostings(s, p)}) dp
+        SELECT dp.document_id, dp.tf_body, dp.tf_summary, dp.length_body, dp.length_summary FROM ${postings}) dp
       GROUP BY dp.document_id
       ORDER BY lexical DESC, dp.document_id LIMIT ${p.add(limit)}`;
   }
-  return rescoreExactly(s, p, documentsBounded(s, p, limit), partialRows);
-}
-
-const documentPostings = (s: SearchInput, p: Params) =>
-  `document_postings dp${filterJoin(s, 'dp.document_id')} WHERE dp.lexeme = t.lexeme${filterSql(p, s.filter)}`;
-
-function documentsBounded(s: SearchInput, p: Params, limit: number): Bounded {
-  const score = documentTerm(s, p);
-  return {
+  return rescoreExactly(s, p, {
     terms: 'dterms',
     score,
     keys: ['document_id'],
-    candidates: () => `SELECT dp.document_id, ${score} AS s FROM ${documentPostings(s, p)} ORDER BY dp.impact DESC LIMIT t.cap`,
+    candidates: `SELECT dp.document_id, ${score} AS s FROM ${postings} ORDER BY dp.impact DESC LIMIT t.cap`,
     probe: `SELECT dp.tf_body, dp.tf_summary, dp.length_body, dp.length_summary FROM document_postings dp
         WHERE dp.lexeme = t.lexeme AND dp.document_id = c.document_id LIMIT 1`,
     alias: 'dp',
     limit,
-  };
-}
-
-/** Every document the bounded search reads, with its partial score (partials). */
-export const documentPartials = (s: SearchInput, p: Params): string => partials(documentsBounded(s, p, 0));
-
-/** Exact BM25F of the documents in `rows` (document_id) from `partialRows` (documentPartials), as passagesCompleted. */
-export function documentsCompleted(s: SearchInput, p: Params, rows: string, partialRows: string): string {
-  return completeScores(
-    documentsBounded(s, p, 0),
-    `(SELECT x.document_id, coalesce(r.known, 0) AS known, coalesce(r.seen, 0) AS seen
-      FROM ${rows} x LEFT JOIN ${partialRows} r ON r.document_id = x.document_id)`,
-  );
+  });
 }
 
 /**

@@ -1,18 +1,6 @@
 import type { SearchInput } from '../types';
 import { RANKING } from '../parameters';
-import {
-  bm25Of,
-  documentPartials,
-  documentsCompleted,
-  documentsExact,
-  documentTop,
-  passagePartials,
-  passagesCompleted,
-  passagesExact,
-  passagesOfDocuments,
-  passageTop,
-  termCtes,
-} from './bm25';
+import { bm25Of, documentsExact, documentTop, passagesExact, passagesOfDocuments, passageTop, termCtes } from './bm25';
 import { documentStage, passageStage } from './dense';
 import type { Params } from './params';
 import { DOCUMENTS_JSON, innerProduct, minMax, NO_DOCUMENTS, PASSAGES_JSON, type ModeStatement } from './parts';
@@ -38,9 +26,8 @@ const proposing = (s: SearchInput): SearchInput => ({ ...s, bm25: { ...s.bm25, t
 
 /**
  * The exact BM25 of every candidate in `candidates` (key column `key`): bounded, the lexical
- * stage's own rows are already exact (rescored) and only the others are scored, from the lexical
- * stage's partial scores where it read them (`probe` gets the rows); exact, every candidate is
- * probed, as the exact form always was.
+ * stage's own rows are already exact (rescored) and only the others are probed; exact, every
+ * candidate is probed, as the exact form always was.
  */
 function candidateLexical(exact: boolean, lexicalRows: string, candidates: string, key: string, probe: (rows: string) => string): string {
   if (exact) return probe(candidates);
@@ -102,14 +89,9 @@ export function hybridHierarchical(s: SearchInput, p: Params, exact: boolean): M
     ? `greatest(${innerProduct('de.embedding', ddim, qd)}, (SELECT max(${innerProduct('x', ddim, qd)}) FROM unnest(de.summary_pieces) AS x))`
     : innerProduct('de.embedding', ddim, qd);
   const lexical = proposing(s);
-  // Bounded on one server: every document the lexical stage reads keeps its partial score, so a
-  // dense-only candidate is probed only for the truncated lists it was not read under (Citus: the
-  // capped LATERAL does not push down; its lexical stage is exact per shard).
-  const partials = !exact && !s.distributed;
   const sql = `WITH ${termCtes(lexical, p, { passages: true, documents: true })},
     dense_docs AS MATERIALIZED (${documentStage(s, p, exact)}),
-    ${partials ? `doc_partials AS MATERIALIZED (${documentPartials(lexical, p)}),` : ''}
-    lexical_docs AS MATERIALIZED (${documentTop(lexical, p, s.k1, exact, partials ? 'doc_partials' : undefined)}),
+    lexical_docs AS MATERIALIZED (${documentTop(lexical, p, s.k1, exact)}),
     ${bestPassages}
     doc_candidates AS MATERIALIZED (
       SELECT document_id FROM dense_docs UNION SELECT document_id FROM lexical_docs${share < 1 ? ' UNION SELECT document_id FROM best_docs' : ''}),
@@ -119,8 +101,7 @@ export function hybridHierarchical(s: SearchInput, p: Params, exact: boolean): M
              ${share < 1 ? 'bp.best' : 'NULL::float8'} AS best_passage
       FROM doc_candidates c
       LEFT JOIN document_embeddings de ON de.model_id = ${p.add(s.documentModel.id)} AND de.document_id = c.document_id
-      LEFT JOIN (${candidateLexical(exact, 'lexical_docs', 'doc_candidates', 'document_id', (rows) =>
-        partials ? documentsCompleted(lexical, p, rows, 'doc_partials') : documentsExact(s, p, rows))}) l ON l.document_id = c.document_id
+      LEFT JOIN (${candidateLexical(exact, 'lexical_docs', 'doc_candidates', 'document_id', (rows) => documentsExact(s, p, rows))}) l ON l.document_id = c.document_id
       ${share < 1 ? `LEFT JOIN ${passagePart} bp ON bp.document_id = c.document_id` : ''}
     ),
     doc_dense AS (
@@ -177,14 +158,11 @@ export function hybridFlat(s: SearchInput, p: Params, exact: boolean): ModeState
   const pdim = s.passageModel.dimension;
   const candidates = Math.max(s.k1, s.k2);
   const qp = p.addVector(s.questionForPassages);
-  const partials = !exact && !s.distributed; // as in hybridHierarchical
   const sql = `WITH ${termCtes(s, p, { passages: true })},
     dense_hits AS MATERIALIZED (${passageStage(s, p, candidates, exact)}),
-    ${partials ? `passage_partials AS MATERIALIZED (${passagePartials(s, p)}),` : ''}
-    lexical_hits AS MATERIALIZED (${passageTop(s, p, candidates, exact, partials ? 'passage_partials' : undefined)}),
+    lexical_hits AS MATERIALIZED (${passageTop(s, p, candidates, exact)}),
     hits AS MATERIALIZED (SELECT passage_id, document_id FROM dense_hits UNION SELECT passage_id, document_id FROM lexical_hits),
-    hits_lexical AS MATERIALIZED (${candidateLexical(exact, 'lexical_hits', 'hits', 'passage_id', (rows) =>
-      partials ? passagesCompleted(s, p, rows, 'passage_partials') : passagesExact(s, p, rows))}),
+    hits_lexical AS MATERIALIZED (${candidateLexical(exact, 'lexical_hits', 'hits', 'passage_id', (rows) => passagesExact(s, p, rows))}),
     ${mergeScores('scored', [
       `SELECT h.passage_id, h.document_id, ${innerProduct('pe.embedding', pdim, qp)} AS dense_score, NULL::float8 AS lexical
         FROM hits h LEFT JOIN passage_embeddings pe ON pe.model_id = ${p.add(s.passageModel.id)} AND pe.passage_id = h.passage_id`,
