@@ -10,10 +10,12 @@
  * Runs on embedded PGlite (a temporary directory) and, when DATABASE_URL is set, on that server
  * (in fresh databases it creates and drops).
  *   BENCH_DOCUMENTS (3000, 10 passages each)  BENCH_CONCURRENCY (4)  BENCH_BATCH_PASSAGES (2000)
- * BENCH_COLLATION=compare: instead, each path twice with the lexeme columns under the database's
- * default collation (migration 0020 undone on the fresh store) and twice under COLLATE "C"
- * (order default, C, C, default: a steady drift in load touches both alike), and the ratio
- * C / default of each path; PostgreSQL only (PGlite's databases have collation C: no difference).
+ * BENCH_COMPARE=collation (or BENCH_COLLATION=compare): instead, each path twice with the lexeme
+ * columns under the database's default collation (migration 0020 undone on the fresh store) and
+ * twice under COLLATE "C" (order default, C, C, default: a steady drift in load touches both alike),
+ * and the ratio C / default of each path. BENCH_COMPARE=passage-key: the same with migration 0021
+ * undone (the plain (document_id, ordinal) key) against the key that INCLUDEs the passage id. With
+ * DATABASE_URL set, a comparison runs on the server only (PGlite's databases have collation C).
  */
 import 'reflect-metadata';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -33,7 +35,21 @@ import { generateCorpus } from './corpus';
 const documents = Number(process.env.BENCH_DOCUMENTS ?? 3_000);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 4);
 const batchPassages = Number(process.env.BENCH_BATCH_PASSAGES ?? BULK_BATCH_PASSAGES);
-const compareCollation = process.env.BENCH_COLLATION === 'compare';
+/** What BENCH_COMPARE measures: the store as migrated (`after`) against it with one migration undone (`before`). */
+const COMPARISONS = {
+  collation: { before: 'lexemes default', after: 'lexemes C', ratio: 'C / default', undo: () => DEFAULT_COLLATION },
+  'passage-key': {
+    before: 'plain key',
+    after: 'key INCLUDE (id)',
+    ratio: 'INCLUDE / plain',
+    undo: () => [
+      'ALTER TABLE passages DROP CONSTRAINT passages_document_id_ordinal_key, ADD CONSTRAINT passages_document_id_ordinal_key UNIQUE (document_id, ordinal)',
+    ],
+  },
+} as const;
+const compareName = process.env.BENCH_COMPARE ?? (process.env.BENCH_COLLATION === 'compare' ? 'collation' : undefined);
+if (compareName !== undefined && !(compareName in COMPARISONS)) throw new Error(`BENCH_COMPARE: one of ${Object.keys(COMPARISONS).join(', ')}`);
+const comparison = compareName === undefined ? undefined : COMPARISONS[compareName as keyof typeof COMPARISONS];
 /** Migration 0020 undone: the lexeme columns as they were before it. */
 const DEFAULT_COLLATION = ['passage_postings', 'document_postings', 'bm25_terms'].map(
   (t) => `ALTER TABLE ${t} ALTER COLUMN lexeme TYPE text COLLATE "default"`,
@@ -70,11 +86,11 @@ async function benchOne(name: string, open: Open) {
   const workers = `concurrency ${concurrency}`;
   console.log(`\n${name}: ${documents} documents, ${totalPassages} passages, each path in a fresh store`);
 
-  const run = async (label: string, bulk: boolean, collation: 'C' | 'default' = 'C'): Promise<{ rate: number; stats: string; again?: number }> => {
+  const run = async (label: string, bulk: boolean, undone = false): Promise<{ rate: number; stats: string; again?: number }> => {
     const { db, cleanup } = await open();
     try {
       await migrate(db);
-      if (collation === 'default') for (const sql of DEFAULT_COLLATION) await db.exec(sql);
+      if (undone) for (const sql of comparison!.undo()) await db.exec(sql);
       const rate = await measure(label, db, totalPassages, async () => {
         const result = await ingest(db, corpus, { ...DEFAULT_INGEST_OPTIONS, concurrency, bulk, batchPassages });
         if (result.failed > 0 || result.created !== documents) throw new Error(`expected ${documents} created, got ${JSON.stringify(result)}`);
@@ -94,19 +110,19 @@ async function benchOne(name: string, open: Open) {
     }
   };
 
-  if (compareCollation) {
+  if (comparison) {
     for (const bulk of [false, true]) {
       const path = bulk ? `bulk (${workers})` : `per document (${workers})`;
-      const rates: Record<'C' | 'default', number[]> = { C: [], default: [] };
+      const rates = { before: [] as number[], after: [] as number[] };
       let stats: string | undefined;
-      for (const collation of ['default', 'C', 'C', 'default'] as const) {
-        const r = await run(`${path}, lexemes ${collation}`, bulk, collation);
+      for (const side of ['before', 'after', 'after', 'before'] as const) {
+        const r = await run(`${path}, ${comparison[side]}`, bulk, side === 'before');
         if (stats !== undefined && r.stats !== stats) throw new Error(`BM25 statistics differ: ${stats} vs ${r.stats}`);
         stats = r.stats;
-        rates[collation].push(r.rate);
+        rates[side].push(r.rate);
       }
       const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-      console.log(`  ratio ${path}, C / default: ${(mean(rates.C) / mean(rates.default)).toFixed(2)}x (means of 2)`);
+      console.log(`  ratio ${path}, ${comparison.ratio}: ${(mean(rates.after) / mean(rates.before)).toFixed(2)}x (means of 2)`);
     }
     return;
   }
@@ -117,8 +133,8 @@ async function benchOne(name: string, open: Open) {
 }
 
 async function main() {
-  // PGlite's database collation is C already: the comparison is only for the server.
-  if (!(compareCollation && process.env.DATABASE_URL)) await benchOne('PGlite (embedded, on disk)', async () => {
+  // PGlite's database collation is C already: a comparison runs on the server when there is one.
+  if (!(comparison && process.env.DATABASE_URL)) await benchOne('PGlite (embedded, on disk)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'dhr-bench-'));
     const db = await PgliteDatabase.open({ dataDir: dir });
     return { db, cleanup: async () => { await db.close(); rmSync(dir, { recursive: true, force: true }); } };
