@@ -35,14 +35,19 @@ import { generateCorpus } from './corpus';
 const documents = Number(process.env.BENCH_DOCUMENTS ?? 3_000);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 4);
 const batchPassages = Number(process.env.BENCH_BATCH_PASSAGES ?? BULK_BATCH_PASSAGES);
+/** Migration 0020 undone: the lexeme columns as they were before it. */
+const DEFAULT_COLLATION = ['passage_postings', 'document_postings', 'bm25_terms'].map(
+  (t) => `ALTER TABLE ${t} ALTER COLUMN lexeme TYPE text COLLATE "default"`,
+);
+
 /** What BENCH_COMPARE measures: the store as migrated (`after`) against it with one migration undone (`before`). */
 const COMPARISONS = {
-  collation: { before: 'lexemes default', after: 'lexemes C', ratio: 'C / default', undo: () => DEFAULT_COLLATION },
+  collation: { before: 'lexemes default', after: 'lexemes C', ratio: 'C / default', undo: DEFAULT_COLLATION },
   'passage-key': {
     before: 'plain key',
     after: 'key INCLUDE (id)',
     ratio: 'INCLUDE / plain',
-    undo: () => [
+    undo: [
       'ALTER TABLE passages DROP CONSTRAINT passages_document_id_ordinal_key, ADD CONSTRAINT passages_document_id_ordinal_key UNIQUE (document_id, ordinal)',
     ],
   },
@@ -50,10 +55,6 @@ const COMPARISONS = {
 const compareName = process.env.BENCH_COMPARE ?? (process.env.BENCH_COLLATION === 'compare' ? 'collation' : undefined);
 if (compareName !== undefined && !(compareName in COMPARISONS)) throw new Error(`BENCH_COMPARE: one of ${Object.keys(COMPARISONS).join(', ')}`);
 const comparison = compareName === undefined ? undefined : COMPARISONS[compareName as keyof typeof COMPARISONS];
-/** Migration 0020 undone: the lexeme columns as they were before it. */
-const DEFAULT_COLLATION = ['passage_postings', 'document_postings', 'bm25_terms'].map(
-  (t) => `ALTER TABLE ${t} ALTER COLUMN lexeme TYPE text COLLATE "default"`,
-);
 
 type Open = () => Promise<{ db: Database; cleanup: () => Promise<void> }>;
 
@@ -90,7 +91,7 @@ async function benchOne(name: string, open: Open) {
     const { db, cleanup } = await open();
     try {
       await migrate(db);
-      if (undone) for (const sql of comparison!.undo()) await db.exec(sql);
+      if (undone) for (const sql of comparison!.undo) await db.exec(sql);
       const rate = await measure(label, db, totalPassages, async () => {
         const result = await ingest(db, corpus, { ...DEFAULT_INGEST_OPTIONS, concurrency, bulk, batchPassages });
         if (result.failed > 0 || result.created !== documents) throw new Error(`expected ${documents} created, got ${JSON.stringify(result)}`);

@@ -49,33 +49,37 @@ const UNAVAILABLE_MESSAGES =
   /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed|not queryable|terminating connection|the database system is (starting up|shutting down|in recovery mode)|Can't reach database server|Server has closed the connection/i;
 const TIMEOUT_MESSAGES = /canceling statement due to statement timeout/i;
 
-export function classifyDatabaseError(error: unknown): DatabaseFault | undefined {
+/**
+ * The error and what it wraps, outermost first (at most 10, no cycles): GraphQL's originalError,
+ * a cause, and graphql-js's NonErrorThrown.thrownValue (a driver's bare { code: 'ECONNRESET' } object).
+ */
+function* errorChain(error: unknown): Generator<Record<string, unknown>> {
   const seen = new Set<unknown>();
   let current: unknown = error;
   for (let depth = 0; current && typeof current === 'object' && !seen.has(current) && depth < 10; depth++) {
     seen.add(current);
-    const fault = classifyOne(current as Record<string, unknown>);
-    if (fault) return fault;
-    // thrownValue: graphql-js wraps a thrown non-Error (a driver's bare { code: 'ECONNRESET' } object) in NonErrorThrown.
+    yield current as Record<string, unknown>;
     const e = current as { cause?: unknown; originalError?: unknown; thrownValue?: unknown };
     current = e.originalError ?? e.cause ?? e.thrownValue;
+  }
+}
+
+/** The first fault `classify` finds along the error's chain. */
+function firstAlongChain<T>(error: unknown, classify: (e: Record<string, unknown>) => T | undefined): T | undefined {
+  for (const e of errorChain(error)) {
+    const fault = classify(e);
+    if (fault) return fault;
   }
   return undefined;
 }
 
+export function classifyDatabaseError(error: unknown): DatabaseFault | undefined {
+  return firstAlongChain(error, classifyOne);
+}
+
 /** The storage fault behind this error (a read-only or full store), if that is what it is. */
 export function storageFaultOf(error: unknown): StorageFault | undefined {
-  const seen = new Set<unknown>();
-  let current: unknown = error;
-  for (let depth = 0; current && typeof current === 'object' && !seen.has(current) && depth < 10; depth++) {
-    seen.add(current);
-    const fault = storageOne(current as Record<string, unknown>);
-    if (fault) return fault;
-    // thrownValue: graphql-js wraps a thrown non-Error (a driver's bare { code: 'ECONNRESET' } object) in NonErrorThrown.
-    const e = current as { cause?: unknown; originalError?: unknown; thrownValue?: unknown };
-    current = e.originalError ?? e.cause ?? e.thrownValue;
-  }
-  return undefined;
+  return firstAlongChain(error, storageOne);
 }
 
 export function isStorageFault(error: unknown): boolean {
