@@ -20,6 +20,7 @@ import { ingest } from '../src/pipeline/ingest';
 import { ModelRegistry } from '../src/pipeline/jobs/registry';
 import { createApolloServer, startServer } from '../src/server';
 import { createContext } from '../src/graphql/context';
+import { CorpusSettingsSource } from '../src/retrieval/settings';
 import { createTestDatabase, type TestDatabase } from './helpers/database';
 import { HeldEncoder } from './helpers/held-encoder';
 import { writeTinyModel } from './helpers/tiny-model';
@@ -100,8 +101,10 @@ describe('a burst of concurrent questions', () => {
       mostQueued = Math.max(mostQueued, questionEncoder.queued);
       return encoded;
     };
+    // As the server does: one settings source for the process, not a read per question.
+    const settings = new CorpusSettingsSource(t.db);
     const ask = async (q: string) => {
-      const response = await apollo.executeOperation({ query: ASK, variables: { q } }, { contextValue: createContext(t.db, config, models) });
+      const response = await apollo.executeOperation({ query: ASK, variables: { q } }, { contextValue: { ...createContext(t.db, config, models), settings } });
       if (response.body.kind !== 'single') throw new Error('unexpected incremental response');
       return response.body.singleResult as { data?: any; errors?: any[] };
     };
@@ -126,6 +129,31 @@ describe('a burst of concurrent questions', () => {
     expect(mostQueued).toBe(config.questionQueue.maxWaiting);
     expect(questionEncoder.queued).toBe(0);
   }, 300_000);
+
+  it('reads the active models once for questions that arrive together, not once each', async () => {
+    // A snapshot that is always stale: every call must read, and calls in flight together share one read.
+    const fresh = await ModelRegistry.of(t.db, encoders, { questions: config.questionQueue, ttlMs: 0 });
+    const query = t.db.query.bind(t.db);
+    let reads = 0;
+    t.db.query = ((sql: string, params?: readonly unknown[]) => {
+      if (/FROM active_encoders/.test(sql)) reads++;
+      return query(sql, params);
+    }) as typeof t.db.query;
+    try {
+      const targets = await Promise.all(Array.from({ length: 100 }, () => fresh.current()));
+      expect(reads).toBe(1);
+      expect(new Set(targets.map((x) => x?.passage.name)).size).toBe(1);
+      expect(targets[0]?.passage.name).toBe((await models.current())?.passage.name);
+      // A caller that needs a read made after its own commit (fresh) does not take one in flight.
+      reads = 0;
+      await Promise.all([fresh.current(), fresh.current({ fresh: true })]);
+      expect(reads).toBe(2);
+    } finally {
+      delete (t.db as Partial<typeof t.db>).query; // the prototype's own again, if it has one
+      if (typeof t.db.query !== 'function') t.db.query = query;
+      await fresh.close();
+    }
+  });
 
   it('answers concurrent HTTP requests or refuses them with a typed 503/429, and keeps serving', async () => {
     const questionEncoder = questionEncoderFor(encoders.byRole.questionPassage, 'questionDocument', config.questionQueue);

@@ -108,8 +108,25 @@ export class ModelRegistry {
    * get vectors for the models active after its commit, not a second ago).
    */
   async current(options: { fresh?: boolean } = {}): Promise<EmbeddingTargets | undefined> {
+    if (!options.fresh && this.snapshot && Date.now() - this.snapshot.at < this.ttlMs) return this.snapshot.targets;
+    // One read at a time: a burst of questions arriving as the snapshot expires shares one read
+    // instead of queueing hundreds for pooled connections. A fresh caller (ingest, after its commit)
+    // lets the read in flight finish, since it may have started before that commit, then reads anew.
+    if (!options.fresh && this.refreshing) return this.refreshing;
+    if (options.fresh && this.refreshing) await this.refreshing.catch(() => undefined);
+    const refresh = this.refresh();
+    this.refreshing = refresh;
+    try {
+      return await refresh;
+    } finally {
+      if (this.refreshing === refresh) this.refreshing = undefined;
+    }
+  }
+
+  private refreshing?: Promise<EmbeddingTargets | undefined>;
+
+  private async refresh(): Promise<EmbeddingTargets | undefined> {
     const now = Date.now();
-    if (!options.fresh && this.snapshot && now - this.snapshot.at < this.ttlMs) return this.snapshot.targets;
     const assignment = await activeAssignment(this.db);
     const adapterId = await activeAdapterId(this.db);
     const key = [...ENCODER_ROLES.map((r) => assignment[r]?.id ?? '-'), adapterId ?? '-'].join(',');
@@ -150,6 +167,7 @@ export class ModelRegistry {
   /** Forget the cached assignment (this process just changed it). */
   invalidate(): void {
     this.snapshot = undefined;
+    this.refreshing = undefined; // a read in flight may predate the change
   }
 
   /**
