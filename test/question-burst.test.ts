@@ -67,10 +67,13 @@ describe('a burst of concurrent questions', () => {
 
   beforeAll(async () => {
     root = await mkdtemp(join(tmpdir(), 'dhr-burst-'));
-    t = await createTestDatabase();
+    // The burst is about the question queue: its accepted questions wait for a pooled connection as long
+    // as a loaded machine needs (CI twice refused all 1,000, on 2 cores running two suites side by side).
+    t = await createTestDatabase({ connectTimeoutMs: 60_000 });
     const dir = await writeTinyModel(root, 'burst-tiny', { hidden: 16 });
     encoders = await EncoderSet.load({ questionDocument: dir, document: dir, questionPassage: dir, passage: dir }, { questions: config.questionQueue });
-    models = await ModelRegistry.of(t.db, encoders, { questions: config.questionQueue });
+    // A snapshot of the active models that outlives the burst: no read of them competes with its questions.
+    models = await ModelRegistry.of(t.db, encoders, { questions: config.questionQueue, ttlMs: 600_000 });
     const docs = Array.from({ length: 6 }, (_, d) => ({
       key: `burst/${d}`,
       title: `${TEXT[d]} ${TEXT[d + 1]}`,
@@ -109,6 +112,7 @@ describe('a burst of concurrent questions', () => {
       return response.body.singleResult as { data?: any; errors?: any[] };
     };
     let results: { data?: any; errors?: any[] }[];
+    const burstStarted = Date.now();
     try {
       // Some questions repeat, as frontends send them.
       results = await Promise.all(Array.from({ length: BURST }, (_, i) => ask(`${TEXT[i % TEXT.length]} ${TEXT[(i * 7) % TEXT.length]} ${i % 700}`)));
@@ -119,7 +123,14 @@ describe('a burst of concurrent questions', () => {
     const answered = results.filter((r) => !r.errors && r.data.retrieve.passages.length > 0);
     const refused = results.filter((r) => r.errors);
     expect(answered.length + refused.length).toBe(BURST);
-    expect(answered.length).toBeGreaterThan(0);
+    // Which refusals, when none was answered (CI saw it on a loaded machine): the count and first message of each code.
+    const byCode = new Map<string, { count: number; message: string }>();
+    for (const r of refused) {
+      const e = r.errors![0];
+      const seen = byCode.get(e.extensions?.code) ?? { count: 0, message: e.message };
+      byCode.set(e.extensions?.code, { ...seen, count: seen.count + 1 });
+    }
+    if (answered.length === 0) throw new Error(`no question answered (most queued ${mostQueued}, ${Date.now() - burstStarted} ms); refused: ${JSON.stringify(Object.fromEntries(byCode))}`);
     expect(refused.length).toBeGreaterThan(0);
     // OVERLOADED: the question queue was full. On PostgreSQL a question may also wait for a pooled
     // connection past DB_CONNECT_TIMEOUT_MS: SERVICE_UNAVAILABLE, typed (503) as well.

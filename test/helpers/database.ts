@@ -21,7 +21,8 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-export async function createTestDatabase(options: { migrated?: boolean } = {}): Promise<TestDatabase> {
+/** connectTimeoutMs: PostgreSQL only, how long a statement waits for a pooled connection (the server's default 5 s otherwise). */
+export async function createTestDatabase(options: { migrated?: boolean; connectTimeoutMs?: number } = {}): Promise<TestDatabase> {
   const serverUrl = process.env.DATABASE_URL;
   const migrated = options.migrated !== false;
   if (!serverUrl) {
@@ -43,7 +44,7 @@ export async function createTestDatabase(options: { migrated?: boolean } = {}): 
   const template = migrated ? ` TEMPLATE ${await postgresTemplate(serverUrl)}` : '';
   await adminQuery(serverUrl, `CREATE DATABASE ${name}${template}`);
   const url = withDatabase(serverUrl, name);
-  const db = new PostgresDatabase({ url });
+  const db = new PostgresDatabase({ url, connectTimeoutMs: options.connectTimeoutMs });
   return {
     db,
     kind: 'postgres',
