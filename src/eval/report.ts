@@ -227,6 +227,22 @@ export async function writeReport(report: EvalReport, outDir: string): Promise<s
   return files.map(([file]) => path.join(outDir, file));
 }
 
+/** (a) and (b) on the dev split, and which one the product keeps for that reason. */
+function devSection(d: NonNullable<SelfTunedEvaluation['dev']>): string {
+  const row = (name: string, r: RankScores) => `| ${name} | ${KS.slice(0, 3).map((k) => pct(r.top[String(k)])).join(' | ')} | ${r.mrr20.toFixed(3)} |`;
+  const verdict = d.favours === 'tie' ? 'a tie (the same rankings): the defaults stay' : d.favours === 'defaults' ? 'the global defaults (a)' : 'the self-tuned settings (b)';
+  return `
+Dev split (${d.questions} questions), where the choice between them is made:
+
+| default mode on the dev split | Top-1 | Top-5 | Top-20 | MRR@20 |
+|---|---:|---:|---:|---:|
+${row('(a) global defaults', d.defaults)}
+${row('(b) self-tuned', d.selfTuned)}
+
+The dev split favours ${verdict}.
+`;
+}
+
 /** What `dhr tune` saw and chose on this corpus (the row is in the mode table). */
 function selfTunedSection(t: SelfTunedEvaluation): string {
   const q = Object.entries(t.tune.questions).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(', ');
@@ -234,6 +250,6 @@ function selfTunedSection(t: SelfTunedEvaluation): string {
   return `## Self-tuned (issue 31): dhr tune on the corpus alone
 
 Pseudo-questions: ${q}. On them, MRR@20: chosen ${m.chosen.toFixed(3)}, built-in defaults ${m.defaults.toFixed(3)}, LEXICAL ${m.lexical.toFixed(3)}, HYBRID ${m.hybrid.toFixed(3)}. ${t.tune.change ? 'Changed' : 'Kept the defaults'}: ${t.tune.reason}. Tuning took ${t.tune.seconds.toFixed(0)} s. Its test-split scores are the "self-tuned" row of the table above.
-
+${t.dev ? devSection(t.dev) : ''}
 `;
 }

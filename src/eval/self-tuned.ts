@@ -2,7 +2,7 @@ import { DEFAULT_MODE } from '../retrieval/modes';
 import { tune, type TuneReport } from '../tuning/tune';
 import type { EvalOutcome } from './evaluate';
 import { runQuestions, type Corpus, type RunParams } from './run';
-import { scoreOutcomes, type Scores } from './scores';
+import { scoreOutcomes, targetScores, type RankScores, type Scores } from './scores';
 import { splitOf } from './split';
 import type { EvalDataset } from './types';
 
@@ -16,6 +16,22 @@ export interface SelfTunedEvaluation {
   tune: { questions: TuneReport['questions']; chosen: string; change: boolean; reason: string; margin: number; standardError: number; pseudoMrr: { chosen: number; defaults: number; lexical: number; hybrid: number }; seconds: number };
   params: Omit<RunParams, 'mode'>;
   scores: Scores;
+  /**
+   * Which of (a) the global defaults and (b) the self-tuned settings the dev split favours (issue
+   * 31 §4: the product keeps that one), judged by the set's target: MRR@20, then Top-20, Top-1.
+   * The test split is for the report only.
+   */
+  dev: { questions: number; defaults: RankScores; selfTuned: RankScores; favours: 'defaults' | 'self-tuned' | 'tie' };
+}
+
+/** (a) against (b) on the dev split: MRR@20 first, then Top-20, then Top-1; equal on all three is a tie. */
+export function devFavours(defaults: RankScores, selfTuned: RankScores): 'defaults' | 'self-tuned' | 'tie' {
+  for (const pick of [(r: RankScores) => r.mrr20, (r: RankScores) => r.top['20'], (r: RankScores) => r.top['1']]) {
+    const a = pick(defaults);
+    const b = pick(selfTuned);
+    if (Math.abs(a - b) > 1e-9) return a > b ? 'defaults' : 'self-tuned';
+  }
+  return 'tie';
 }
 
 export async function evaluateSelfTuned(
@@ -42,6 +58,14 @@ export async function evaluateSelfTuned(
   const test = dataset.questions.filter((q) => splitOf(q.id) === 'test');
   const params: Omit<RunParams, 'mode'> = { ...outcome.modeParams[DEFAULT_MODE]!, k1: o.k1, k2: o.k2, ...chosen.values };
   const scores = scoreOutcomes(await runQuestions(corpus, test, { mode: DEFAULT_MODE, ...params }));
+  // The dev split at both settings: the choice between (a) and (b) is made here, never on the test split.
+  const devQuestions = dataset.questions.filter((q) => splitOf(q.id) === 'dev');
+  const defaultsParams: Omit<RunParams, 'mode'> = { ...outcome.modeParams[DEFAULT_MODE]!, k1: o.k1, k2: o.k2 };
+  const onDev = async (p: Omit<RunParams, 'mode'>) => targetScores(scoreOutcomes(await runQuestions(corpus, devQuestions, { mode: DEFAULT_MODE, ...p })), outcome.target)!;
+  const devDefaults = await onDev(defaultsParams);
+  const devSelfTuned = report.choice.change ? await onDev(params) : devDefaults;
+  const favours = devFavours(devDefaults, devSelfTuned);
+  o.log(`self-tune: dev split (${devQuestions.length} questions), MRR@20 defaults ${devDefaults.mrr20.toFixed(3)}, self-tuned ${devSelfTuned.mrr20.toFixed(3)}: favours ${favours}`);
   return {
     tune: {
       questions: report.questions,
@@ -55,5 +79,6 @@ export async function evaluateSelfTuned(
     },
     params,
     scores,
+    dev: { questions: devQuestions.length, defaults: devDefaults, selfTuned: devSelfTuned, favours },
   };
 }
