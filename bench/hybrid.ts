@@ -130,7 +130,7 @@ async function main() {
       k2: K2,
       exact: v.exact,
       bm25: v.bm25,
-      rows: withRows || v.rows ? { passages: ['text'], documents: ['title'], ofPassages: true } : undefined,
+      rows: withRows || v.rows ? { passages: ['text'], documents: ['title'], ofPassages: true, ofDocuments: false } : undefined,
     });
 
     const times = VARIANTS.map(() => [] as number[]);
@@ -182,16 +182,20 @@ async function main() {
     }
 
     if (explainMedian) {
-      const k = VARIANTS.findIndex((v) => v.mode === 'HYBRID_HIERARCHICAL' && !v.exact);
+      const k = VARIANTS.findIndex((v) => v.mode === 'HYBRID_HIERARCHICAL' && !v.exact && !v.rows && !v.bm25);
       const order = times[k].map((t, q) => [t, q]).sort((a, b) => a[0] - b[0]);
       const median = order[Math.floor(order.length / 2)][1];
-      const statement = searchStatement(request(VARIANTS[k], median), db.vectorParam?.bind(db));
-      const plan = await db.transaction(async (tx) => {
-        for (const [setting, value] of Object.entries(statement.settings)) await tx.query('SELECT set_config($1, $2, true)', [setting, value]);
-        return tx.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${statement.sql}`, statement.params);
-      });
-      console.log(`\nEXPLAIN (ANALYZE, BUFFERS) of the default mode's median question #${median} "${texts[median]}" (${fmt(times[k][median], 2)} ms):`);
-      for (const line of plan) console.log(`    ${line['QUERY PLAN']}`);
+      // The same question with the API's row columns too (issue 29 §3: what the rows add to the statement).
+      const withRowsK = VARIANTS.findIndex((v) => v.mode === 'HYBRID_HIERARCHICAL' && v.rows);
+      for (const x of withRowsK >= 0 && !withRows ? [k, withRowsK] : [k]) {
+        const statement = searchStatement(request(VARIANTS[x], median), db.vectorParam?.bind(db));
+        const plan = await db.transaction(async (tx) => {
+          for (const [setting, value] of Object.entries(statement.settings)) await tx.query('SELECT set_config($1, $2, true)', [setting, value]);
+          return tx.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${statement.sql}`, statement.params);
+        });
+        console.log(`\nEXPLAIN (ANALYZE, BUFFERS) of ${VARIANTS[x].label}, the default mode's median question #${median} "${texts[median]}" (${fmt(times[x][median], 2)} ms):`);
+        for (const line of plan) console.log(`    ${line['QUERY PLAN']}`);
+      }
     }
   } finally {
     await db.close();
