@@ -230,7 +230,10 @@ export async function writeReport(report: EvalReport, outDir: string): Promise<s
 /** (a) and (b) on the dev split, and which one the product keeps for that reason. */
 function devSection(d: NonNullable<SelfTunedEvaluation['dev']>): string {
   const row = (name: string, r: RankScores) => `| ${name} | ${KS.slice(0, 3).map((k) => pct(r.top[String(k)])).join(' | ')} | ${r.mrr20.toFixed(3)} |`;
-  const verdict = d.favours === 'tie' ? 'a tie (the same rankings): the defaults stay' : d.favours === 'defaults' ? 'the global defaults (a)' : 'the self-tuned settings (b)';
+  const verdict =
+    d.favours === 'tie'
+      ? 'On the dev split the two tie (equal MRR@20, Top-20 and Top-1): the global defaults stay.'
+      : `The dev split favours ${d.favours === 'defaults' ? 'the global defaults (a)' : 'the self-tuned settings (b)'}.`;
   return `
 Dev split (${d.questions} questions), where the choice between them is made:
 
@@ -239,7 +242,7 @@ Dev split (${d.questions} questions), where the choice between them is made:
 ${row('(a) global defaults', d.defaults)}
 ${row('(b) self-tuned', d.selfTuned)}
 
-The dev split favours ${verdict}.
+${verdict}
 `;
 }
 
