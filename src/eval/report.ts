@@ -228,7 +228,7 @@ export async function writeReport(report: EvalReport, outDir: string): Promise<s
 }
 
 /** (a) and (b) on the dev split, and which one the product keeps for that reason. */
-function devSection(d: NonNullable<SelfTunedEvaluation['dev']>): string {
+function devSection(d: SelfTunedEvaluation['dev']): string {
   const row = (name: string, r: RankScores) => `| ${name} | ${KS.slice(0, 3).map((k) => pct(r.top[String(k)])).join(' | ')} | ${r.mrr20.toFixed(3)} |`;
   const verdict =
     d.favours === 'tie'
@@ -253,6 +253,6 @@ function selfTunedSection(t: SelfTunedEvaluation): string {
   return `## Self-tuned (issue 31): dhr tune on the corpus alone
 
 Pseudo-questions: ${q}. On them, MRR@20: chosen ${m.chosen.toFixed(3)}, built-in defaults ${m.defaults.toFixed(3)}, LEXICAL ${m.lexical.toFixed(3)}, HYBRID ${m.hybrid.toFixed(3)}. ${t.tune.change ? 'Changed' : 'Kept the defaults'}: ${t.tune.reason}. Tuning took ${t.tune.seconds.toFixed(0)} s. Its test-split scores are the "self-tuned" row of the table above.
-${t.dev ? devSection(t.dev) : ''}
+${devSection(t.dev)}
 `;
 }

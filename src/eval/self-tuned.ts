@@ -56,11 +56,11 @@ export async function evaluateSelfTuned(
   const chosen = report.choice.chosen;
   o.log(`self-tune: ${report.choice.change ? 'chose' : 'kept'} ${chosen.label} in ${seconds.toFixed(0)} s: ${report.choice.reason}`);
   const test = dataset.questions.filter((q) => splitOf(q.id) === 'test');
-  const params: Omit<RunParams, 'mode'> = { ...outcome.modeParams[DEFAULT_MODE]!, k1: o.k1, k2: o.k2, ...chosen.values };
+  const defaultsParams: Omit<RunParams, 'mode'> = { ...outcome.modeParams[DEFAULT_MODE]!, k1: o.k1, k2: o.k2 };
+  const params: Omit<RunParams, 'mode'> = { ...defaultsParams, ...chosen.values };
   const scores = scoreOutcomes(await runQuestions(corpus, test, { mode: DEFAULT_MODE, ...params }));
   // The dev split at both settings: the choice between (a) and (b) is made here, never on the test split.
   const devQuestions = dataset.questions.filter((q) => splitOf(q.id) === 'dev');
-  const defaultsParams: Omit<RunParams, 'mode'> = { ...outcome.modeParams[DEFAULT_MODE]!, k1: o.k1, k2: o.k2 };
   const onDev = async (p: Omit<RunParams, 'mode'>) => targetScores(scoreOutcomes(await runQuestions(corpus, devQuestions, { mode: DEFAULT_MODE, ...p })), outcome.target)!;
   const devDefaults = await onDev(defaultsParams);
   const devSelfTuned = report.choice.change ? await onDev(params) : devDefaults;

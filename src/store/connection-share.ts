@@ -18,6 +18,14 @@ export interface ShareUsage {
 }
 
 /**
+ * The shares whose turn the running code holds. One storage for every share, not one per share:
+ * Node 20 keeps each AsyncLocalStorage that ever ran in a process-wide list and visits every one
+ * of them for each promise created, so a storage per operation made every later request slower
+ * (45 ms of CPU a question after 1,700 of them, growing without bound) and was never freed.
+ */
+const holding = new AsyncLocalStorage<ReadonlySet<object>>();
+
+/**
  * One caller's share of a database pool. GraphQL runs an operation's root fields at once, so 20
  * aliased retrievals asked for 20 connections together and held the whole pool while others
  * queued behind them. Here an operation's statements queue among themselves instead, at most
@@ -26,14 +34,6 @@ export interface ShareUsage {
  * primary key, short) share the pool directly. A Database wrapper rather than a pool per request:
  * the pool's connections and their session settings stay shared.
  */
-/**
- * The shares whose turn the running code holds. One storage for every share, not one per share:
- * Node 20 keeps each AsyncLocalStorage that ever ran in a process-wide list and visits every one
- * of them for each promise created, so a storage per operation made every later request slower
- * (45 ms of CPU a question after 1,700 of them, growing without bound) and was never freed.
- */
-const holding = new AsyncLocalStorage<ReadonlySet<object>>();
-
 export function shareOf(db: Database, share: ConnectionShare): Database & { shareUsage: ShareUsage } {
   const limit = pLimit(Math.max(1, share.connections));
   const usage: ShareUsage = { peak: 0 };
