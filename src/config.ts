@@ -100,6 +100,8 @@ export interface Config {
   statementTimeoutMs: number;
   /** Longest an HTTP request may take before it is answered 503 TIMEOUT, ms (0: none). */
   requestTimeoutMs: number;
+  /** Most HTTP requests in flight; more are refused 503 OVERLOADED before their body is read (0: no bound). */
+  maxInFlight: number;
   /** Longest opening a PostgreSQL connection may take, ms. */
   dbConnectTimeoutMs: number;
   /** Queries per API key (or client address without a key) per window; 0: unlimited. */
@@ -198,6 +200,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxArgumentLength: intSetting(env, 'MAX_ARGUMENT_LENGTH', 4096, 16, 1 << 30),
     statementTimeoutMs: intSetting(env, 'STATEMENT_TIMEOUT_MS', 30_000, 0, 2_147_483_647),
     requestTimeoutMs: intSetting(env, 'REQUEST_TIMEOUT_MS', 60_000, 0, 2_147_483_647),
+    // Twice the question queue's default: a burst beyond what the queue could take is refused before
+    // it is parsed and validated, instead of after (server.ts).
+    maxInFlight: intSetting(env, 'MAX_IN_FLIGHT', 512, 0, 1_000_000),
     dbConnectTimeoutMs: intSetting(env, 'DB_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
     rateLimitQueries: intSetting(env, 'RATE_LIMIT_QUERIES', 1200, 0, 1_000_000_000),
     rateLimitMutations: intSetting(env, 'RATE_LIMIT_MUTATIONS', 120, 0, 1_000_000_000),

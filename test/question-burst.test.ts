@@ -236,4 +236,46 @@ describe('a burst of concurrent questions', () => {
       await heldModels.close();
     }
   }, 300_000);
+
+  it('refuses requests over MAX_IN_FLIGHT with 503 OVERLOADED before reading them, still answers health checks, and serves again once there is room', async () => {
+    // Two in flight (one in the held model, one waiting in a queue with room to spare): the third is
+    // shed by the in-flight bound, not by the queue, so it never reaches the encoder.
+    const heldConfig = loadConfig({ ...ENV, MAX_IN_FLIGHT: '2', QUESTION_CACHE: '0' });
+    const held = new HeldEncoder(encoders.byRole.questionPassage);
+    const heldSet = EncoderSet.of({ questionDocument: held, document: held, questionPassage: held, passage: held }, heldConfig.questionQueue);
+    const heldModels = await ModelRegistry.of(t.db, heldSet, { questions: heldConfig.questionQueue });
+    const server = await startServer(t.db, heldConfig, heldModels);
+    try {
+      const queue = questionEncoderFor(held, 'questionDocument', heldConfig.questionQueue);
+      const inModel = held.hold();
+      const first = post(server.url, 'shed first question');
+      await inModel;
+      const second = post(server.url, 'shed second question');
+      while (queue.queued < 1) await sleep(10);
+      const third = await post(server.url, 'shed third question');
+      expect(third.status).toBe(503);
+      expect(third.retryAfter).toBe('1');
+      expect(third.body.errors.map((e: any) => e.extensions.code)).toEqual(['OVERLOADED']);
+      expect(third.body.errors[0].message).toMatch(/MAX_IN_FLIGHT/);
+      expect(queue.queued).toBe(1);
+      // Health and metrics are answered before the bound applies.
+      expect((await fetch(new URL('/healthz', server.url))).status).toBe(200);
+      const metrics = await (await fetch(new URL('/metrics', server.url))).text();
+      expect(metrics).toMatch(/^dhr_requests_shed_total 1$/m);
+
+      held.release();
+      for (const reply of await Promise.all([first, second])) {
+        expect(reply.status).toBe(200);
+        expect(reply.body.data.retrieve.passages.length).toBeGreaterThan(0);
+      }
+      expect(held.calls).toEqual([['shed first question'], ['shed second question']]);
+      const again = await post(server.url, 'shed third question');
+      expect(again.status).toBe(200);
+      expect(again.body.data.retrieve.passages.length).toBeGreaterThan(0);
+    } finally {
+      held.release();
+      await server.stop();
+      await heldModels.close();
+    }
+  }, 300_000);
 });

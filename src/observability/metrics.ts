@@ -17,6 +17,8 @@ export class ServerMetrics {
   readonly requestDuration: Histogram<'operation' | 'type' | 'outcome'>;
   readonly retrieveDuration: Histogram<'mode' | 'stage'>;
   readonly rateLimited: Counter<'kind'>;
+  /** Requests refused before they were read, MAX_IN_FLIGHT being in flight. */
+  readonly shed: Counter;
   /** Read-only operations by where they ran (replica or primary) and why (docs/scale-out.md#read-replicas). */
   readonly readRoutes: Counter<'target' | 'reason'>;
 
@@ -47,6 +49,11 @@ export class ServerMetrics {
       name: 'dhr_rate_limit_rejections_total',
       help: 'requests refused with RATE_LIMITED (HTTP 429), by budget (query or mutation)',
       labelNames: ['kind'],
+      registers,
+    });
+    this.shed = new Counter({
+      name: 'dhr_requests_shed_total',
+      help: 'GraphQL requests refused with OVERLOADED (HTTP 503) before their body was read, MAX_IN_FLIGHT requests being in flight',
       registers,
     });
     this.readRoutes = new Counter({
