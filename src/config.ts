@@ -57,6 +57,8 @@ export interface Config {
   jobBatchSize: number;
   /** How often an idle worker looks for work. */
   jobPollMs: number;
+  /** Finished jobs (ingest, embedding, tune runs) older than this are deleted by the job workers, days (0: kept). */
+  jobRetentionDays: number;
   /** HNSW ef_search for retrieval: at least this (raised per query by efFactor). */
   efSearch: number;
   /** HNSW ef_search per row an ANN stage returns (stage 1: k1 documents). */
@@ -184,6 +186,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     jobWorkers: intSetting(env, 'JOB_WORKERS', 1, 0, 64),
     jobBatchSize: intSetting(env, 'JOB_BATCH_SIZE', 32, 1, 4096),
     jobPollMs: intSetting(env, 'JOB_POLL_MS', 1000, 10, 600_000),
+    jobRetentionDays: intSetting(env, 'JOB_RETENTION_DAYS', 30, 0, 36_500),
     readAccess: choiceSetting(env, 'READ_ACCESS', ['public', 'key'] as const, 'public'),
     maxQueryDepth: intSetting(env, 'MAX_QUERY_DEPTH', 12, 1, 1000),
     maxQueryCost: intSetting(env, 'MAX_QUERY_COST', 500_000, 1, 1_000_000_000),

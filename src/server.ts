@@ -196,6 +196,7 @@ function startWorkers(db: Database, models: ModelRegistry | undefined, config: C
       new JobWorker(db, models, {
         batchSize: config.jobBatchSize,
         pollMs: config.jobPollMs,
+        retentionSeconds: config.jobRetentionDays * 86_400,
         log: (m) => log.info(m),
         logger: log,
         finishPendingNow,

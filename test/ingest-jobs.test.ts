@@ -15,6 +15,7 @@ import { ingest, type IngestOutcome } from '../src/pipeline/ingest';
 import { ingestJobOptions, JobWorker } from '../src/pipeline/jobs/worker';
 import { packageRoot } from '../src/paths';
 import { createApiKey } from '../src/store/keys';
+import { pruneFinishedJobs } from '../src/store/job-retention';
 import { openMigratedDatabase } from '../src/store/open';
 import { createTestApi, dataOf, type TestApi } from './helpers/api';
 import { cliEntry } from './helpers/cli-entry';
@@ -183,6 +184,47 @@ describe('ingest jobs through the API (in-process workers)', () => {
     expect(dataOf(await api.exec(JOB, { id: '999999' })).ingestJob).toBeNull();
     const bad = await api.exec(JOB, { id: 'x' });
     expect(bad.errors?.[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'id' });
+  });
+
+  it('deletes jobs that finished longer ago than the retention, with their documents; never an open one', async () => {
+    const db = api.testDb.db;
+    const ids = async (sql: string) => (await db.query<{ id: number }>(sql)).map((r) => r.id);
+    // The jobs the tests above finished, aged 40 days; one open job and one finished yesterday beside them.
+    const old = await ids(`UPDATE ingest_jobs SET finished_at = now() - interval '40 days' WHERE finished_at IS NOT NULL RETURNING id`);
+    expect(old.length).toBeGreaterThanOrEqual(2);
+    const [openJob] = await ids(`INSERT INTO ingest_jobs (status, documents_total, bytes_total, created_at, started_at)
+                                 VALUES ('running', 0, 0, now() - interval '90 days', now() - interval '90 days') RETURNING id`);
+    const [recent] = await ids(`INSERT INTO ingest_jobs (status, documents_total, bytes_total, finished_at) VALUES ('succeeded', 0, 0, now() - interval '1 day') RETURNING id`);
+    const [oldTune] = await ids(`INSERT INTO tune_runs (mode, status, finished_at) VALUES ('HYBRID', 'failed', now() - interval '40 days') RETURNING id`);
+    const [openTune] = await ids(`INSERT INTO tune_runs (mode, status, started_at) VALUES ('HYBRID', 'running', now() - interval '90 days') RETURNING id`);
+    const [model] = await ids(`INSERT INTO embedding_models (name, runtime, dimension, checksum) VALUES ('retention-test', 'onnx', 4, 'x') RETURNING id`);
+    const [oldEmbedding] = await ids(`INSERT INTO embedding_jobs (model_id, scope, status, finished_at) VALUES (${model}, 'ALL', 'succeeded', now() - interval '40 days') RETURNING id`);
+    await db.query(`INSERT INTO embedding_job_batches (job_id, level, first_id, last_id, items, done_at) VALUES ($1, 'passages', 1, 2, 2, now())`, [oldEmbedding]);
+    const [queuedEmbedding] = await ids(`INSERT INTO embedding_jobs (model_id, scope, status, created_at) VALUES (${model}, 'ALL', 'queued', now() - interval '90 days') RETURNING id`);
+    const documentsOf = async (jobs: number[]) =>
+      (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM ingest_job_documents WHERE job_id = ANY($1::int[])', [jobs]))[0].n;
+    expect(await documentsOf(old)).toBeGreaterThan(0);
+
+    expect(await pruneFinishedJobs(db, 30 * 86_400)).toEqual({ ingest: old.length, embedding: 1, tune: 1 });
+    expect(await ids('SELECT id FROM embedding_jobs')).toEqual([queuedEmbedding]);
+    expect(await db.query('SELECT job_id FROM embedding_job_batches WHERE job_id = $1', [oldEmbedding])).toEqual([]);
+    await db.query('DELETE FROM embedding_models WHERE id = $1', [model]);
+    expect(await ids('SELECT id FROM ingest_jobs ORDER BY id')).toEqual([openJob, recent].sort((a, b) => a - b));
+    expect(await documentsOf(old)).toBe(0);
+    expect(await ids('SELECT id FROM tune_runs ORDER BY id')).toEqual(expect.arrayContaining([openTune]));
+    expect(await ids('SELECT id FROM tune_runs ORDER BY id')).not.toContain(oldTune);
+    expect(dataOf(await api.exec(JOB, { id: String(old[0]) })).ingestJob).toBeNull();
+
+    // An idle worker prunes with JOB_RETENTION_DAYS' retention; without one it keeps everything.
+    await db.query('DELETE FROM ingest_jobs WHERE id = $1', [openJob]);
+    await db.query('DELETE FROM tune_runs WHERE id = $1', [openTune]);
+    await db.query(`UPDATE ingest_jobs SET finished_at = now() - interval '40 days' WHERE id = $1`, [recent]);
+    expect(await worker().step()).toBe(false);
+    expect(await ids('SELECT id FROM ingest_jobs')).toEqual([recent]);
+    const pruning = new JobWorker(db, undefined, { batchSize: 32, ingest: ingestJobOptions(api.config), retentionSeconds: api.config.jobRetentionDays * 86_400 });
+    expect(api.config.jobRetentionDays).toBe(30);
+    expect(await pruning.step()).toBe(false);
+    expect(await ids('SELECT id FROM ingest_jobs')).toEqual([]);
   });
 });
 

@@ -28,6 +28,7 @@ function newWorker(db: Database, models: ModelRegistry, config: Config, trace?: 
   return new JobWorker(db, models, {
     batchSize: config.jobBatchSize,
     pollMs: config.jobPollMs,
+    retentionSeconds: config.jobRetentionDays * 86_400,
     trace,
     log: (m) => console.error(m),
     ingest: ingest ? ingestJobOptions(config) : undefined,

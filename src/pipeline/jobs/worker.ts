@@ -19,6 +19,7 @@ import {
 import { encodeDocuments, encodePassages } from '../encode';
 import { finishPendingStep } from '../pending';
 import { failIngestJob } from '../../store/ingest-jobs';
+import { pruneFinishedJobs } from '../../store/job-retention';
 import { runIngestBatch, type IngestBatchOptions } from './ingest-batch';
 import type { ModelRegistry } from './registry';
 
@@ -48,6 +49,8 @@ export interface WorkerOptions {
    * Absent: this worker leaves them to others.
    */
   ingest?: Omit<IngestBatchOptions, 'targets' | 'onClaimed'>;
+  /** Finished jobs older than this are deleted when the worker is idle (store/job-retention.ts); absent or 0: kept. */
+  retentionSeconds?: number;
 }
 
 class Cancelled extends Error {}
@@ -72,6 +75,8 @@ export function ingestJobOptions(config: {
 const PENDING_DOCUMENTS_PER_STEP = 8;
 /** An ingest finishes its own documents within moments of writing them; older records were abandoned. */
 const PENDING_GRACE_S = 120;
+/** An idle worker prunes finished jobs at most this often (their age is counted in days). */
+const PRUNE_EVERY_MS = 10 * 60_000;
 /** The longest wait between tries while the store refuses writes (read-only, full): each fault doubles the poll. */
 const STORAGE_BACKOFF_MAX_MS = 30_000;
 
@@ -84,6 +89,7 @@ export class JobWorker {
   private readonly attempts = new Map<number, number>();
   private readonly ingestAttempts = new Map<number, number>();
   private wake?: () => void;
+  private lastPrune = -Infinity;
 
   /** Without a registry (a server with no encoders) it works ingest jobs only, writing and indexing without embedding. */
   constructor(
@@ -96,7 +102,10 @@ export class JobWorker {
   async step(): Promise<boolean> {
     if (await this.ingestStep()) return true;
     const registry = this.registry;
-    if (!registry) return false;
+    if (!registry) {
+      await this.prune();
+      return false;
+    }
     await startQueuedJobs(this.db);
     let claimed: ClaimedBatch | undefined;
     try {
@@ -117,7 +126,9 @@ export class JobWorker {
         const { finished, replanned } = await finishJobs(this.db, this.options.batchSize);
         for (const id of finished) this.options.log?.(`job ${id} succeeded`);
         if (finished.length + replanned.length > 0) return true;
-        return (await this.finishPending()) > 0;
+        if ((await this.finishPending()) > 0) return true;
+        await this.prune();
+        return false;
       }
       this.attempts.delete(claimed!.id);
       return true;
@@ -188,6 +199,16 @@ export class JobWorker {
     });
     if (cleared > 0) this.options.log?.(`worker: finished ${cleared} pending documents`);
     return cleared;
+  }
+
+  /** With nothing else to do, at most every PRUNE_EVERY_MS: deletes the jobs that finished longer ago than the retention. */
+  private async prune(): Promise<void> {
+    const retention = this.options.retentionSeconds ?? 0;
+    if (retention <= 0 || performance.now() - this.lastPrune < PRUNE_EVERY_MS) return;
+    this.lastPrune = performance.now();
+    const pruned = await pruneFinishedJobs(this.db, retention);
+    const total = pruned.ingest + pruned.embedding + pruned.tune;
+    if (total > 0) this.options.log?.(`worker: deleted ${pruned.ingest} ingest, ${pruned.embedding} embedding and ${pruned.tune} tune jobs finished over ${retention} s ago`);
   }
 
   /** Polls until the signal aborts; with `until`, returns as soon as it says so (checked when idle). */
