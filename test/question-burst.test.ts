@@ -95,6 +95,37 @@ describe('a burst of concurrent questions', () => {
     await rm(root, { recursive: true, force: true });
   });
 
+  /**
+   * A server of its own whose question model is held: the question "<label> first question" is in
+   * the model and "<label> second question" waits in the queue when `body` runs (the model is
+   * released and the server stopped after it, whatever happens).
+   */
+  async function withHeldServer(
+    env: Record<string, string>,
+    label: string,
+    body: (s: { server: { url: string }; held: HeldEncoder; queue: ReturnType<typeof questionEncoderFor>; first: Promise<Reply>; second: Promise<Reply> }) => Promise<void>,
+  ): Promise<void> {
+    const heldConfig = loadConfig({ ...ENV, ...env });
+    const held = new HeldEncoder(encoders.byRole.questionPassage);
+    const heldSet = EncoderSet.of({ questionDocument: held, document: held, questionPassage: held, passage: held }, heldConfig.questionQueue);
+    const heldModels = await ModelRegistry.of(t.db, heldSet, { questions: heldConfig.questionQueue });
+    const server = await startServer(t.db, heldConfig, heldModels);
+    try {
+      const queue = questionEncoderFor(held, 'questionDocument', heldConfig.questionQueue);
+      const inModel = held.hold();
+      const first = post(server.url, `${label} first question`);
+      await inModel;
+      const second = post(server.url, `${label} second question`);
+      // A wait, not a timed assertion: the second question reaches the queue when its request is parsed.
+      while (queue.queued < 1) await sleep(10);
+      await body({ server, held, queue, first, second });
+    } finally {
+      held.release();
+      await server.stop();
+      await heldModels.close();
+    }
+  }
+
   it('answers 1,000 concurrent questions or refuses them with a typed error, within the queue bound', async () => {
     const apollo = await createApolloServer(config);
     await apollo.start();
@@ -198,19 +229,7 @@ describe('a burst of concurrent questions', () => {
 
   it('refuses a question over HTTP with 503 OVERLOADED while the queue is full, and answers it once there is room', async () => {
     // A queue of one and the model held: one question in the model, one waiting, the next refused.
-    const heldConfig = loadConfig({ ...ENV, QUESTION_QUEUE: '1', QUESTION_CACHE: '0' });
-    const held = new HeldEncoder(encoders.byRole.questionPassage);
-    const heldSet = EncoderSet.of({ questionDocument: held, document: held, questionPassage: held, passage: held }, heldConfig.questionQueue);
-    const heldModels = await ModelRegistry.of(t.db, heldSet, { questions: heldConfig.questionQueue });
-    const server = await startServer(t.db, heldConfig, heldModels);
-    try {
-      const queue = questionEncoderFor(held, 'questionDocument', heldConfig.questionQueue);
-      const inModel = held.hold();
-      const first = post(server.url, 'held first question');
-      await inModel;
-      const second = post(server.url, 'held second question');
-      // A wait, not a timed assertion: the second question reaches the queue when its request is parsed.
-      while (queue.queued < 1) await sleep(10);
+    await withHeldServer({ QUESTION_QUEUE: '1', QUESTION_CACHE: '0' }, 'held', async ({ server, held, queue, first, second }) => {
       expect(queue.queued).toBe(1);
       const third = await post(server.url, 'held third question');
       expect(third.status).toBe(503);
@@ -230,28 +249,13 @@ describe('a burst of concurrent questions', () => {
       const again = await post(server.url, 'held third question');
       expect(again.status).toBe(200);
       expect(again.body.data.retrieve.passages.length).toBeGreaterThan(0);
-    } finally {
-      held.release();
-      await server.stop();
-      await heldModels.close();
-    }
+    });
   }, 300_000);
 
   it('refuses requests over MAX_IN_FLIGHT with 503 OVERLOADED before reading them, still answers health checks, and serves again once there is room', async () => {
     // Two in flight (one in the held model, one waiting in a queue with room to spare): the third is
     // shed by the in-flight bound, not by the queue, so it never reaches the encoder.
-    const heldConfig = loadConfig({ ...ENV, MAX_IN_FLIGHT: '2', QUESTION_CACHE: '0' });
-    const held = new HeldEncoder(encoders.byRole.questionPassage);
-    const heldSet = EncoderSet.of({ questionDocument: held, document: held, questionPassage: held, passage: held }, heldConfig.questionQueue);
-    const heldModels = await ModelRegistry.of(t.db, heldSet, { questions: heldConfig.questionQueue });
-    const server = await startServer(t.db, heldConfig, heldModels);
-    try {
-      const queue = questionEncoderFor(held, 'questionDocument', heldConfig.questionQueue);
-      const inModel = held.hold();
-      const first = post(server.url, 'shed first question');
-      await inModel;
-      const second = post(server.url, 'shed second question');
-      while (queue.queued < 1) await sleep(10);
+    await withHeldServer({ MAX_IN_FLIGHT: '2', QUESTION_CACHE: '0' }, 'shed', async ({ server, held, queue, first, second }) => {
       const third = await post(server.url, 'shed third question');
       expect(third.status).toBe(503);
       expect(third.retryAfter).toBe('1');
@@ -272,10 +276,6 @@ describe('a burst of concurrent questions', () => {
       const again = await post(server.url, 'shed third question');
       expect(again.status).toBe(200);
       expect(again.body.data.retrieve.passages.length).toBeGreaterThan(0);
-    } finally {
-      held.release();
-      await server.stop();
-      await heldModels.close();
-    }
+    });
   }, 300_000);
 });
