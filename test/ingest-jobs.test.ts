@@ -221,7 +221,7 @@ describe('ingest jobs through the API (in-process workers)', () => {
     await db.query(`UPDATE ingest_jobs SET finished_at = now() - interval '40 days' WHERE id = $1`, [recent]);
     expect(await worker().step()).toBe(false);
     expect(await ids('SELECT id FROM ingest_jobs')).toEqual([recent]);
-    const pruning = new JobWorker(db, undefined, { batchSize: 32, ingest: ingestJobOptions(api.config), retentionSeconds: api.config.jobRetentionDays * 86_400 });
+    const pruning = new JobWorker(db, undefined, { batchSize: 32, ingest: ingestJobOptions(api.config), retentionSeconds: api.config.jobRetentionDays * 86_400, pruneEveryMs: 0 });
     expect(api.config.jobRetentionDays).toBe(30);
     expect(await pruning.step()).toBe(false);
     expect(await ids('SELECT id FROM ingest_jobs')).toEqual([]);

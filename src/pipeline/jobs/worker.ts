@@ -51,6 +51,8 @@ export interface WorkerOptions {
   ingest?: Omit<IngestBatchOptions, 'targets' | 'onClaimed'>;
   /** Finished jobs older than this are deleted when the worker is idle (store/job-retention.ts); absent or 0: kept. */
   retentionSeconds?: number;
+  /** How often an idle worker prunes, the first time this long after it was made (default 10 minutes). */
+  pruneEveryMs?: number;
 }
 
 class Cancelled extends Error {}
@@ -75,7 +77,7 @@ export function ingestJobOptions(config: {
 const PENDING_DOCUMENTS_PER_STEP = 8;
 /** An ingest finishes its own documents within moments of writing them; older records were abandoned. */
 const PENDING_GRACE_S = 120;
-/** An idle worker prunes finished jobs at most this often (their age is counted in days). */
+/** An idle worker prunes finished jobs at most this often (their age is counted in days), not at start: a start is busy enough. */
 const PRUNE_EVERY_MS = 10 * 60_000;
 /** The longest wait between tries while the store refuses writes (read-only, full): each fault doubles the poll. */
 const STORAGE_BACKOFF_MAX_MS = 30_000;
@@ -89,7 +91,7 @@ export class JobWorker {
   private readonly attempts = new Map<number, number>();
   private readonly ingestAttempts = new Map<number, number>();
   private wake?: () => void;
-  private lastPrune = -Infinity;
+  private lastPrune = performance.now();
 
   /** Without a registry (a server with no encoders) it works ingest jobs only, writing and indexing without embedding. */
   constructor(
@@ -204,7 +206,7 @@ export class JobWorker {
   /** With nothing else to do, at most every PRUNE_EVERY_MS: deletes the jobs that finished longer ago than the retention. */
   private async prune(): Promise<void> {
     const retention = this.options.retentionSeconds ?? 0;
-    if (retention <= 0 || performance.now() - this.lastPrune < PRUNE_EVERY_MS) return;
+    if (retention <= 0 || performance.now() - this.lastPrune < (this.options.pruneEveryMs ?? PRUNE_EVERY_MS)) return;
     this.lastPrune = performance.now();
     const pruned = await pruneFinishedJobs(this.db, retention);
     const total = pruned.ingest + pruned.embedding + pruned.tune;
