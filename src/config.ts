@@ -8,6 +8,7 @@ import { DEFAULT_INGEST_OPTIONS, type IngestOptions } from './ingest/types';
 import { LOG_LEVELS, type LogLevel } from './observability/logger';
 import { RANKING_LIMITS, type RankingLayer } from './retrieval/parameters';
 import { DEFAULT_BM25, DEFAULT_EF_FACTOR, DEFAULT_MAX_SCAN_TUPLES, ITERATIVE_SCANS, type Bm25Settings, type IterativeScan } from './retrieval/types';
+import { DEFAULT_PREPARED_STATEMENTS } from './store/postgres';
 
 /** Settings from the environment; every one has a default so the embedded demo needs none. */
 export interface Config {
@@ -45,6 +46,8 @@ export interface Config {
   questionQueue: QuestionQueueOptions;
   /** PostgreSQL connections in the API's pool (default from the machine: defaultPoolSize). */
   dbPoolMax: number;
+  /** Search statements kept prepared per pooled connection (DB_PREPARED_STATEMENTS; 0: none, for PgBouncer's transaction mode before 1.21). */
+  dbPreparedStatements: number;
   /** Pooled connections one GraphQL operation may hold at once (DB_CONNECTIONS_PER_REQUEST). */
   dbConnectionsPerRequest: number;
   /** Rows read, encoded and written per step when embedding the corpus (the encoder picks its own forward batch). */
@@ -164,6 +167,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       cacheEntries: intSetting(env, 'QUESTION_CACHE', DEFAULT_QUESTION_QUEUE.cacheEntries, 0, 10_000_000),
     },
     dbPoolMax,
+    dbPreparedStatements: intSetting(env, 'DB_PREPARED_STATEMENTS', DEFAULT_PREPARED_STATEMENTS, 0, 1000),
     dbConnectionsPerRequest: intSetting(env, 'DB_CONNECTIONS_PER_REQUEST', defaultConnectionShare(dbPoolMax), 1, 10_000),
     embedBatchSize: intSetting(env, 'EMBED_BATCH_SIZE', 64, 1, 4096),
     embedOnIngest: boolSetting(env, 'EMBED_ON_INGEST', true),

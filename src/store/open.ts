@@ -16,6 +16,8 @@ export interface StoreLocation {
   dbConnectTimeoutMs?: number;
   /** PostgreSQL only: connections in the pool (DB_POOL_MAX). */
   dbPoolMax?: number;
+  /** PostgreSQL only: search statements kept prepared per connection (DB_PREPARED_STATEMENTS). */
+  dbPreparedStatements?: number;
   /** DHR_DISTRIBUTED: 'citus' when databaseUrl is a Citus coordinator (docs/scale-out.md). */
   distributed?: Distribution;
   /** LOG_LEVEL of the pool's own log lines (a dropped connection); default info. */
@@ -39,6 +41,7 @@ export async function openDatabase(config: StoreLocation): Promise<Database> {
       statementTimeoutMs: config.statementTimeoutMs,
       connectTimeoutMs: config.dbConnectTimeoutMs,
       maxConnections: config.dbPoolMax,
+      preparedStatements: config.dbPreparedStatements,
       log: (message: string, fields?: ConnectionLostFields) => (log ??= poolLog(config.logLevel)).warn({ ...fields, database }, message),
     });
     db.distributed = config.distributed;
@@ -70,6 +73,7 @@ export interface ReplicaLocation {
   dbConnectTimeoutMs?: number;
   /** Connections per replica pool: the primary's DB_POOL_MAX (the same machine-sized default). */
   dbPoolMax?: number;
+  dbPreparedStatements?: number;
 }
 
 /** The read replicas of a PostgreSQL primary (DATABASE_READ_URL); undefined when none are configured. */
@@ -81,5 +85,6 @@ export async function openReplicas(primary: Database, config: ReplicaLocation): 
     statementTimeoutMs: config.statementTimeoutMs ?? 0,
     connectTimeoutMs: config.dbConnectTimeoutMs ?? 5000,
     maxConnections: config.dbPoolMax,
+    preparedStatements: config.dbPreparedStatements,
   });
 }

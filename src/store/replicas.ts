@@ -49,6 +49,7 @@ export interface ReplicaSetOptions {
   connectTimeoutMs: number;
   statementTimeoutMs: number;
   maxConnections?: number;
+  preparedStatements?: number;
 }
 
 export type ReplicaTransition = { replica: string; from: ReplicaStatus; to: ReplicaStatus; report: ReplicaReport };
@@ -109,6 +110,7 @@ export class ReplicaSet {
         maxConnections: options.maxConnections,
         statementTimeoutMs: options.statementTimeoutMs,
         connectTimeoutMs: options.connectTimeoutMs,
+        preparedStatements: options.preparedStatements,
       });
       // A standby of a Citus coordinator plans distributed statements too: its searches need the
       // settings sent the Citus way (SET LOCAL, propagated), or every shard runs at ef_search 40.
