@@ -131,6 +131,11 @@ export class ConfigError extends Error {}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dbPoolMax = intSetting(env, 'DB_POOL_MAX', defaultPoolSize(availableParallelism()), 1, 10_000);
+  const questionQueue: QuestionQueueOptions = {
+    maxBatch: intSetting(env, 'QUESTION_BATCH', DEFAULT_QUESTION_QUEUE.maxBatch, 1, 1024),
+    maxWaiting: intSetting(env, 'QUESTION_QUEUE', DEFAULT_QUESTION_QUEUE.maxWaiting, 1, 1_000_000),
+    cacheEntries: intSetting(env, 'QUESTION_CACHE', DEFAULT_QUESTION_QUEUE.cacheEntries, 0, 10_000_000),
+  };
   return {
     databaseUrl: databaseUrlSetting(env),
     readUrls: readUrls(env),
@@ -161,11 +166,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     modelCacheDir: env.MODEL_CACHE_DIR || undefined,
     encoderThreads: intSetting(env, 'ENCODER_THREADS', 0, 0, 256),
     encoderQueryThreads: intSetting(env, 'ENCODER_QUERY_THREADS', DEFAULT_QUERY_THREADS, 0, 256),
-    questionQueue: {
-      maxBatch: intSetting(env, 'QUESTION_BATCH', DEFAULT_QUESTION_QUEUE.maxBatch, 1, 1024),
-      maxWaiting: intSetting(env, 'QUESTION_QUEUE', DEFAULT_QUESTION_QUEUE.maxWaiting, 1, 1_000_000),
-      cacheEntries: intSetting(env, 'QUESTION_CACHE', DEFAULT_QUESTION_QUEUE.cacheEntries, 0, 10_000_000),
-    },
+    questionQueue,
     dbPoolMax,
     dbPreparedStatements: intSetting(env, 'DB_PREPARED_STATEMENTS', DEFAULT_PREPARED_STATEMENTS, 0, 1000),
     dbConnectionsPerRequest: intSetting(env, 'DB_CONNECTIONS_PER_REQUEST', defaultConnectionShare(dbPoolMax), 1, 10_000),
@@ -207,9 +208,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxArgumentLength: intSetting(env, 'MAX_ARGUMENT_LENGTH', 4096, 16, 1 << 30),
     statementTimeoutMs: intSetting(env, 'STATEMENT_TIMEOUT_MS', 30_000, 0, 2_147_483_647),
     requestTimeoutMs: intSetting(env, 'REQUEST_TIMEOUT_MS', 60_000, 0, 2_147_483_647),
-    // Twice the question queue's default: a burst beyond what the queue could take is refused before
-    // it is parsed and validated, instead of after (server.ts).
-    maxInFlight: intSetting(env, 'MAX_IN_FLIGHT', 512, 0, 1_000_000),
+    // Twice the question queue: a burst beyond what the queue could take is refused before it is
+    // parsed and validated, instead of after (server.ts).
+    maxInFlight: intSetting(env, 'MAX_IN_FLIGHT', 2 * questionQueue.maxWaiting, 0, 2_000_000),
     dbConnectTimeoutMs: intSetting(env, 'DB_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
     rateLimitQueries: intSetting(env, 'RATE_LIMIT_QUERIES', 1200, 0, 1_000_000_000),
     rateLimitMutations: intSetting(env, 'RATE_LIMIT_MUTATIONS', 120, 0, 1_000_000_000),

@@ -253,6 +253,10 @@ describe('a burst of concurrent questions', () => {
   }, 300_000);
 
   it('refuses requests over MAX_IN_FLIGHT with 503 OVERLOADED before reading them, still answers health checks, and serves again once there is room', async () => {
+    // The bound follows the queue unless set: twice QUESTION_QUEUE.
+    expect(loadConfig({}).maxInFlight).toBe(512);
+    expect(loadConfig({ QUESTION_QUEUE: '1000' }).maxInFlight).toBe(2000);
+    expect(loadConfig({ QUESTION_QUEUE: '1000', MAX_IN_FLIGHT: '0' }).maxInFlight).toBe(0);
     // Two in flight (one in the held model, one waiting in a queue with room to spare): the third is
     // shed by the in-flight bound, not by the queue, so it never reaches the encoder.
     await withHeldServer({ MAX_IN_FLIGHT: '2', QUESTION_CACHE: '0' }, 'shed', async ({ server, held, queue, first, second }) => {
