@@ -13,19 +13,19 @@ export interface PrunedJobs {
   tune: number;
 }
 
-/** Deletes jobs that finished more than `olderThanSeconds` ago; returns how many of each kind. */
+/**
+ * Deletes jobs that finished more than `olderThanSeconds` ago; returns how many of each kind.
+ * `finished_at` is set by every transition that ends a job (succeeded, failed, cancelled) and by
+ * nothing else, so an open job, however old, has none.
+ */
 export async function pruneFinishedJobs(db: Queryable, olderThanSeconds: number): Promise<PrunedJobs> {
-  const prune = async (table: string, statuses: readonly string[]) =>
+  const prune = async (table: string) =>
     (
       await db.query<{ n: number }>(
-        `WITH gone AS (DELETE FROM ${table} WHERE status = ANY($1::text[]) AND finished_at < now() - make_interval(secs => $2) RETURNING 1)
+        `WITH gone AS (DELETE FROM ${table} WHERE finished_at < now() - make_interval(secs => $1) RETURNING 1)
          SELECT count(*)::int AS n FROM gone`,
-        [statuses, olderThanSeconds],
+        [olderThanSeconds],
       )
     )[0].n;
-  return {
-    ingest: await prune('ingest_jobs', ['succeeded', 'failed', 'cancelled']),
-    embedding: await prune('embedding_jobs', ['succeeded', 'failed', 'cancelled']),
-    tune: await prune('tune_runs', ['succeeded', 'failed']),
-  };
+  return { ingest: await prune('ingest_jobs'), embedding: await prune('embedding_jobs'), tune: await prune('tune_runs') };
 }

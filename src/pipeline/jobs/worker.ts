@@ -100,14 +100,17 @@ export class JobWorker {
     private readonly options: WorkerOptions,
   ) {}
 
-  /** Works one batch, or finishes jobs whose batches are all done; false when there was nothing to do. */
+  /** Works one batch, or finishes jobs whose batches are all done; false when there was nothing to do (then it prunes finished jobs, when due). */
   async step(): Promise<boolean> {
+    const worked = await this.work();
+    if (!worked) await this.prune();
+    return worked;
+  }
+
+  private async work(): Promise<boolean> {
     if (await this.ingestStep()) return true;
     const registry = this.registry;
-    if (!registry) {
-      await this.prune();
-      return false;
-    }
+    if (!registry) return false;
     await startQueuedJobs(this.db);
     let claimed: ClaimedBatch | undefined;
     try {
@@ -128,9 +131,7 @@ export class JobWorker {
         const { finished, replanned } = await finishJobs(this.db, this.options.batchSize);
         for (const id of finished) this.options.log?.(`job ${id} succeeded`);
         if (finished.length + replanned.length > 0) return true;
-        if ((await this.finishPending()) > 0) return true;
-        await this.prune();
-        return false;
+        return (await this.finishPending()) > 0;
       }
       this.attempts.delete(claimed!.id);
       return true;
