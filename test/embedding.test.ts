@@ -4,9 +4,11 @@ import { passageEncodingText } from '../src/ingest/summary';
 import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
 import { embedPending, prepareEmbedding } from '../src/pipeline/embed';
 import { summaryPieces } from '../src/pipeline/summary-pieces';
-import { EmbeddingModelError, registerModel, writeDocumentEmbeddings } from '../src/store/embeddings';
+import { EmbeddingModelError, registerModel, writeDocumentEmbeddings, writePassageEmbeddings } from '../src/store/embeddings';
+import { storedSentenceVectors, writeSentenceEmbeddings } from '../src/store/sentence-embeddings';
 import { ingest, ingestDocuments } from '../src/pipeline/ingest';
 import { useTestDatabase } from './helpers/database';
+import { prng } from './helpers/prng';
 import { RecordingEncoder } from './helpers/recording-encoder';
 
 const docs = [
@@ -210,6 +212,65 @@ describe('embedding pipeline with the default model', () => {
     );
     expect(d).toBe(4);
     expect(p).toBe(2 * (counts[0].p - 3));
+  });
+
+  it('stores every float of every vector exactly as given (one binary real[] a batch), pieces and sentences in their rows and order', async () => {
+    const targets = await prepareEmbedding(t.db, set);
+    const random = prng(7);
+    // Float32 values over the whole range: tiny, huge, negative, subnormal, signed zero.
+    const special = [1e-30, -3.4e38, 1.17549435e-38, 1e-45, -0, 0.1, 123456.789];
+    const make = () => Float32Array.from({ length: 512 }, (_, i) => (i < special.length ? special[i] : (random() - 0.5) * 10 ** Math.floor(random() * 8 - 4)));
+    const documents = await t.db.query<{ id: number; contentHash: string }>('SELECT id, content_hash AS "contentHash" FROM documents ORDER BY id');
+    const passages = await t.db.query<{ id: number; documentId: number }>('SELECT id, document_id AS "documentId" FROM passages ORDER BY id');
+    // pieces: 2, none, 3 (rows of other lengths around each other)
+    const pieceCounts = [2, 0, 3];
+    const documentRows = documents.map((d, i) => ({ documentId: d.id, contentHash: d.contentHash, vector: make(), pieces: pieceCounts[i] ? Array.from({ length: pieceCounts[i] }, make) : undefined }));
+    expect(await writeDocumentEmbeddings(t.db, targets.document, documentRows)).toBe(documents.length);
+    const passageRows = passages.map((p) => ({ passageId: p.id, documentId: p.documentId, vector: make() }));
+    expect(await writePassageEmbeddings(t.db, targets.passage, passageRows)).toBe(passages.length);
+    const sentenceRows = passages.map((p, i) => ({ passageId: p.id, documentId: p.documentId, splitHash: `h${i}`, vectors: Array.from({ length: [1, 0, 3][i % 3] }, make) }));
+    await writeSentenceEmbeddings(t.db, targets.passage, sentenceRows);
+
+    // pgvector prints the shortest decimal that reads back as the same float4
+    const same = (text: string, expected: Float32Array) => {
+      const got = parseVector(text);
+      expect(got).toHaveLength(expected.length);
+      const differing = got.map((x, i) => (Object.is(Math.fround(x), expected[i]) || (x === 0 && expected[i] === 0) ? -1 : i)).filter((i) => i >= 0);
+      expect(differing).toEqual([]);
+    };
+    const storedDocuments = await t.db.query<{ id: number; e: string; pieces: string[] | null }>(
+      'SELECT document_id AS id, embedding::text AS e, summary_pieces::text[] AS pieces FROM document_embeddings WHERE model_id = $1 ORDER BY document_id',
+      [targets.document.id],
+    );
+    expect(storedDocuments.map((d) => d.id)).toEqual(documentRows.map((d) => d.documentId));
+    storedDocuments.forEach((d, i) => {
+      same(d.e, documentRows[i].vector);
+      if (!documentRows[i].pieces) expect(d.pieces).toBeNull();
+      else {
+        expect(d.pieces).toHaveLength(documentRows[i].pieces!.length);
+        d.pieces!.forEach((piece, j) => same(piece, documentRows[i].pieces![j]));
+      }
+    });
+    const storedPassages = await t.db.query<{ id: number; e: string }>(
+      'SELECT passage_id AS id, embedding::text AS e FROM passage_embeddings WHERE model_id = $1 ORDER BY passage_id',
+      [targets.passage.id],
+    );
+    expect(storedPassages.map((p) => p.id)).toEqual(passageRows.map((p) => p.passageId));
+    storedPassages.forEach((p, i) => same(p.e, passageRows[i].vector));
+    const storedSentences = await storedSentenceVectors(t.db, targets.passage.id, passages.map((p) => p.id));
+    for (const row of sentenceRows) {
+      const stored = storedSentences.get(row.passageId);
+      expect(stored?.splitHash).toBe(row.splitHash);
+      expect(stored?.vectors).toHaveLength(row.vectors.length);
+      stored?.vectors.forEach((v, j) => same(`[${Array.from(v).join(',')}]`, row.vectors[j]));
+    }
+
+    // a NaN is refused by the store and the batch writes nothing
+    const bad = make();
+    bad[100] = NaN;
+    await t.db.query('DELETE FROM passage_embeddings');
+    await expect(writePassageEmbeddings(t.db, targets.passage, [passageRows[0], { ...passageRows[1], vector: bad }])).rejects.toThrow(/NaN/);
+    expect(await t.db.query('SELECT 1 FROM passage_embeddings')).toHaveLength(0);
   });
 
   it('refuses a model whose stored dimension or weights differ, changing nothing', async () => {

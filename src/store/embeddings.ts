@@ -4,7 +4,7 @@ import type { Encoder, EncoderRole } from '../encoders/types';
 import type { PreparedDocument } from '../ingest/types';
 import { DomainError, ErrorCode } from '../errors';
 import type { Database, Queryable } from './db';
-import { vectorArrayLiteral, vectorLiteral } from './vector';
+import { float4Array, vectorAt, vectorLiteral, vectorsAt } from './vector';
 
 export { vectorLiteral };
 
@@ -189,12 +189,21 @@ export async function writeDocumentEmbeddings(
 ): Promise<number> {
   if (rows.length === 0) return 0;
   checkDimensions(model, rows.flatMap((r) => [r.vector, ...(r.pieces ?? [])]));
+  // One float4Array: the rows' vectors (1 … n), then their pieces' (a row's from firstPiece on).
+  const pieces = rows.flatMap((r) => r.pieces ?? []);
+  let next = rows.length + 1;
+  const firstPiece = rows.map((r) => {
+    const first = next;
+    next += r.pieces?.length ?? 0;
+    return first;
+  });
+  const dim = model.dimension;
   return writeSkippingVanished(
     db,
     `WITH w AS (
        INSERT INTO document_embeddings (model_id, document_id, content_hash, embedding, summary_pieces)
-       SELECT $1, u.document_id, u.content_hash, u.embedding::vector, u.pieces::vector[]
-       FROM unnest($2::int[], $3::text[], $4::text[], $5::text[]) AS u(document_id, content_hash, embedding, pieces)
+       SELECT $1, u.document_id, u.content_hash, ${vectorAt('$4', dim, 'u.o')}, ${vectorsAt('$4', dim, 'u.first_piece', 'u.pieces')}
+       FROM unnest($2::int[], $3::text[], $5::int[], $6::int[]) WITH ORDINALITY AS u(document_id, content_hash, first_piece, pieces, o)
        JOIN documents d ON d.id = u.document_id AND d.content_hash = u.content_hash
        ON CONFLICT (model_id, document_id) DO UPDATE
          SET content_hash = EXCLUDED.content_hash, embedding = EXCLUDED.embedding, summary_pieces = EXCLUDED.summary_pieces,
@@ -205,8 +214,9 @@ export async function writeDocumentEmbeddings(
       model.id,
       rows.map((r) => r.documentId),
       rows.map((r) => r.contentHash),
-      rows.map((r) => vectorLiteral(r.vector)),
-      rows.map((r) => vectorArrayLiteral(r.pieces)),
+      float4Array([...rows.map((r) => r.vector), ...pieces]),
+      firstPiece,
+      rows.map((r) => r.pieces?.length ?? 0),
     ],
   );
 }
@@ -231,14 +241,14 @@ export async function writePassageEmbeddings(
     db,
     `WITH w AS (
        INSERT INTO passage_embeddings (model_id, passage_id, document_id, embedding)
-       SELECT $1, u.passage_id, p.document_id, u.embedding::vector
-       FROM unnest($2::int[], $3::int[], $4::text[]) AS u(passage_id, document_id, embedding)
+       SELECT $1, u.passage_id, p.document_id, ${vectorAt('$4', model.dimension, 'u.o')}
+       FROM unnest($2::int[], $3::int[]) WITH ORDINALITY AS u(passage_id, document_id, o)
        JOIN passages p ON p.document_id = u.document_id AND p.id = u.passage_id
        ON CONFLICT ON CONSTRAINT passage_embeddings_pkey
          ${options.replace ? 'DO UPDATE SET embedding = EXCLUDED.embedding, embedded_at = EXCLUDED.embedded_at' : 'DO NOTHING'}
        RETURNING 1)
      SELECT count(*)::int AS n FROM w`,
-    [model.id, rows.map((r) => r.passageId), rows.map((r) => r.documentId), rows.map((r) => vectorLiteral(r.vector))],
+    [model.id, rows.map((r) => r.passageId), rows.map((r) => r.documentId), float4Array(rows.map((r) => r.vector))],
   );
 }
 

@@ -1,6 +1,6 @@
 import type { Database, Queryable } from './db';
 import { EmbeddingModelError, writeSkippingVanished, type EmbeddingModelRow } from './embeddings';
-import { vectorLiteral } from './vector';
+import { float4Array, vectorLiteral, vectorsAt } from './vector';
 
 /**
  * Sentence vectors (migration 0018): per passage and model, the vectors of its first sentences in
@@ -28,11 +28,6 @@ export interface StoredSpans {
   s: number[][];
 }
 
-/** A `vector[]` literal; an empty list stays an empty array (a passage without sentences still has a row). */
-function vectorsLiteral(vectors: readonly Float32Array[]): string {
-  return `{${vectors.map((v) => `"${vectorLiteral(v)}"`).join(',')}}`;
-}
-
 /**
  * Writes (or replaces) the sentence vectors of passages in one statement; passages deleted since
  * they were read, or being deleted meanwhile, are skipped (writeSkippingVanished). Returns how many
@@ -43,13 +38,21 @@ export async function writeSentenceEmbeddings(db: Queryable, model: EmbeddingMod
   for (const v of rows.flatMap((r) => r.vectors)) {
     if (v.length !== model.dimension) throw new EmbeddingModelError(`model "${model.name}" stores ${model.dimension}-d vectors, got one of ${v.length}`);
   }
+  // Every row's vectors in one float4Array, a row's from `first` on; none stays an empty array
+  // (a passage without sentences still has a row).
+  let next = 1;
+  const first = rows.map((r) => {
+    const at = next;
+    next += r.vectors.length;
+    return at;
+  });
   // EXCLUDED.embedded_at: the proposed row's now() (Citus refuses now() itself in DO UPDATE).
   return writeSkippingVanished(
     db,
     `WITH w AS (
        INSERT INTO sentence_embeddings (model_id, document_id, passage_id, split_hash, embeddings, spans)
-       SELECT $1, p.document_id, p.id, u.split_hash, u.embeddings::vector[], u.spans::jsonb
-       FROM unnest($2::int[], $3::int[], $4::text[], $5::text[], $7::text[]) AS u(passage_id, document_id, split_hash, embeddings, spans)
+       SELECT $1, p.document_id, p.id, u.split_hash, coalesce(${vectorsAt('$5', model.dimension, 'u.first_vector', 'u.n')}, '{}'), u.spans::jsonb
+       FROM unnest($2::int[], $3::int[], $4::text[], $8::int[], $9::int[], $7::text[]) AS u(passage_id, document_id, split_hash, first_vector, n, spans)
        JOIN passages p ON p.document_id = u.document_id AND p.id = u.passage_id
        ON CONFLICT (model_id, document_id, passage_id) DO UPDATE
          SET split_hash = EXCLUDED.split_hash, embeddings = EXCLUDED.embeddings, spans = EXCLUDED.spans, embedded_at = EXCLUDED.embedded_at
@@ -60,10 +63,12 @@ export async function writeSentenceEmbeddings(db: Queryable, model: EmbeddingMod
       rows.map((r) => r.passageId),
       rows.map((r) => r.documentId),
       rows.map((r) => r.splitHash),
-      rows.map((r) => vectorsLiteral(r.vectors)),
+      float4Array(rows.flatMap((r) => r.vectors)),
       rows.map((r) => r.counted ?? true),
       // A rewrite without spans clears the old ones: they belonged to the sentences replaced.
       rows.map((r) => (r.spans ? JSON.stringify(r.spans) : null)),
+      first,
+      rows.map((r) => r.vectors.length),
     ],
   );
 }

@@ -24,6 +24,50 @@ export function vectorBinary(vector: Float32Array): Buffer {
   return buf;
 }
 
+/** float4's type oid, built in (pg_type.h), as binary arrays name their element type. */
+const FLOAT4_OID = 700;
+
+/**
+ * Vectors to write, as one `real[]` parameter in PostgreSQL's binary array form (one dimension,
+ * float4 elements, each preceded by its length): a Buffer, which node-postgres and PGlite both send
+ * in binary, so the server copies floats where the text form made it parse 512 decimal numbers a
+ * vector (bench:vector-writes: the embed step's writes in 0.26× the time on PGlite, 0.49× on
+ * PostgreSQL; docs/benchmarks.md).
+ * Statements slice it (vectorAt, vectorsAt); the cast from real[] is exact, float4 in and out.
+ * pgvector's own binary input needs a parameter per vector; a batch is one parameter.
+ */
+export function float4Array(vectors: readonly Float32Array[]): Buffer {
+  const total = vectors.reduce((n, v) => n + v.length, 0);
+  if (total === 0) {
+    const empty = Buffer.alloc(12);
+    empty.writeInt32BE(FLOAT4_OID, 8);
+    return empty;
+  }
+  const buf = Buffer.allocUnsafe(20 + 8 * total);
+  buf.writeInt32BE(1, 0); // dimensions
+  buf.writeInt32BE(0, 4); // no nulls
+  buf.writeInt32BE(FLOAT4_OID, 8);
+  buf.writeInt32BE(total, 12); // length
+  buf.writeInt32BE(1, 16); // lower bound
+  let at = 20;
+  for (const v of vectors) {
+    for (let i = 0; i < v.length; i++) {
+      buf.writeInt32BE(4, at);
+      buf.writeFloatBE(v[i], at + 4);
+      at += 8;
+    }
+  }
+  return buf;
+}
+
+/** SQL: vector number `ordinal` (from 1) of a float4Array parameter whose vectors all have `dimension` floats. */
+export const vectorAt = (param: string, dimension: number, ordinal: string) =>
+  `(${param}::real[])[(${ordinal} - 1) * ${dimension} + 1 : (${ordinal}) * ${dimension}]::vector`;
+
+/** SQL: vectors `first` … `first` + `count` − 1 of such a parameter, in order, as vector[]; NULL when count is 0. */
+export const vectorsAt = (param: string, dimension: number, first: string, count: string) =>
+  `(SELECT array_agg(${vectorAt(param, dimension, `${first} + i`)} ORDER BY i) FROM generate_series(0, ${count} - 1) AS i)`;
+
 /**
  * A `vector[]` as PostgreSQL's array text form, `{"[x,…]","[y,…]"}`, or null for none (an empty
  * list too: no pieces is stored as NULL). Statements cast it (`$n::vector[]`).
