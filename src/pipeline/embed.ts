@@ -73,14 +73,16 @@ export async function embedPending(db: Queryable, targets: EmbeddingTargets, opt
     options.onProgress?.({ level, done: Math.min(encoded[level], totals[level]), total: totals[level] });
   };
 
-  // An external model's vectors come with ingest (the client's): nothing here can encode them.
-  if (!isExternal(targets.document)) await embedLevel(
+  // An external model's vectors come with ingest (the client's): nothing here can encode them. A
+  // level with nothing pending is not read: on a store where all is embedded (every server start,
+  // every ingest's own embedding) that read would probe every row for nothing.
+  if (!isExternal(targets.document) && totals.documents > 0) await embedLevel(
     (after) => pendingDocuments(db, targets.document.id, batchSize, after, only),
     (batch) => encodeDocuments(db, encoders.byRole.document, targets.document, batch),
     (items, done) => track('documents', items, done),
     options,
   );
-  if (!isExternal(targets.passage)) await embedLevel(
+  if (!isExternal(targets.passage) && totals.passages > 0) await embedLevel(
     (after) => pendingPassages(db, targets.passage.id, batchSize, after, only),
     (batch) => encodePassages(db, encoders.byRole.passage, targets.passage, batch),
     (items, done) => track('passages', items, done),
