@@ -1,4 +1,4 @@
-/** How a question vector is sent: a text literal by default; the PostgreSQL client sends binary. */
+/** How a question vector is sent: a text literal by default; both database clients send binary (Database.vectorParam). */
 export type VectorParam = (vector: Float32Array) => unknown;
 
 /** The statement's positional parameters. */
