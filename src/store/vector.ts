@@ -31,7 +31,7 @@ const FLOAT4_OID = 700;
  * Vectors to write, as one `real[]` parameter in PostgreSQL's binary array form (one dimension,
  * float4 elements, each preceded by its length): a Buffer, which node-postgres and PGlite both send
  * in binary, so the server copies floats where the text form made it parse 512 decimal numbers a
- * vector (bench:vector-writes: the embed step's writes in 0.26× the time on PGlite, 0.49× on
+ * vector (bench:vectors: the embed step's writes in 0.26× the time on PGlite, 0.49× on
  * PostgreSQL; docs/benchmarks.md).
  * Statements slice it (vectorAt, vectorsAt); the cast from real[] is exact, float4 in and out.
  * pgvector's own binary input needs a parameter per vector; a batch is one parameter.

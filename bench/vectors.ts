@@ -1,18 +1,24 @@
 /**
- * npm run bench:vector-writes — what writing vectors costs the store, apart from encoding them:
- * the embed step's three writers (document vectors with their summary pieces, passage vectors,
+ * npm run bench:vectors — vectors into the store in binary rather than as text, both ways:
+ * (1) what writing vectors costs, apart from encoding them: the embed step's three writers (document vectors with their summary pieces, passage vectors,
  * sentence vectors) as the product sends them (every vector of a batch in one binary `real[]`
  * parameter, src/store/vector.ts) against the text form they used before (`[x,y,…]` literals in a
  * text[] parameter, kept here as the baseline), in the same run, alternating, on the same rows.
  * Fresh stores (PGlite in memory; PostgreSQL too when DATABASE_URL is set), real schema: the HNSW
  * indexes of the model are maintained on insert, as when the server embeds.
- *   BENCH_DOCUMENTS (100, 10 passages each)  BENCH_SENTENCES (2 a passage)  BENCH_BATCH (32)  BENCH_ROUNDS (3)
+ * (2) a question's statement on the store just written, through search() (HIERARCHICAL and the
+ * default mode), with the question vector sent as text against the database's binary vectorParam,
+ * alternating per question; rankings compared.
+ *   BENCH_QUESTIONS (200)  BENCH_DOCUMENTS (100, 10 passages each)  BENCH_SENTENCES (2 a passage)  BENCH_BATCH (32)  BENCH_ROUNDS (3)
  */
 import 'reflect-metadata';
 import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
 import { ingestDocuments } from '../src/pipeline/ingest';
 import type { Database } from '../src/store/db';
 import { registerModel, writeDocumentEmbeddings, writePassageEmbeddings, type EmbeddingModelRow } from '../src/store/embeddings';
+import { MODES, type RetrievalMode } from '../src/retrieval/modes';
+import { search } from '../src/retrieval/search';
+import type { SearchResult } from '../src/retrieval/types';
 import { migrate } from '../src/store/migrate';
 import { PgliteDatabase } from '../src/store/pglite';
 import { writeSentenceEmbeddings } from '../src/store/sentence-embeddings';
@@ -25,6 +31,7 @@ const DOCUMENTS = Number(process.env.BENCH_DOCUMENTS ?? 100);
 const SENTENCES = Number(process.env.BENCH_SENTENCES ?? 2);
 const BATCH = Number(process.env.BENCH_BATCH ?? 32);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const QUESTIONS = Number(process.env.BENCH_QUESTIONS ?? 200);
 const DIM = 512;
 
 const random = prng(20261128);
@@ -132,6 +139,41 @@ async function run(label: string, db: Database) {
     console.log(`| ${level} | ${Math.round(vectors[level])} | ${best.text[level].toFixed(0)} | ${best.binary[level].toFixed(0)} | ${(best.binary[level] / best.text[level]).toFixed(2)}× | ${Math.round((vectors[level] * 1000) / best.binary[level])} |`);
   }
   console.log(`| all three | | ${text.toFixed(0)} | ${binary.toFixed(0)} | ${(binary / text).toFixed(2)}× | |`);
+  await questions(db, model);
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** (2): the same searches with the question vector as text (no vectorParam: search() sends vectorLiteral) and as the database sends it. */
+async function questions(db: Database, model: EmbeddingModelRow) {
+  // search() reads db.vectorParam; without it the question vector goes as pgvector's text form
+  const asText = { distributed: db.distributed, queryWithSettings: db.queryWithSettings.bind(db) } as unknown as Database;
+  const ref = { id: model.id, dimension: model.dimension };
+  const modes: RetrievalMode[] = ['HIERARCHICAL', 'HYBRID_HIERARCHICAL'];
+  const times: Record<string, number[]> = {};
+  let differ = 0;
+  for (let q = 0; q < QUESTIONS + 5; q++) {
+    const v = unit();
+    for (const mode of modes) {
+      const s = { ...MODES[mode].defaults, mode, documentModel: ref, passageModel: ref, questionForDocuments: v, questionForPassages: v, questionText: passage(5000 + q, 8), k1: 10, k2: 10 };
+      const got: SearchResult[] = [];
+      for (const [form, target] of (q % 2 === 0 ? [['text', asText], ['binary', db]] : [['binary', db], ['text', asText]]) as [string, Database][]) {
+        const t0 = performance.now();
+        got.push(await search(target, s));
+        if (q >= 5) (times[`${mode}, ${form}`] ??= []).push(performance.now() - t0);
+      }
+      if (JSON.stringify(got[0].passages) !== JSON.stringify(got[1].passages)) differ++;
+    }
+  }
+  console.log(`\nquestions: ${QUESTIONS}, k1 = k2 = 10, a random question vector and 8 words each; both forms per question, alternating which goes first`);
+  console.log('| mode | text, p50 ms | binary, p50 ms | binary − text |');
+  console.log('|---|---:|---:|---:|');
+  for (const mode of modes) {
+    const a = median(times[`${mode}, text`]);
+    const b = median(times[`${mode}, binary`]);
+    console.log(`| ${mode} | ${a.toFixed(2)} | ${b.toFixed(2)} | ${(b - a).toFixed(2)} ms |`);
+  }
+  console.log(`rankings that differ between the two forms: ${differ} of ${QUESTIONS * modes.length + 10}`);
 }
 
 async function main() {
@@ -142,7 +184,7 @@ async function main() {
     await pglite.close();
   }
   if (process.env.DATABASE_URL) {
-    const pg = await openBenchDatabase(process.env.DATABASE_URL, 'dhr_bench_vector_writes', true);
+    const pg = await openBenchDatabase(process.env.DATABASE_URL, 'dhr_bench_vectors', true);
     try {
       await run('PostgreSQL', pg);
     } finally {
