@@ -4,7 +4,8 @@ import { passageEncodingText } from '../src/ingest/summary';
 import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
 import { embedPending, prepareEmbedding } from '../src/pipeline/embed';
 import { summaryPieces } from '../src/pipeline/summary-pieces';
-import { EmbeddingModelError, registerModel, writeDocumentEmbeddings, writePassageEmbeddings } from '../src/store/embeddings';
+import { EmbeddingModelError, pendingDocuments, pendingPassages, registerModel, writeDocumentEmbeddings, writePassageEmbeddings } from '../src/store/embeddings';
+import type { Queryable } from '../src/store/db';
 import { storedSentenceVectors, writeSentenceEmbeddings } from '../src/store/sentence-embeddings';
 import { ingest, ingestDocuments } from '../src/pipeline/ingest';
 import { useTestDatabase } from './helpers/database';
@@ -271,6 +272,28 @@ describe('embedding pipeline with the default model', () => {
     await t.db.query('DELETE FROM passage_embeddings');
     await expect(writePassageEmbeddings(t.db, targets.passage, [passageRows[0], { ...passageRows[1], vector: bad }])).rejects.toThrow(/NaN/);
     expect(await t.db.query('SELECT 1 FROM passage_embeddings')).toHaveLength(0);
+  });
+
+  it('reads the next batch to embed by probing rows, never by hashing every vector of the model (no statistics needed)', async () => {
+    // PGlite never runs ANALYZE; without statistics the planner hashed the model's vectors whole in
+    // every batch read, which made a first start quadratic in the store (docs/benchmarks.md).
+    const targets = await prepareEmbedding(t.db, set);
+    await embedPending(t.db, targets);
+    const explain: Queryable = { query: (sql, params) => t.db.query(`EXPLAIN ${sql}`, params), exec: (sql) => t.db.exec(sql) };
+    const planOf = (rows: unknown[]) => (rows as { 'QUERY PLAN': string }[]).map((r) => r['QUERY PLAN']).join('\n');
+    for (const plan of [
+      planOf(await pendingPassages(explain, targets.passage.id, 8, 0)),
+      planOf(await pendingPassages(explain, targets.passage.id, 8, 0, [1, 2])),
+      planOf(await pendingDocuments(explain, targets.document.id, 8, 0)),
+    ]) {
+      expect(plan).toMatch(/SubPlan/);
+      expect(plan).not.toMatch(/hashed SubPlan|Hash/);
+    }
+    // and what they read is right: nothing once all is embedded, a passage again once its vector goes
+    expect(await pendingPassages(t.db, targets.passage.id, 8, 0)).toEqual([]);
+    const [victim] = await t.db.query<{ id: number }>('SELECT passage_id AS id FROM passage_embeddings ORDER BY passage_id DESC LIMIT 1');
+    await t.db.query('DELETE FROM passage_embeddings WHERE passage_id = $1', [victim.id]);
+    expect(await pendingPassages(t.db, targets.passage.id, 8, 0)).toMatchObject([{ id: victim.id, hasVector: false, hasSentences: true }]);
   });
 
   it('refuses a model whose stored dimension or weights differ, changing nothing', async () => {
