@@ -4,7 +4,7 @@ import type { Encoder, EncoderRole } from '../encoders/types';
 import type { PreparedDocument } from '../ingest/types';
 import { DomainError, ErrorCode } from '../errors';
 import type { Database, Queryable } from './db';
-import { float4Array, vectorAt, vectorLiteral, vectorsAt } from './vector';
+import { firstOrdinals, float4Array, vectorAt, vectorLiteral, vectorsAt } from './vector';
 
 export { vectorLiteral };
 
@@ -202,13 +202,7 @@ export async function writeDocumentEmbeddings(
   if (rows.length === 0) return 0;
   checkDimensions(model, rows.flatMap((r) => [r.vector, ...(r.pieces ?? [])]));
   // One float4Array: the rows' vectors (1 … n), then their pieces' (a row's from firstPiece on).
-  const pieces = rows.flatMap((r) => r.pieces ?? []);
-  let next = rows.length + 1;
-  const firstPiece = rows.map((r) => {
-    const first = next;
-    next += r.pieces?.length ?? 0;
-    return first;
-  });
+  const pieceCounts = rows.map((r) => r.pieces?.length ?? 0);
   const dim = model.dimension;
   return writeSkippingVanished(
     db,
@@ -226,9 +220,9 @@ export async function writeDocumentEmbeddings(
       model.id,
       rows.map((r) => r.documentId),
       rows.map((r) => r.contentHash),
-      float4Array([...rows.map((r) => r.vector), ...pieces]),
-      firstPiece,
-      rows.map((r) => r.pieces?.length ?? 0),
+      float4Array([...rows.map((r) => r.vector), ...rows.flatMap((r) => r.pieces ?? [])]),
+      firstOrdinals(pieceCounts, rows.length + 1),
+      pieceCounts,
     ],
   );
 }

@@ -1,6 +1,6 @@
 import type { Database, Queryable } from './db';
 import { EmbeddingModelError, writeSkippingVanished, type EmbeddingModelRow } from './embeddings';
-import { float4Array, vectorLiteral, vectorsAt } from './vector';
+import { firstOrdinals, float4Array, vectorLiteral, vectorsAt } from './vector';
 
 /**
  * Sentence vectors (migration 0018): per passage and model, the vectors of its first sentences in
@@ -38,14 +38,8 @@ export async function writeSentenceEmbeddings(db: Queryable, model: EmbeddingMod
   for (const v of rows.flatMap((r) => r.vectors)) {
     if (v.length !== model.dimension) throw new EmbeddingModelError(`model "${model.name}" stores ${model.dimension}-d vectors, got one of ${v.length}`);
   }
-  // Every row's vectors in one float4Array, a row's from `first` on; none stays an empty array
-  // (a passage without sentences still has a row).
-  let next = 1;
-  const first = rows.map((r) => {
-    const at = next;
-    next += r.vectors.length;
-    return at;
-  });
+  // Every row's vectors in one float4Array; none stays an empty array (a passage without sentences still has a row).
+  const counts = rows.map((r) => r.vectors.length);
   // EXCLUDED.embedded_at: the proposed row's now() (Citus refuses now() itself in DO UPDATE).
   return writeSkippingVanished(
     db,
@@ -67,8 +61,8 @@ export async function writeSentenceEmbeddings(db: Queryable, model: EmbeddingMod
       rows.map((r) => r.counted ?? true),
       // A rewrite without spans clears the old ones: they belonged to the sentences replaced.
       rows.map((r) => (r.spans ? JSON.stringify(r.spans) : null)),
-      first,
-      rows.map((r) => r.vectors.length),
+      firstOrdinals(counts),
+      counts,
     ],
   );
 }

@@ -60,6 +60,16 @@ export function float4Array(vectors: readonly Float32Array[]): Buffer {
   return buf;
 }
 
+/** Where each row's vectors start in a float4Array, given how many each row has, the first row's at `first`. */
+export function firstOrdinals(counts: readonly number[], first = 1): number[] {
+  let next = first;
+  return counts.map((n) => {
+    const at = next;
+    next += n;
+    return at;
+  });
+}
+
 /** SQL: vector number `ordinal` (from 1) of a float4Array parameter whose vectors all have `dimension` floats. */
 export const vectorAt = (param: string, dimension: number, ordinal: string) =>
   `(${param}::real[])[(${ordinal} - 1) * ${dimension} + 1 : (${ordinal}) * ${dimension}]::vector`;
