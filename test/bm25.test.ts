@@ -381,23 +381,27 @@ describe('hybrid modes against brute force', () => {
   it('HYBRID_HIERARCHICAL: both stages fused as specified, score = passage + λ·document', async () => {
     const { passages, docs } = await loadItems(t.db);
     const allPassages = await t.db.query<{ id: number; document_id: number }>('SELECT id, document_id FROM passages ORDER BY id');
-    for (const [q, k1, k2, lambda, alpha, share, pool, pieces, perDocument] of [
-      [QUESTIONS[0], 5, 10, 1, 0.3, 1, 'best', false, undefined],
-      [QUESTIONS[1], 3, 40, 0.5, 0.7, 0.5, 'best', false, undefined],
-      [QUESTIONS[2], 8, 6, 2, 0, 0, 'best', false, undefined],
-      [QUESTIONS[3], 4, 12, 1, 1, 0.25, 'best', false, undefined],
-      [QUESTIONS[0], 6, 9, 1, 0.6, 0, 'best', false, undefined],
-      [QUESTIONS[1], 3, 40, 0.5, 0.7, 0.5, 'top3', false, undefined],
-      [QUESTIONS[2], 8, 6, 2, 1, 0, 'top3', false, undefined],
-      [QUESTIONS[3], 4, 12, 1, 1, 0.25, 'centroid', false, undefined],
-      [QUESTIONS[0], 6, 9, 1, 0.6, 0, 'centroid', false, undefined],
-      [QUESTIONS[0], 5, 10, 1, 1, 1, 'best', true, undefined],
-      [QUESTIONS[1], 7, 12, 0.5, 0.7, 1, 'best', true, undefined],
-      [QUESTIONS[3], 4, 12, 1, 1, 0.5, 'top3', true, undefined],
+    for (const [q, k1, k2, lambda, alpha, share, pool, pieces, perDocument, budget] of [
+      [QUESTIONS[0], 5, 10, 1, 0.3, 1, 'best', false, undefined, undefined],
+      [QUESTIONS[1], 3, 40, 0.5, 0.7, 0.5, 'best', false, undefined, undefined],
+      [QUESTIONS[2], 8, 6, 2, 0, 0, 'best', false, undefined, undefined],
+      [QUESTIONS[3], 4, 12, 1, 1, 0.25, 'best', false, undefined, undefined],
+      [QUESTIONS[0], 6, 9, 1, 0.6, 0, 'best', false, undefined, undefined],
+      [QUESTIONS[1], 3, 40, 0.5, 0.7, 0.5, 'top3', false, undefined, undefined],
+      [QUESTIONS[2], 8, 6, 2, 1, 0, 'top3', false, undefined, undefined],
+      [QUESTIONS[3], 4, 12, 1, 1, 0.25, 'centroid', false, undefined, undefined],
+      [QUESTIONS[0], 6, 9, 1, 0.6, 0, 'centroid', false, undefined, undefined],
+      [QUESTIONS[0], 5, 10, 1, 1, 1, 'best', true, undefined, undefined],
+      [QUESTIONS[1], 7, 12, 0.5, 0.7, 1, 'best', true, undefined, undefined],
+      [QUESTIONS[3], 4, 12, 1, 1, 0.5, 'top3', true, undefined, undefined],
       // at most perDocument passages of one document: the best of each, in the same order
-      [QUESTIONS[1], 7, 12, 0.5, 0.7, 1, 'best', true, 1],
-      [QUESTIONS[2], 8, 6, 2, 0.3, 1, 'best', true, 1],
-      [QUESTIONS[0], 3, 40, 1, 0.3, 0.5, 'best', false, 2],
+      [QUESTIONS[1], 7, 12, 0.5, 0.7, 1, 'best', true, 1, undefined],
+      [QUESTIONS[2], 8, 6, 2, 0.3, 1, 'best', true, 1, undefined],
+      [QUESTIONS[0], 3, 40, 1, 0.3, 0.5, 'best', false, 2, undefined],
+      // stage 2's passage budget: stage 1's documents in order, whole, while fewer passages than it were taken
+      [QUESTIONS[1], 7, 12, 0.5, 0.7, 1, 'best', true, undefined, 15],
+      [QUESTIONS[0], 5, 10, 1, 0.3, 0.5, 'best', false, undefined, 1],
+      [QUESTIONS[2], 8, 6, 2, 0.3, 1, 'best', true, 1, 25],
     ] as const) {
       const documentAlpha = share === 0.5 ? 0.2 : alpha;
       const terms = await questionTerms(t.db, q);
@@ -438,8 +442,21 @@ describe('hybrid modes against brute force', () => {
       const docScores = new Map(cands.map((id, i) => [id, documentAlpha * dn[i] + (1 - documentAlpha) * ln[i]]));
       const topDocs = ranked(docScores).slice(0, k1);
       const chosen = new Map(topDocs);
+      // Stage 2's documents: all of them, or those whose passages start within the budget.
+      let before = 0;
+      const stage2 = new Set(
+        topDocs
+          .filter(([id]) => {
+            const take = budget === undefined || before < budget;
+            before += allPassages.filter((p) => p.document_id === id).length;
+            return take;
+          })
+          .map(([id]) => id),
+      );
+      // the budget left documents out (the case would pass vacuously otherwise)
+      if (budget !== undefined) expect(stage2.size).toBeLessThan(topDocs.length);
       // Stage 2: every passage of those documents, fused over that set.
-      const ps = allPassages.filter((p) => chosen.has(p.document_id));
+      const ps = allPassages.filter((p) => stage2.has(p.document_id));
       const passageBm25 = bm25(passages, terms, DEFAULT_BM25);
       const pdn = minMax(ps.map((p) => (passageVec.has(p.id) ? dot(qp, passageVec.get(p.id)!) : undefined)));
       const pln = minMax(ps.map((p) => passageBm25.get(p.id) ?? 0));
@@ -453,7 +470,7 @@ describe('hybrid modes against brute force', () => {
 
       const r = await search(t.db, {
         mode: 'HYBRID_HIERARCHICAL', documentModel: model, passageModel: model, questionForDocuments: qd, questionForPassages: qp,
-        questionText: q, k1, k2, lambda, alpha, documentAlpha, summaryShare: share, documentPassages: pool, summaryPieces: pieces, perDocument, exact: true,
+        questionText: q, k1, k2, lambda, alpha, documentAlpha, summaryShare: share, documentPassages: pool, summaryPieces: pieces, perDocument, passageBudget: budget, exact: true,
       });
       expectScores(r.documents.map((d) => ({ id: d.documentId, score: d.score })), topDocs, k1);
       expectScores(r.passages.map((p) => ({ id: p.passageId, score: p.score })), expected, k2);

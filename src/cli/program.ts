@@ -445,7 +445,7 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
     .command('set')
     .description('set some of a mode\'s parameters (a new version; the others stay): dhr settings set --mode HYBRID_HIERARCHICAL lambda=0.3 perDocument=1')
     .addOption(new Option('--mode <mode>', 'the mode they apply to').choices(RETRIEVAL_MODES).makeOptionMandatory())
-    .argument('[name=value...]', `parameters: ${RANKING_NAMES.join(', ')} (perDocument=null: no bound)`)
+    .argument('[name=value...]', `parameters: ${RANKING_NAMES.join(', ')} (perDocument=null: no bound; passageBudget=null: every passage of the k1 documents)`)
     .option('--unset <name...>', 'parameters to remove from the mode\'s settings')
     .option('--note <text>', 'why (kept with the version)')
     .action((values: string[], options: { mode: string; unset?: string[]; note?: string }) =>

@@ -122,6 +122,8 @@ const BM25_K1 = [0.9, 1.2, 1.6, 2];
 /** Passages per document; k2 itself (no bound) is added as the sweep's baseline. */
 const PER_DOCUMENT = [1, 2, 3, 5];
 const BM25_B = [0.4, 0.6, 0.75, 0.9];
+/** Stage 2's passage budget; none (every passage of the k1 documents) is added as the sweep's baseline. */
+const PASSAGE_BUDGETS = [500, 1000, 2000, 4000, 8000];
 
 export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: EvalSettings): Promise<EvalOutcome> {
   const target: Target = dataset.questions.some((q) => q.answers) ? 'answer' : 'document';
@@ -257,6 +259,16 @@ export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: E
     DEFAULT_MODE,
     `passages per document (alpha ${defaultAlpha}, λ ${defaultLambda}, ${passageStage.slice(passageStage.indexOf('document stage'))}`,
     [...PER_DOCUMENT, settings.k2].map((perDocument) => ({ perDocument, params: { perDocument } })),
+  );
+  // A budget on stage 2's passages at the product's other defaults (issue 29: stage 2's cost is its
+  // passages, and on a corpus of few long documents k1 = 100 documents reach a third of it).
+  await devSweep(
+    DEFAULT_MODE,
+    `stage 2's passage budget (alpha ${defaultAlpha}, λ ${defaultLambda}, ${passageStage.slice(passageStage.indexOf('document stage'))}`,
+    [
+      ...PASSAGE_BUDGETS.map((passageBudget) => ({ passageBudget, params: { passageBudget } })),
+      { passageBudget: null, params: { passageBudget: 'none' } },
+    ],
   );
 
   // Every mode on the test split.

@@ -28,6 +28,8 @@ export interface Ranking {
   summaryPieces: boolean;
   /** At most this many passages of one document among the ranked passages (null: no bound). */
   perDocument: number | null;
+  /** HYBRID_HIERARCHICAL: stage 2 scores the passages of stage 1's best documents, whole, until this many are taken (null: every passage of the k1 documents). */
+  passageBudget: number | null;
 }
 
 export type RankingName = keyof Ranking;
@@ -53,7 +55,7 @@ const number = (min: number, max: number, what = '') => (v: unknown) =>
 const integer = (min: number, max: number, what = '') => (v: unknown) =>
   typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max ? undefined : `must be an integer from ${min} to ${max}${what}, got ${String(v)}`;
 
-export const RANKING_LIMITS = { lambdaMin: 0, lambdaMax: 10, alphaMin: 0, alphaMax: 1, perDocumentMax: 1000 } as const;
+export const RANKING_LIMITS = { lambdaMin: 0, lambdaMax: 10, alphaMin: 0, alphaMax: 1, perDocumentMax: 1000, passageBudgetMax: 1_000_000 } as const;
 
 export const RANKING: { [K in RankingName]: Spec<Ranking[K]> } = {
   lambda: {
@@ -96,6 +98,12 @@ export const RANKING: { [K in RankingName]: Spec<Ranking[K]> } = {
   perDocument: {
     description: `At most this many passages of one document among those returned (1–${RANKING_LIMITS.perDocumentMax}; k2 or more: no bound; null: none).`,
     problem: (v) => (v === null ? undefined : integer(1, RANKING_LIMITS.perDocumentMax, ' (k2 or more: no bound)')(v)),
+    builtIn: null,
+    request: true,
+  },
+  passageBudget: {
+    description: `HYBRID_HIERARCHICAL: stage 2 scores the passages of stage 1's documents in their order, each document whole, while fewer than this many are taken (the first document always; 1–${RANKING_LIMITS.passageBudgetMax}; null: every passage of the k1 documents).`,
+    problem: (v) => (v === null ? undefined : integer(1, RANKING_LIMITS.passageBudgetMax)(v)),
     builtIn: null,
     request: true,
   },

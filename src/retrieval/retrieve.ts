@@ -122,6 +122,7 @@ export async function retrieve(
     documentPassages: args.documentPassages,
     summaryPieces: args.summaryPieces,
     perDocument: args.perDocument,
+    passageBudget: args.passageBudget,
     bm25: options.bm25,
     filter: args.filter,
     exact: options.exact,

@@ -158,6 +158,8 @@ describe('Citus: every mode answers as on one server', () => {
         // HYBRID_HIERARCHICAL's other document stages: several summary vectors, scores from passages
         if (mode === 'HYBRID_HIERARCHICAL') {
           overs.push({ summaryPieces: true }, { summaryPieces: true, summaryShare: 0.5, documentPassages: 'top3' }, { summaryShare: 0, documentPassages: 'centroid' });
+          // stage 2 under a passage budget (Citus counts a document's passages by a grouped join)
+          overs.push({ k1: 6, passageBudget: 10 }, { passageBudget: 1 });
         }
         for (const over of overs) {
           const a = await search(c.db, input(c, mode, q, true, over));

@@ -72,6 +72,9 @@ export class RetrieveArgs {
   @Field(() => Int, { nullable: true, description: leftOut('perDocument') })
   perDocument?: number | null;
 
+  @Field(() => Int, { nullable: true, description: leftOut('passageBudget') })
+  passageBudget?: number | null;
+
   @Field(() => RetrievalModeEnum, { nullable: true, description: `Left out: ${DEFAULT_MODE} (LEXICAL on a server without encoders).` })
   mode?: RetrievalMode | null;
 
@@ -135,6 +138,7 @@ export class RetrievalResolver {
         alpha: a.alpha ?? undefined,
         documentAlpha: a.documentAlpha ?? undefined,
         perDocument: a.perDocument ?? undefined,
+        passageBudget: a.passageBudget ?? undefined,
         mode: a.mode ?? undefined,
         filter,
         minScore: a.minScore ?? undefined,

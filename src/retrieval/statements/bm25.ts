@@ -1,6 +1,6 @@
 import { DEFAULT_BM25, type Bm25Settings, type SearchInput } from '../types';
 import type { Params } from './params';
-import { filterJoin, filterSql } from './parts';
+import { filterJoin, filterSql, probeJoin } from './parts';
 
 /**
  * Okapi BM25 over the postings that migration 0007 keeps (same English analysis as the GIN
@@ -188,18 +188,6 @@ export function documentTop(s: SearchInput, p: Params, limit: number, exact: boo
     limit,
   });
 }
-
-/**
- * Postings of a (term, item) pair read by their key (lexeme, document_id, …), one probe each: the
- * work is bounded by items × terms, where a join on the lexeme may be planned as a hash join over
- * every posting of a common term (bench:hybrid at 100k: docs/benchmarks.md). OFFSET 0 keeps the
- * planner from flattening the probe back into that join. Citus gets the plain join, which it pushes
- * down to the shards (a correlated LATERAL it cannot).
- */
-const probeJoin = (s: SearchInput, table: string, alias: string, columns: string, on: string) =>
-  s.distributed
-    ? `JOIN ${table} ${alias} ON ${on}`
-    : `CROSS JOIN LATERAL (SELECT ${columns} FROM ${table} ${alias} WHERE ${on} OFFSET 0) ${alias}`;
 
 /** Exact BM25 of the passages of the documents in CTE `docs` (columns passage_id, lexical). */
 export function passagesOfDocuments(s: SearchInput, p: Params, docs: string): string {

@@ -2,8 +2,9 @@ import type { SearchInput } from '../types';
 import { RANKING } from '../parameters';
 import { bm25Of, documentsExact, documentTop, passagesExact, passagesOfDocuments, passageTop, termCtes } from './bm25';
 import { documentStage, passageStage } from './dense';
+import { budgetedDocuments } from './passage-budget';
 import type { Params } from './params';
-import { DOCUMENTS_JSON, innerProduct, minMax, NO_DOCUMENTS, PASSAGES_JSON, type ModeStatement } from './parts';
+import { DOCUMENTS_JSON, innerProduct, minMax, NO_DOCUMENTS, PASSAGES_JSON, probeJoin, type ModeStatement } from './parts';
 
 /**
  * Weighted fusion, per stage: alpha·dense + (1 − alpha)·lexical, each min-max normalized over the
@@ -61,8 +62,8 @@ function mergeScores(name: string, parts: string[]): string {
  * (documentPassages: best hit, mean of its top 3, or cosine with its centroid; each min-max
  * normalized; a document with no such score gets the minimum), fused with its
  * BM25F, and the best k1 kept. Stage 2: every passage of those documents (embedded or not: a
- * passage without a vector still ranks by BM25), fused the same way; final score = passage +
- * λ·document, as in DHR.
+ * passage without a vector still ranks by BM25), or of those a passageBudget reaches, fused the
+ * same way; final score = passage + λ·document, as in DHR.
  */
 export function hybridHierarchical(s: SearchInput, p: Params, exact: boolean): ModeStatement {
   // retrieve() resolves every parameter (resolveRanking); a direct search() caller may leave some out.
@@ -89,6 +90,9 @@ export function hybridHierarchical(s: SearchInput, p: Params, exact: boolean): M
     ? `greatest(${innerProduct('de.embedding', ddim, qd)}, (SELECT max(${innerProduct('x', ddim, qd)}) FROM unnest(de.summary_pieces) AS x))`
     : innerProduct('de.embedding', ddim, qd);
   const lexical = proposing(s);
+  // Stage 2's documents: every one of the k1, or those its passage budget reaches.
+  const budget = s.passageBudget ?? RANKING.passageBudget.builtIn;
+  const stage2 = budget === null ? 'docs' : 'stage2_docs';
   const sql = `WITH ${termCtes(lexical, p, { passages: true, documents: true })},
     dense_docs AS MATERIALIZED (${documentStage(s, p, exact)}),
     lexical_docs AS MATERIALIZED (${documentTop(lexical, p, s.k1, exact)}),
@@ -112,13 +116,15 @@ export function hybridHierarchical(s: SearchInput, p: Params, exact: boolean): M
         SELECT *, ${fuse(p, documentAlpha, 'dense_part', 'document_lexical')} AS document_score FROM doc_dense) f
       ORDER BY document_score DESC, document_id LIMIT ${p.add(s.k1)}
     ),
-    passage_lexical AS MATERIALIZED (${passagesOfDocuments(s, p, 'docs')}),
+    ${budget === null ? '' : `stage2_docs AS MATERIALIZED (${budgetedDocuments(s, p, 'docs', budget)}),`}
+    passage_lexical AS MATERIALIZED (${passagesOfDocuments(s, p, stage2)}),
     ${mergeScores('passage_scored', [
       // every passage of the documents, embedded or not (a passage without a vector still ranks by BM25)
-      `SELECT ps.id AS passage_id, ps.document_id, NULL::float8 AS dense_score, NULL::float8 AS lexical FROM docs JOIN passages ps ON ps.document_id = docs.document_id`,
+      `SELECT ps.id AS passage_id, ps.document_id, NULL::float8 AS dense_score, NULL::float8 AS lexical FROM ${stage2} d
+        ${probeJoin(s, 'passages', 'ps', 'ps.id, ps.document_id', 'ps.document_id = d.document_id')}`,
       // their vectors by (model, document), as HIERARCHICAL reads them: one index range per document
-      `SELECT pe.passage_id, NULL, ${innerProduct('pe.embedding', pdim, qp)}, NULL FROM docs
-        JOIN passage_embeddings pe ON pe.model_id = ${p.add(s.passageModel.id)} AND pe.document_id = docs.document_id`,
+      `SELECT pe.passage_id, NULL, ${innerProduct('pe.embedding', pdim, qp)}, NULL FROM ${stage2} d
+        ${probeJoin(s, 'passage_embeddings', 'pe', 'pe.passage_id, pe.embedding', `pe.model_id = ${p.add(s.passageModel.id)} AND pe.document_id = d.document_id`)}`,
       `SELECT passage_id, NULL, NULL, lexical FROM passage_lexical`,
     ])},
     passage_fused AS (

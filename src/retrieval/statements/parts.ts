@@ -24,6 +24,21 @@ export const hasFilter = (f: RetrievalFilter | undefined) => !!f && (!!f.documen
 export const filterJoin = (s: SearchInput, on: string) => (hasFilter(s.filter) ? ` JOIN documents d ON d.id = ${on}` : '');
 
 /**
+ * Rows of an item read by their key, one probe (an index range) each: postings by (lexeme,
+ * document_id, …), a document's passages or vectors by document_id. The work is bounded by the
+ * items, where a join may be planned as a hash join over the whole table: over every posting of a
+ * common term (bench:hybrid at 100k: docs/benchmarks.md), or over every passage and vector of the
+ * store where PGlite, which never gathers statistics, misjudges a table's size (the Factbook demo:
+ * 42,289 passages and vectors read to score 2,002). OFFSET 0 keeps the planner from flattening the
+ * probe back into that join. Citus gets the plain join, which it pushes down to the shards (a
+ * correlated LATERAL it cannot).
+ */
+export const probeJoin = (s: SearchInput, table: string, alias: string, columns: string, on: string) =>
+  s.distributed
+    ? `JOIN ${table} ${alias} ON ${on}`
+    : `CROSS JOIN LATERAL (SELECT ${columns} FROM ${table} ${alias} WHERE ${on} OFFSET 0) ${alias}`;
+
+/**
  * Ordering expression for an ANN stage. With `exact`, `+ 0` keeps the planner off the index, so
  * every candidate is scored (sequential scan).
  */

@@ -1,0 +1,112 @@
+/**
+ * npm run bench:demo-store — the default mode on the store a new user first has: the Factbook demo
+ * on the embedded database (PGlite), 261 documents of 162 passages on average, the real USE-lite
+ * encoder, through retrieve() as the API calls it (HNSW and bounded postings, not the exact forms).
+ * On such a corpus of few long documents, k1 = 100 documents are 38 % of the passages, so stage 2's
+ * cost is what a passage budget bounds (issue 29). Variants, in a shuffled order per question:
+ * HIERARCHICAL; the default mode as it ships; the default with `passageBudget: null` (every passage
+ * of the k1 documents, the baseline); and the default at BENCH_BUDGETS. Ratios are p50 against
+ * HIERARCHICAL's and against the baseline's in the same run; overlap@20 is the share of the
+ * baseline's top 20 passages a variant also returns.
+ *
+ * The store: BENCH_DATA_DIR, a PGlite data folder made by `DATA_DIR=<dir> dhr serve --demo` (stop the
+ * server first: one process holds a PGlite folder). The bench only reads.
+ *   BENCH_QUESTIONS (150: distinct Factbook-style questions)  BENCH_WARMUP (5)  BENCH_BUDGETS (1000,2000,8000)
+ */
+import 'reflect-metadata';
+import { loadEmbedding } from '../src/cli/embed';
+import { loadConfig } from '../src/config';
+import { percentile } from '../src/eval/metrics';
+import type { RetrievalMode } from '../src/retrieval/modes';
+import { retrieve } from '../src/retrieval/retrieve';
+import type { RetrieveArgs } from '../src/retrieval/validate';
+import { openMigratedDatabase } from '../src/store/open';
+import { prng } from '../test/helpers/prng';
+
+const dataDir = process.env.BENCH_DATA_DIR;
+const questionCount = Number(process.env.BENCH_QUESTIONS ?? 150);
+const warmup = Number(process.env.BENCH_WARMUP ?? 5);
+const budgets = (process.env.BENCH_BUDGETS ?? '1000,2000,8000').split(',').filter(Boolean).map(Number);
+
+const COUNTRIES = [
+  'Norway', 'Kenya', 'Peru', 'Japan', 'Chile', 'Egypt', 'Canada', 'Fiji', 'Mali', 'Nepal', 'Oman', 'Chad', 'Cuba', 'Iran', 'Iraq',
+  'Laos', 'Togo', 'Niger', 'Spain', 'Italy', 'France', 'Brazil', 'Mexico', 'India', 'China', 'Greece', 'Sweden', 'Finland',
+  'Poland', 'Austria', 'Ghana', 'Bolivia', 'Mongolia', 'Iceland', 'Portugal', 'Vietnam', 'Morocco', 'Sudan', 'Yemen', 'Malta',
+];
+const FORMS = [
+  'What is the capital of %?', 'What languages are spoken in %?', 'What is the climate of %?', 'What are the natural resources of %?',
+  'What is the population of %?', 'Which countries border %?', 'What are the main exports of %?', 'What is the currency of %?',
+];
+
+interface Variant {
+  label: string;
+  mode: RetrievalMode;
+  args?: Partial<RetrieveArgs>;
+}
+
+async function main() {
+  if (!dataDir) throw new Error('set BENCH_DATA_DIR to a PGlite data folder made by `DATA_DIR=<dir> dhr serve --demo`');
+  const config = loadConfig({ ...process.env, DATA_DIR: dataDir, DATABASE_URL: '' });
+  const db = await openMigratedDatabase(config);
+  const { models, targets } = await loadEmbedding(db, config);
+  try {
+    const [{ documents, passages }] = await db.query<{ documents: number; passages: number }>(
+      'SELECT (SELECT count(*) FROM documents)::int AS documents, (SELECT count(*) FROM passages)::int AS passages',
+    );
+    console.log(`store: ${dataDir}, ${documents} documents, ${passages} passages (${(passages / documents).toFixed(0)} a document), ${config.databaseUrl ? 'PostgreSQL' : 'PGlite'}`);
+    const variants: Variant[] = [
+      { label: 'HIERARCHICAL', mode: 'HIERARCHICAL' },
+      { label: 'default mode (as shipped)', mode: 'HYBRID_HIERARCHICAL' },
+      { label: 'default, passageBudget null (baseline)', mode: 'HYBRID_HIERARCHICAL', args: { passageBudget: null } },
+      ...budgets.map((b) => ({ label: `default, passageBudget ${b}`, mode: 'HYBRID_HIERARCHICAL' as const, args: { passageBudget: b } })),
+    ];
+    const random = prng(20261128);
+    const questions = COUNTRIES.flatMap((c) => FORMS.map((f) => f.replace('%', c)));
+    for (let i = questions.length - 1; i > 0; i--) {
+      const j = Math.floor(random() * (i + 1));
+      [questions[i], questions[j]] = [questions[j], questions[i]];
+    }
+    const asked = questions.slice(0, questionCount);
+    const times = variants.map(() => [] as number[]);
+    const tops = variants.map(() => [] as number[][]);
+    const run = (v: Variant, question: string) => retrieve(db, targets, { question, mode: v.mode, k1: 100, k2: 20, ...v.args });
+    for (const question of questions.slice(questionCount, questionCount + warmup)) for (const v of variants) await run(v, question);
+    for (const question of asked) {
+      const order = variants.map((_, i) => i).sort(() => random() - 0.5);
+      for (const x of order) {
+        const r = await run(variants[x], question);
+        // the statement alone (the question's encoding is the same for every variant)
+        times[x].push(r.timings.searchMs);
+        tops[x].push(r.passages.map((p) => p.passageId));
+      }
+    }
+    const p50 = (x: number) => percentile(times[x], 50);
+    const baseline = 2;
+    const overlap = (x: number) => {
+      let shared = 0;
+      let all = 0;
+      tops[x].forEach((top, q) => {
+        const base = new Set(tops[baseline][q]);
+        shared += top.filter((id) => base.has(id)).length;
+        all += base.size;
+      });
+      return shared / all;
+    };
+    console.log(`\n${asked.length} questions, k1 100, k2 20; the search statement's ms (retrieve's timings.searchMs)\n`);
+    console.log('| variant | p50 ms | p95 ms | p50 / HIERARCHICAL | p50 / baseline | overlap@20 with baseline |');
+    console.log('|---|---:|---:|---:|---:|---:|');
+    variants.forEach((v, x) =>
+      console.log(
+        `| ${v.label} | ${p50(x).toFixed(2)} | ${percentile(times[x], 95).toFixed(2)} | ${(p50(x) / p50(0)).toFixed(2)}× | ${(p50(x) / p50(baseline)).toFixed(2)}× | ${overlap(x).toFixed(3)} |`,
+      ),
+    );
+  } finally {
+    await models.close();
+    await db.close();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
