@@ -21,7 +21,7 @@
  *   BENCH_QUESTIONS (200)  BENCH_SEED (20240611)  BENCH_WARMUP (5)  BENCH_ROWS=1 (fetch passage text and
  *   document title with the ranking, as the API's usual selection does)  BENCH_JSON=path
  *   BENCH_EXACT=0 (no exact forms, so no recall: a quick before/after of the bounded modes at 1M, where
- *   the exact forms take most of a run)
+ *   the exact forms take most of a run)  BENCH_BUDGET=n (the default with stage 2's passage budget n too)
  */
 import 'reflect-metadata';
 import { MODES, type RetrievalMode } from '../src/retrieval/modes';
@@ -62,6 +62,8 @@ interface Variant {
   bm25?: Partial<Bm25Settings>;
   /** Fetch passage text and document title with the ranking, as the API's usual selection does. */
   rows?: boolean;
+  /** Stage 2's passage budget other than the mode's default. */
+  passageBudget?: number;
 }
 
 /** BENCH_DEFAULT_BM25="termCap=5000,rescore=200;termCap=2000": the default mode again with other BM25 bounds (recall against its exact form). */
@@ -74,6 +76,8 @@ const MEASURED: RetrievalMode[] = ['HIERARCHICAL', 'HYBRID_HIERARCHICAL', 'HYBRI
 const VARIANTS: Variant[] = [
   ...MEASURED.map((mode) => ({ label: mode === 'HYBRID_HIERARCHICAL' ? `${mode} (default)` : mode, mode })),
   ...bm25Variants.map((bm25) => ({ label: `HYBRID_HIERARCHICAL, ${JSON.stringify(bm25)}`, mode: 'HYBRID_HIERARCHICAL' as const, bm25 })),
+  // BENCH_BUDGET=n: the default with stage 2's passage budget n too (at 10 passages a document, what counting the documents' passages costs where it binds nothing)
+  ...(process.env.BENCH_BUDGET ? [{ label: `HYBRID_HIERARCHICAL, passageBudget ${process.env.BENCH_BUDGET}`, mode: 'HYBRID_HIERARCHICAL' as const, passageBudget: Number(process.env.BENCH_BUDGET) }] : []),
   // what the rows cost (issue 29 §3: the API's statement with row columns against the bare one)
   ...(['HIERARCHICAL', 'HYBRID_HIERARCHICAL'] as const).map((mode) => ({ label: `${mode} + passage text, document title`, mode, rows: true })),
   ...(withExact ? [...MEASURED, 'FLAT' as const] : []).map((mode) => ({ label: `${mode} exact`, mode, exact: true })),
@@ -130,6 +134,7 @@ async function main() {
       k2: K2,
       exact: v.exact,
       bm25: v.bm25,
+      ...(v.passageBudget !== undefined ? { passageBudget: v.passageBudget } : {}),
       rows: withRows || v.rows ? { passages: ['text'], documents: ['title'], ofPassages: true, ofDocuments: false } : undefined,
     });
 

@@ -8,6 +8,9 @@ import { DEFAULT_MODE } from '../src/retrieval/modes';
 import { retrieve } from '../src/retrieval/retrieve';
 import { prepareEmbedding, type EmbeddingTargets } from '../src/pipeline/embed';
 import { indexLexical } from '../src/store/lexical';
+import { corpusSettingsOf } from '../src/retrieval/settings';
+import { currentSettings } from '../src/store/retrieval-settings';
+import { DEMO_PASSAGE_BUDGET } from '../src/cli/demo';
 import { createTestDatabase, type TestDatabase } from './helpers/database';
 
 /**
@@ -39,8 +42,11 @@ describe("the README's first example", () => {
     expect(example).not.toBeNull();
     const [, question, k1, k2] = example!;
     expect(question).toBe('What is the capital of Norway?');
-    const r = await retrieve(t.db, targets, { question, k1: Number(k1), k2: Number(k2) });
+    // with the demo's own settings, as the API reads them: its passage budget bounds stage 2
+    const corpus = corpusSettingsOf(await currentSettings(t.db));
+    const r = await retrieve(t.db, targets, { question, k1: Number(k1), k2: Number(k2) }, { corpus });
     expect(r.args.mode).toBe(DEFAULT_MODE);
+    expect(r.parameters.find((p) => p.name === 'passageBudget')).toEqual({ name: 'passageBudget', value: DEMO_PASSAGE_BUDGET, source: 'corpus' });
     const rows = await t.db.query<{ id: number; text: string; key: string }>(
       'SELECT p.id, p.text, d.key FROM passages p JOIN documents d ON d.id = p.document_id WHERE p.id = ANY($1::int[])',
       [r.passages.map((p) => p.passageId)],

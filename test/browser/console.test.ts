@@ -104,8 +104,10 @@ describe('the console', () => {
     expect(await textOf(page, `${capital} .answer strong`)).toBe('Algiers');
     expect(await page.$$eval(`${capital} .bar`, (bars) => bars.length)).toBeGreaterThanOrEqual(4);
     expect(await textOf(page, '.coverage')).toMatch(/passages \d+\/\d+ embedded/);
-    // Where each ranking parameter came from: none given by the question or the corpus here, so the mode's defaults.
+    // Where each ranking parameter came from: the question gives none, so the mode's defaults, and
+    // the demo corpus's own setting (its stage-2 passage budget, stored by the demo loader).
     expect(await textOf(page, '.parameters')).toMatch(/lambda [\d.]+ \(mode\) · alpha [\d.]+ \(mode\)/);
+    expect(await textOf(page, '.parameters')).toMatch(/passageBudget 2000 \(corpus\)/);
     await page.screenshot({ path: join(SHOTS, 'search.png') });
     // The README's picture (docs/console.png), refreshed on request only so a test run leaves the checkout clean.
     if (process.env.UPDATE_README_SCREENSHOT === '1') {
