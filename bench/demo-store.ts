@@ -15,6 +15,7 @@
  *   BENCH_QUESTIONS (150: distinct Factbook-style questions)  BENCH_WARMUP (5)  BENCH_BUDGETS (1000,2000,8000)
  */
 import 'reflect-metadata';
+import { shuffle } from '../src/adapters/random';
 import { loadEmbedding } from '../src/cli/embed';
 import { loadConfig } from '../src/config';
 import { percentile } from '../src/eval/metrics';
@@ -64,11 +65,8 @@ async function main() {
       ...budgets.map((b) => ({ label: `default, passageBudget ${b}`, mode: 'HYBRID_HIERARCHICAL' as const, args: { passageBudget: b } })),
     ];
     const random = prng(20261128);
-    const questions = COUNTRIES.flatMap((c) => FORMS.map((f) => f.replace('%', c)));
-    for (let i = questions.length - 1; i > 0; i--) {
-      const j = Math.floor(random() * (i + 1));
-      [questions[i], questions[j]] = [questions[j], questions[i]];
-    }
+    const all = COUNTRIES.flatMap((c) => FORMS.map((f) => f.replace('%', c)));
+    const questions = shuffle(all.map((_, i) => i), random).map((i) => all[i]);
     const asked = questions.slice(0, questionCount);
     const times = variants.map(() => [] as number[]);
     const tops = variants.map(() => [] as number[][]);
@@ -77,7 +75,7 @@ async function main() {
     const run = (v: Variant, question: string) => retrieve(db, targets, { question, mode: v.mode, k1: 100, k2: 20, ...v.args }, { corpus });
     for (const question of questions.slice(questionCount, questionCount + warmup)) for (const v of variants) await run(v, question);
     for (const question of asked) {
-      const order = variants.map((_, i) => i).sort(() => random() - 0.5);
+      const order = shuffle(variants.map((_, i) => i), random);
       for (const x of order) {
         const r = await run(variants[x], question);
         // the statement alone (the question's encoding is the same for every variant)
@@ -86,7 +84,7 @@ async function main() {
       }
     }
     const p50 = (x: number) => percentile(times[x], 50);
-    const baseline = 2;
+    const baseline = variants.findIndex((v) => v.args?.passageBudget === null);
     const overlap = (x: number) => {
       let shared = 0;
       let all = 0;
