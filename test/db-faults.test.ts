@@ -5,6 +5,7 @@
 import { createServer } from 'node:net';
 import { locatedError } from 'graphql';
 import { Client } from 'pg';
+import { typedFault } from '../src/graphql/db-faults';
 import { classifyDatabaseError } from '../src/store/faults';
 import { PostgresDatabase } from '../src/store/postgres';
 import { createTestDatabase, type TestDatabase } from './helpers/database';
@@ -71,6 +72,37 @@ describe('database faults', () => {
       expect(await db.prisma.document.count()).toBe(0);
     } finally {
       await killer.end();
+      await t.drop();
+    }
+  });
+
+  onServer('a statement rolled back to break a deadlock is a CONFLICT to retry, not an internal error', async () => {
+    const t: TestDatabase = await createTestDatabase();
+    const [a, b] = [new Client({ connectionString: t.url }), new Client({ connectionString: t.url })];
+    await Promise.all([a.connect(), b.connect()]);
+    try {
+      await a.query('CREATE TABLE deadlock_rows (id int PRIMARY KEY, n int)');
+      await a.query('INSERT INTO deadlock_rows VALUES (1, 0), (2, 0)');
+      await a.query('BEGIN');
+      await b.query('BEGIN');
+      await a.query('UPDATE deadlock_rows SET n = 1 WHERE id = 1');
+      await b.query('UPDATE deadlock_rows SET n = 1 WHERE id = 2');
+      // Each now waits for the row the other holds: the server rolls one back (after deadlock_timeout).
+      const outcomes = await Promise.all(
+        [a.query('UPDATE deadlock_rows SET n = 2 WHERE id = 2'), b.query('UPDATE deadlock_rows SET n = 2 WHERE id = 1')].map((q) =>
+          q.then(() => undefined, (e: unknown) => e),
+        ),
+      );
+      const failures = outcomes.filter((e) => e !== undefined);
+      expect(failures).toHaveLength(1);
+      expect(classifyDatabaseError(failures[0])).toBe('conflict');
+      const typed = typedFault(locatedError(failures[0], undefined, ['ingestDocuments']), undefined, 1000);
+      expect(typed?.extensions).toMatchObject({ code: 'CONFLICT', retry: true });
+      expect(typed?.message).toMatch(/retry/);
+      expect(typed?.message).not.toMatch(/deadlock_rows|UPDATE|40P01/);
+    } finally {
+      await Promise.all([a.query('ROLLBACK').catch(() => undefined), b.query('ROLLBACK').catch(() => undefined)]);
+      await Promise.all([a.end(), b.end()]);
       await t.drop();
     }
   });

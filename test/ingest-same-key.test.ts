@@ -10,6 +10,7 @@ import { Client } from 'pg';
 import { EncoderSet } from '../src/encoders/set';
 import type { EncodeResult, Encoder, EncoderRole } from '../src/encoders/types';
 import { finishPendingStep } from '../src/pipeline/pending';
+import { indexLexical } from '../src/store/lexical';
 import type { Queryable } from '../src/store/db';
 import { pendingWork } from '../src/store/pending';
 import { LINK_RESOLUTION_LOCK } from '../src/store/write';
@@ -295,5 +296,31 @@ describe('concurrent ingests of one key', () => {
     } finally {
       await deleter.end();
     }
+  });
+
+  // A server: PGlite has one connection, so no other transaction can hold a row.
+  (process.env.DATABASE_URL ? it : it.skip)('the index step skips passages another transaction holds instead of waiting (it deadlocked with a re-ingest)', async () => {
+    const db = api.testDb.db;
+    const [{ id }] = await db.query<{ id: number }>('SELECT id FROM documents WHERE key = $1', ['repro/fk/2']);
+    const rows = await db.query<{ id: number }>('SELECT id FROM passages WHERE document_id = $1 ORDER BY ordinal', [id]);
+    expect(rows).toHaveLength(2);
+    await db.query('UPDATE passages SET search = NULL WHERE document_id = $1', [id]);
+    const holder = new Client({ connectionString: api.testDb.url });
+    await holder.connect();
+    try {
+      // What a re-ingest's delete holds: the row, to its commit.
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM passages WHERE id = $1 FOR UPDATE', [rows[0].id]);
+      const waited = new Promise<'waited'>((resolve) => setTimeout(() => resolve('waited'), 5000));
+      expect(await Promise.race([indexLexical(db, [id]), waited])).toBe(1);
+      await holder.query('ROLLBACK');
+      // The holder went without deleting it: the next index step (the finisher's) fills it.
+      expect(await indexLexical(db, [id])).toBe(1);
+    } finally {
+      await holder.query('ROLLBACK').catch(() => undefined);
+      await holder.end();
+    }
+    // (repro/fk/0 lost its passages to the case before.)
+    await expectWhole(['repro/fk/1', 'repro/fk/2']);
   });
 });

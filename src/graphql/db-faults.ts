@@ -35,7 +35,9 @@ export function storageFaultError(reason: StorageReason, from?: GraphQLError): G
 /**
  * The typed error for a database fault, never the driver's text: SERVICE_UNAVAILABLE (HTTP 503,
  * Retry-After) while the database is unreachable, OVERLOADED (HTTP 503, Retry-After) while every
- * pooled connection stayed busy, TIMEOUT for a statement cancelled by STATEMENT_TIMEOUT_MS.
+ * pooled connection stayed busy, TIMEOUT for a statement cancelled by STATEMENT_TIMEOUT_MS,
+ * CONFLICT (retry: true) for a statement the server rolled back in a deadlock or a serialization
+ * failure with a concurrent request.
  */
 export function databaseFaultError(fault: Exclude<DatabaseFault, 'storage'>, statementTimeoutMs: number, from?: GraphQLError): GraphQLError {
   const placed = { nodes: from?.nodes, path: from?.path };
@@ -43,6 +45,12 @@ export function databaseFaultError(fault: Exclude<DatabaseFault, 'storage'>, sta
     return new GraphQLError(
       `a database statement ran longer than ${statementTimeoutMs} ms (STATEMENT_TIMEOUT_MS) and was cancelled; ask for less (smaller k1, k2 or pages, a narrower filter)`,
       { ...placed, extensions: { code: 'TIMEOUT' } },
+    );
+  }
+  if (fault === 'conflict') {
+    return new GraphQLError(
+      'the database stopped this request where it met a concurrent one (a deadlock or serialization failure); retry it: what it had committed stays, and is finished by the retry',
+      { ...placed, extensions: { code: ErrorCode.CONFLICT, retry: true } },
     );
   }
   if (fault === 'busy') {

@@ -37,17 +37,18 @@ export interface FinishResult {
  */
 export async function finishPending(db: Queryable, options: FinishOptions = {}): Promise<FinishResult> {
   const documents = await pendingDocuments(db, options);
-  const result = await finishDocuments(db, documents, options);
+  const result = await finishDocuments(db, documents, options, (db as Partial<Database>).distributed === 'citus');
   // After the writes and their index step have committed: the BM25 statistics rows concurrent
   // writers left in other slots go back into one (migration 0013; a no-op when there are none).
   await foldBm25Stats(db);
   return result;
 }
 
-async function finishDocuments(db: Queryable, documents: PendingDocument[], options: FinishOptions): Promise<FinishResult> {
+/** citus: the store is distributed (a transaction's Queryable does not say so). */
+async function finishDocuments(db: Queryable, documents: PendingDocument[], options: FinishOptions, citus: boolean): Promise<FinishResult> {
   // With nothing recorded each step is a no-op, but the caller still learns which models were asked (embedded: zeros).
   const ids = documents.map((d) => d.documentId);
-  const indexed = await indexLexical(db, ids);
+  const indexed = await indexLexical(db, ids, { citus });
   options.onIndexed?.(indexed);
   const targets = await options.embedWith?.(ids);
   const embedded = targets
@@ -73,7 +74,7 @@ export async function finishPendingStep(
 ): Promise<number> {
   const cleared = await db.transaction(async (tx) => {
     const documents = await pendingDocuments(tx, { limit: options.limit, olderThanSeconds: options.olderThanSeconds, lock: 'advisory' });
-    const { cleared } = await finishDocuments(tx, documents, { embedWith: async () => targets, embedBatchSize: options.embedBatchSize });
+    const { cleared } = await finishDocuments(tx, documents, { embedWith: async () => targets, embedBatchSize: options.embedBatchSize }, db.distributed === 'citus');
     return cleared;
   });
   // The idle worker's turn to fold BM25 statistics slots (outside the step's transaction, so the

@@ -307,7 +307,9 @@ const WRITE_ATTEMPTS = 5;
  * (a re-ingest of the key replacing the passages, a delete) passes the join but fails the foreign
  * key check, which waits for that transaction; run again, the statement sees the removal and skips
  * the row (the newer version's own ingest embeds its passages). The same holds on Citus, whose
- * shards check the foreign keys. Inside a caller's transaction the statement cannot run again (the
+ * shards check the foreign keys. The foreign key checks lock the passages in insertion order, a
+ * re-ingest's delete in its own, so the two can also deadlock: the statement the server rolled
+ * back runs again the same way. Inside a caller's transaction the statement cannot run again (the
  * transaction is aborted): the caller gets a typed CONFLICT to retry, as after too many runs.
  */
 export async function writeSkippingVanished(db: Queryable, sql: string, params: unknown[]): Promise<number> {
@@ -317,7 +319,7 @@ export async function writeSkippingVanished(db: Queryable, sql: string, params: 
       const [{ n }] = await db.query<{ n: number }>(sql, params);
       return n;
     } catch (error) {
-      if (!isForeignKeyViolation(error)) throw error;
+      if (!isForeignKeyViolation(error) && !isDeadlock(error)) throw error;
       if (!autocommit || attempt >= WRITE_ATTEMPTS) {
         throw new DomainError(
           ErrorCode.CONFLICT,
@@ -327,6 +329,11 @@ export async function writeSkippingVanished(db: Queryable, sql: string, params: 
       }
     }
   }
+}
+
+/** SQLSTATE 40P01: this statement was the one rolled back to break a deadlock. */
+function isDeadlock(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '40P01';
 }
 
 /** SQLSTATE 23503 (both drivers put it in `code`). */

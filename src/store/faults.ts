@@ -6,9 +6,11 @@ import type { Pool } from 'pg';
  * statement_timeout, and storage that refuses writes (a read-only or full data folder or disk, a
  * read-only database), and a wait for a pooled connection that every busy caller kept (busy, not
  * down: busy-pool.ts). Errors from pg, PGlite, Node's file system, Prisma's driver adapter and
- * Prisma itself are recognised by walking their `cause` chains.
+ * Prisma itself are recognised by walking their `cause` chains. A conflict is a transaction the
+ * server rolled back because it met a concurrent one (a deadlock, a serialization failure): the
+ * same request run again succeeds, so the caller is told to retry rather than shown a bug.
  */
-export type DatabaseFault = 'unavailable' | 'busy' | 'timeout' | 'storage';
+export type DatabaseFault = 'unavailable' | 'busy' | 'timeout' | 'storage' | 'conflict';
 
 /** Why the store refuses writes. */
 export type StorageReason = 'read-only' | 'full';
@@ -41,6 +43,8 @@ const FILE_OPERATION = /could not [a-z ]+ "[^"]*": /;
 const UNAVAILABLE_SQLSTATES = /^(08\d{3}|57P0[1-3]|53300)$/;
 /** query_canceled: statement_timeout (or a cancel request). */
 const TIMEOUT_SQLSTATE = '57014';
+/** transaction_rollback's serialization_failure and deadlock_detected. */
+const CONFLICT_SQLSTATES = new Set(['40001', '40P01']);
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND']);
 /** Prisma's connection errors: can't reach, timed out, closed, too many connections. */
 const PRISMA_UNAVAILABLE = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2037']);
@@ -109,6 +113,7 @@ function classifyOne(e: Record<string, unknown>): DatabaseFault | undefined {
   if (e.name === 'PoolBusyError') return 'busy';
   const code = codeOf(e);
   if (code === TIMEOUT_SQLSTATE) return 'timeout';
+  if (code && CONFLICT_SQLSTATES.has(code)) return 'conflict';
   if (code && (UNAVAILABLE_SQLSTATES.test(code) || NETWORK_CODES.has(code) || PRISMA_UNAVAILABLE.has(code))) return 'unavailable';
   const kind = typeof e.kind === 'string' ? e.kind : undefined;
   if (kind && /NotReachable|ConnectionClosed|SocketTimeout|TooManyConnections/.test(kind)) return 'unavailable';
