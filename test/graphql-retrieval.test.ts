@@ -244,6 +244,18 @@ describe('GraphQL retrieve with PER_DOCUMENT set', () => {
     expect(own.perDocument).toBe(2);
     const ownKeys = own.passages.map((p: any) => p.passage.document.key);
     expect(new Set(ownKeys).size).toBeLessThan(ownKeys.length);
+    // An explicit null is no bound, over the server's PER_DOCUMENT; for lambda, null is only left out.
+    const none = dataOf(await api.exec(query, { perDocument: null })).retrieve;
+    expect(none.perDocument).toBeNull();
+    const noneKeys = none.passages.map((p: any) => p.passage.document.key);
+    expect(new Set(noneKeys).size).toBeLessThan(noneKeys.length);
+    const params = `query($perDocument: Int, $lambda: Float) { retrieve(question: "river", mode: LEXICAL, perDocument: $perDocument, lambda: $lambda) {
+      parameters { name value source } } }`;
+    const given = dataOf(await api.exec(params, { perDocument: null, lambda: null })).retrieve.parameters;
+    expect(given.find((p: any) => p.name === 'perDocument')).toMatchObject({ value: null, source: 'request' });
+    expect(given.find((p: any) => p.name === 'lambda').source).not.toBe('request');
+    const absent = dataOf(await api.exec(params)).retrieve.parameters;
+    expect(absent.find((p: any) => p.name === 'perDocument')).toMatchObject({ value: 1, source: 'environment' });
     // a documents-only mode returns no passages, so no bound applies to it
     const documentsOnly = dataOf(await api.exec(`{ retrieve(question: "Which river flows through the city?", mode: LEXICAL_DOCUMENTS) { perDocument documents { rank } } }`)).retrieve;
     expect(documentsOnly.perDocument).toBeNull();

@@ -3,7 +3,7 @@ import { Args, ArgsType, Ctx, Field, FieldResolver, Float, Info, Int, Query, Res
 import { isExternal } from '../../encoders/external';
 import { DEFAULT_MODE, MODES, type RetrievalMode } from '../../retrieval/modes';
 import { highlighterFor } from '../../retrieval/highlight';
-import { RANKING, type RankingName } from '../../retrieval/parameters';
+import { RANKING, type Ranking, type RankingName } from '../../retrieval/parameters';
 import { retrieve } from '../../retrieval/retrieve';
 import { RETRIEVAL_LIMITS } from '../../retrieval/validate';
 import { coverage } from '../../store/coverage';
@@ -27,8 +27,22 @@ import {
   ScoredPassage,
 } from '../types/retrieval';
 
+/** Whether null is one of the parameter's values (no bound), not just a way of leaving it out. */
+const nullMeansNone = (name: RankingName) => RANKING[name].problem(null) === undefined;
+
 const leftOut = (name: RankingName) =>
-  `${RANKING[name].description} Left out: the corpus's retrievalSettings, else the server's environment, else the mode's tuned default (Retrieval.parameters says which applied).`;
+  `${RANKING[name].description} Left out${nullMeansNone(name) ? '' : ' or null'}: the corpus's retrievalSettings, else the server's environment, else the mode's tuned default (Retrieval.parameters says which applied).${
+    nullMeansNone(name) ? ' An explicit null asks for none, whatever the corpus sets.' : ''
+  }`;
+
+/**
+ * A ranking argument as the request gives it: an explicit null where null is a value (perDocument,
+ * passageBudget: none, overriding a corpus setting), else null read as left out (GraphQL lets a
+ * client send null for any nullable argument; for lambda it never meant anything else).
+ */
+function requested<K extends RankingName>(name: K, value: Ranking[K] | null | undefined): Ranking[K] | undefined {
+  return value === null && !nullMeansNone(name) ? undefined : (value as Ranking[K] | undefined);
+}
 
 /** retrieve's arguments; validated in the domain (validateRetrieveArgs) so the CLI and eval share the checks. */
 @ArgsType()
@@ -134,11 +148,11 @@ export class RetrievalResolver {
         questionPassageVector: a.questionPassageVector ?? undefined,
         k1: a.k1,
         k2: a.k2,
-        lambda: a.lambda ?? undefined,
-        alpha: a.alpha ?? undefined,
-        documentAlpha: a.documentAlpha ?? undefined,
-        perDocument: a.perDocument ?? undefined,
-        passageBudget: a.passageBudget ?? undefined,
+        lambda: requested('lambda', a.lambda),
+        alpha: requested('alpha', a.alpha),
+        documentAlpha: requested('documentAlpha', a.documentAlpha),
+        perDocument: requested('perDocument', a.perDocument),
+        passageBudget: requested('passageBudget', a.passageBudget),
         mode: a.mode ?? undefined,
         filter,
         minScore: a.minScore ?? undefined,
