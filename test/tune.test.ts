@@ -3,8 +3,15 @@ import { join } from 'node:path';
 import { EncoderSet } from '../src/encoders/set';
 import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
 import { ingest } from '../src/pipeline/ingest';
-import { chooseSettings, MIN_GAIN, pairedDifference, type Scored } from '../src/tuning/choose';
-import { pseudoQuestions } from '../src/tuning/pseudo-questions';
+import { chooseBudget, chooseSettings, MIN_GAIN, pairedDifference, type Scored } from '../src/tuning/choose';
+import { BUDGET_FROM_PASSAGES, budgetLadder, budgetPlan, roundBudget, searchBudget } from '../src/tuning/budget';
+import { applyChoice, changedValues } from '../src/tuning/runs';
+import type { PointScore } from '../src/tuning/score';
+import type { TuneReport } from '../src/tuning/tune';
+import { corpusSettingsOf } from '../src/retrieval/settings';
+import { currentSettings } from '../src/store/retrieval-settings';
+import { pseudoQuestions, type PseudoQuestion } from '../src/tuning/pseudo-questions';
+import { retrieve } from '../src/retrieval/retrieve';
 import { exclusively } from '../src/store/exclusive';
 import { resolveRanking } from '../src/retrieval/parameters';
 import { MODES } from '../src/retrieval/modes';
@@ -72,6 +79,31 @@ describe('chooseSettings', () => {
   });
 });
 
+describe('chooseBudget', () => {
+  const point = (passageBudget: number | null, recall: number, mrr: number) => ({ values: { passageBudget }, recall, mrr });
+  const none = point(null, 0.9, 0.5);
+
+  it('takes the smallest budget that loses neither recall nor MRR against none, whatever order they come in', () => {
+    const tried = [point(4000, 0.9, 0.52), point(500, 0.85, 0.6), point(2000, 0.9, 0.5 - MIN_GAIN / 2), point(1000, 0.9, 0.5 - 2 * MIN_GAIN)];
+    const c = chooseBudget(none, tried, { k2: 20, depth: 100 });
+    // 500 finds fewer questions' gold, 1000 loses MRR: 2000, though 4000 and 500 score higher MRR.
+    expect(c.chosen).toBe(2000);
+    expect(c.reason).toMatch(/^passageBudget 2000, the smallest of 500, 1000, 2000, 4000 that loses nothing against none: recall@100 90\.0 % \(none 90\.0 %\)/);
+  });
+
+  it('chooses none when every budget loses', () => {
+    const c = chooseBudget(none, [point(1000, 0.8, 0.6), point(2000, 0.9, 0.3)], { k2: 20, depth: 100 });
+    expect(c).toMatchObject({ chosen: null, reason: expect.stringMatching(/every budget tried \(1000, 2000\) loses recall@100 or MRR@20/) });
+  });
+
+  it('tries fractions of stage 2, rounded to two significant digits, each below it', () => {
+    expect(budgetLadder(16_200)).toEqual([1000, 2000, 4100, 8100]);
+    expect(budgetLadder(120)).toEqual([8, 15, 30, 60]);
+    expect(budgetLadder(3)).toEqual([1, 2]);
+    expect([roundBudget(7949), roundBudget(0.2), roundBudget(12_345)]).toEqual([7900, 1, 12_000]);
+  });
+});
+
 describe('pseudo-questions', () => {
   let t: TestDatabase;
   beforeAll(async () => {
@@ -105,6 +137,32 @@ describe('pseudo-questions', () => {
         expect(q.answers(key)).toBe(neighbour);
       }
     }
+  });
+
+  it('stores a budget the search chose on its own, while the weights stay; and nothing when the budget in force stays', async () => {
+    const values = resolveRanking(MODES.HYBRID_HIERARCHICAL.defaults, {}).values;
+    const at = (passageBudget: number | null, recall: number) => ({ label: `passageBudget ${passageBudget}`, mode: 'HYBRID_HIERARCHICAL', values: { ...values, passageBudget }, mrr: 0.5, top1: 0.3, top20: 0.8, recall, reciprocalRanks: [], byKind: {} }) as PointScore;
+    const current = at(null, 0.9);
+    const report = (chosen: number | null): TuneReport => ({
+      mode: 'HYBRID_HIERARCHICAL',
+      questions: { 'dual-link': 0, 'co-mention': 0, 'section-path': 40, 'document-title': 40, cloze: 40, feedback: 0, labelled: 0 },
+      current,
+      defaults: current,
+      lexical: current,
+      hybrid: current,
+      grid: [current],
+      choice: { change: false, chosen: current, margin: 0, standardError: 0.01, reason: 'kept' },
+      passageBudget: { stage2Passages: 16_000, points: [current, at(1000, 0.85), at(2000, 0.9)], chosen, reason: `budget ${chosen}` },
+    });
+    expect(changedValues(report(null))).toEqual({});
+    expect(await applyChoice(t.db, report(null), 0)).toBeNull();
+    expect(changedValues(report(2000))).toEqual({ passageBudget: 2000 });
+    const version = await applyChoice(t.db, report(2000), 0);
+    expect(version).not.toBeNull();
+    const stored = await currentSettings(t.db);
+    expect(stored).toMatchObject({ version, setBy: 'tune', note: 'budget 2000' });
+    expect(corpusSettingsOf(stored).HYBRID_HIERARCHICAL).toEqual({ passageBudget: 2000 });
+    expect((stored!.evidence as { passageBudget: { chosen: number; points: unknown[] } }).passageBudget).toMatchObject({ chosen: 2000, stage2Passages: 16_000 });
   });
 });
 
@@ -233,4 +291,34 @@ describe('tuneRetrievalSettings over GraphQL', () => {
     }
     expect((await api.exec(RUN, { id: '999' })).errors?.[0].extensions?.code).toBe('NOT_FOUND');
   }, 180_000);
+
+  it('tries stage 2 budgets for the corpus (smallest first, after none), and a budget that binds loses what it leaves out', async () => {
+    const db = api.testDb.db;
+    const targets = (await api.models!.current())!;
+    const { questions } = await pseudoQuestions(db, { perKind: 12, seed: 3 });
+    const [{ documents, passages, fewest }] = await db.query<{ documents: number; passages: number; fewest: number }>(
+      `SELECT (SELECT count(*)::int FROM documents) AS documents, (SELECT count(*)::int FROM passages) AS passages,
+              (SELECT min(n)::int FROM (SELECT count(*) AS n FROM passages GROUP BY document_id) c) AS fewest`,
+    );
+    expect(documents).toBe(12);
+    // k1 = 100 reaches all 12 documents: stage 2 scores every passage, too few for the product's threshold.
+    const small = await budgetPlan(db, 100);
+    expect(small).toMatchObject({ stage2Passages: passages, ladder: [] });
+    expect(passages).toBeLessThan(BUDGET_FROM_PASSAGES);
+    const plan = await budgetPlan(db, 100, 0);
+    expect(plan.ladder).toEqual(budgetLadder(passages));
+    const values = resolveRanking(MODES.HYBRID_HIERARCHICAL.defaults, {}).values;
+    // A question whose gold is every passage outside the document stage 1 ranks first (asked here first).
+    const question = 'Which river carried grain and timber on barges?';
+    const first = (await retrieve(db, targets, { question, mode: 'HYBRID_HIERARCHICAL', k1: 100, k2: 20, ...values })).documents[0].documentId;
+    const elsewhere: PseudoQuestion = { kind: 'feedback', question, excluded: [], answers: (k) => k.documentId !== first };
+    const search = await searchBudget(db, targets, [...questions, elsewhere], plan, { values, k1: 100, k2: 20 });
+    expect(search.points.map((p) => p.values.passageBudget)).toEqual([null, ...plan.ladder]);
+    const [none, smallest] = search.points;
+    // The smallest budget is under any document's passages, so stage 2 keeps stage 1's first document alone: that question's gold is gone.
+    expect(smallest.values.passageBudget).toBeLessThan(fewest);
+    expect(smallest.recall).toBeLessThan(none.recall);
+    expect(search.chosen).not.toBe(smallest.values.passageBudget);
+    expect(search).toMatchObject(chooseBudget(none, search.points.slice(1), { k2: 20, depth: 100 }));
+  }, 120_000);
 });

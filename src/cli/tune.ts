@@ -5,6 +5,7 @@ import type { RetrievalMode } from '../retrieval/modes';
 import type { Database } from '../store/db';
 import type { PseudoKind, PseudoQuestion } from '../tuning/pseudo-questions';
 import { applyChoice, changedValues } from '../tuning/runs';
+import { BUDGET_RECALL_DEPTH } from '../tuning/budget';
 import { tune, type PointScore, type TuneReport } from '../tuning/tune';
 import { loadEmbedding } from './embed';
 import { onStore } from './answering';
@@ -71,8 +72,26 @@ export function formatTuneReport(r: TuneReport): string {
     `MRR@20 by source of questions (${[...kinds].join(', ')}): ${[r.current, r.lexical, r.hybrid, bestOf(r)].map((p) => `${p.mode === r.mode ? p.label : p.mode} ${[...kinds].map((k) => p.byKind[k]?.mrr.toFixed(3) ?? '–').join('/')}`).join('; ')}`,
     '',
     `${r.choice.change ? 'change' : 'keep the settings in force'}: ${r.choice.reason}`,
+    ...(r.passageBudget ? budgetLines(r) : []),
   ];
   return lines.join('\n');
+}
+
+/** Stage 2's passage budget: each budget tried against none, and the choice. */
+function budgetLines(r: TuneReport): string[] {
+  const b = r.passageBudget!;
+  const inForce = r.current.values.passageBudget;
+  const head = ['', `Stage 2's passage budget (stage 2 scores about ${b.stage2Passages} passages a question without one; in force: ${inForce ?? 'none'})`];
+  if (b.points.length === 0) return [...head, `budget: ${b.reason}`];
+  return [
+    ...head,
+    '',
+    `| passageBudget | MRR@20 | recall@${BUDGET_RECALL_DEPTH} % | |`,
+    '|---|---:|---:|---|',
+    ...b.points.map((p) => `| ${p.values.passageBudget ?? 'none'} | ${p.mrr.toFixed(3)} | ${pct(p.recall)} | ${p.values.passageBudget === b.chosen ? 'chosen' : ''} |`),
+    '',
+    `budget ${b.chosen === inForce ? 'stays' : 'changes'}: ${b.reason}`,
+  ];
 }
 
 /**

@@ -61,3 +61,38 @@ export function pairedDifference(a: readonly number[], b: readonly number[]): { 
   const variance = d.reduce((x, y) => x + (y - mean) ** 2, 0) / (n - 1);
   return { mean, standardError: Math.sqrt(variance / n) };
 }
+
+/** Stage 2's passage budget a tune chose (budget.ts), and why. */
+export interface BudgetChoice {
+  /** null: none (every passage of the k1 documents). */
+  chosen: number | null;
+  reason: string;
+}
+
+/** What chooseBudget needs of a point: its budget, MRR@k2 and recall at the judged depth. */
+interface BudgetScored {
+  values: { passageBudget: number | null };
+  mrr: number;
+  recall: number;
+}
+
+/**
+ * The smallest budget that loses nothing against none on the same questions: recall at `depth`
+ * not lower (a question's gold may move, but no fewer are found) and MRR@k2 not lower by
+ * MIN_GAIN or more. None when every budget tried loses. A budget buys speed, not quality, so a
+ * budget that scores better is not preferred for that.
+ */
+export function chooseBudget(none: BudgetScored, tried: readonly BudgetScored[], o: { k2: number; depth: number }): BudgetChoice {
+  const pct = (x: number) => `${(100 * x).toFixed(1)} %`;
+  const ladder = [...tried].sort((a, b) => a.values.passageBudget! - b.values.passageBudget!);
+  const names = ladder.map((p) => p.values.passageBudget).join(', ');
+  const loses = (p: BudgetScored) => p.recall < none.recall || p.mrr <= none.mrr - MIN_GAIN;
+  const kept = ladder.find((p) => !loses(p));
+  if (!kept) {
+    return { chosen: null, reason: `every budget tried (${names}) loses recall@${o.depth} or MRR@${o.k2} against none (${pct(none.recall)}, ${none.mrr.toFixed(3)}): none` };
+  }
+  return {
+    chosen: kept.values.passageBudget,
+    reason: `passageBudget ${kept.values.passageBudget}, the smallest of ${names} that loses nothing against none: recall@${o.depth} ${pct(kept.recall)} (none ${pct(none.recall)}), MRR@${o.k2} ${kept.mrr.toFixed(3)} (none ${none.mrr.toFixed(3)})`,
+  };
+}

@@ -5,12 +5,13 @@ import { setModeSettings } from '../retrieval/settings';
 import type { Database } from '../store/db';
 import type { EmbeddingTargets } from '../store/embeddings';
 import { createTuneRun, failTuneRun, finishTuneRun, tuneRunProgress, type TuneRunRow } from '../store/tune-runs';
+import { BUDGET_RECALL_DEPTH, type BudgetSearch } from './budget';
 import { tune, type PointScore, type TuneOptions, type TuneReport } from './tune';
 
 /** A point of the report as stored and served: no per-question ranks. */
 const summary = (p: PointScore) => ({ label: p.label, mode: p.mode, values: p.values, mrr: p.mrr, top1: p.top1, top20: p.top20, byKind: p.byKind });
 
-/** What a tune stores and serves: the questions, the baselines, the grid best first, the choice. */
+/** What a tune stores and serves: the questions, the baselines, the grid best first, the choice, and stage 2's passage budget. */
 export function reportRecord(r: TuneReport) {
   return {
     mode: r.mode,
@@ -21,23 +22,42 @@ export function reportRecord(r: TuneReport) {
     hybrid: summary(r.hybrid),
     grid: [...r.grid].sort((a, b) => b.mrr - a.mrr).map(summary),
     choice: { change: r.choice.change, chosen: { label: r.choice.chosen.label, values: r.choice.chosen.values, mrr: r.choice.chosen.mrr }, margin: r.choice.margin, standardError: r.choice.standardError, reason: r.choice.reason },
+    ...(r.passageBudget ? { passageBudget: budgetRecord(r.passageBudget) } : {}),
   };
 }
 
-/** The parameters a choice changes against the settings in force (what --apply and apply store). */
+/** The budget search as stored: stage 2's size, each budget's recall and MRR, the choice and why. */
+const budgetRecord = (b: BudgetSearch) => ({
+  stage2Passages: b.stage2Passages,
+  points: b.points.map((p) => ({ passageBudget: p.values.passageBudget, mrr: p.mrr, recall: p.recall, recallDepth: BUDGET_RECALL_DEPTH })),
+  chosen: b.chosen,
+  reason: b.reason,
+});
+
+/** Whether the budget search chose other than the budget in force. */
+const budgetChanges = (r: TuneReport) => r.passageBudget !== undefined && r.passageBudget.points.length > 0 && r.passageBudget.chosen !== r.current.values.passageBudget;
+
+/**
+ * The parameters a tune changes against the settings in force (what --apply and apply store): the
+ * chosen point's, when it beats the settings in force, and stage 2's passage budget, when the
+ * search chose another (on its own rule: a budget may change while the weights stay).
+ */
 export function changedValues(r: TuneReport): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const name of RANKING_NAMES) if (r.choice.chosen.values[name] !== r.current.values[name]) out[name] = r.choice.chosen.values[name];
+  if (r.choice.change) for (const name of RANKING_NAMES) if (r.choice.chosen.values[name] !== r.current.values[name]) out[name] = r.choice.chosen.values[name];
+  if (budgetChanges(r)) out.passageBudget = r.passageBudget!.chosen;
+  else delete out.passageBudget;
   return out;
 }
 
-/** Stores a tune's choice as a new settings version (with its evidence) when it beats the settings in force. */
+/** Stores what a tune changes (changedValues) as a new settings version, with its evidence; null when it changes nothing. */
 export async function applyChoice(db: Database, r: TuneReport, seed: number): Promise<number | null> {
-  if (!r.choice.change) return null;
+  const values = changedValues(r);
+  if (Object.keys(values).length === 0) return null;
   const version = await setModeSettings(db, r.mode, {
-    values: changedValues(r),
+    values,
     setBy: 'tune',
-    note: r.choice.reason,
+    note: [r.choice.change ? r.choice.reason : '', budgetChanges(r) ? r.passageBudget!.reason : ''].filter(Boolean).join('; '),
     evidence: {
       questions: r.questions,
       seed,
@@ -47,6 +67,7 @@ export async function applyChoice(db: Database, r: TuneReport, seed: number): Pr
       lexical: { mrr: r.lexical.mrr },
       margin: r.choice.margin,
       standardError: r.choice.standardError,
+      ...(r.passageBudget ? { passageBudget: budgetRecord(r.passageBudget) } : {}),
     },
   });
   return version.version;

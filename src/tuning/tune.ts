@@ -1,7 +1,6 @@
 import { DomainError, ErrorCode } from '../errors';
 import { DEFAULT_MODE, MODES, type RetrievalMode } from '../retrieval/modes';
 import { resolveRanking, type Ranking, type RankingLayer } from '../retrieval/parameters';
-import { retrieve } from '../retrieval/retrieve';
 import { corpusSettingsOf } from '../retrieval/settings';
 import type { Bm25Settings } from '../retrieval/types';
 import type { Database } from '../store/db';
@@ -9,16 +8,21 @@ import type { EmbeddingTargets } from '../store/embeddings';
 import { coverage } from '../store/coverage';
 import { exclusively } from '../store/exclusive';
 import { currentSettings } from '../store/retrieval-settings';
-import type { PassageKey } from '../training/negatives';
-import { pseudoQuestions, type PseudoKind, type PseudoQuestion } from './pseudo-questions';
+import { budgetPlan, budgetPoints, searchBudget, type BudgetSearch } from './budget';
 import { chooseSettings, type Choice } from './choose';
+import { pseudoQuestions, type PseudoKind, type PseudoQuestion } from './pseudo-questions';
+import { scorePoint, type PointScore } from './score';
+
+export type { PointScore } from './score';
 
 /**
  * `dhr tune`: the corpus chooses its own ranking parameters (issue 31 §3). Pseudo-questions from
  * the corpus (pseudo-questions.ts) are run through `retrieve` as the server runs them (HNSW and
  * bounded BM25, not exact search) at each point of a small grid around the mode's defaults, and
  * each point is scored by MRR@k2 of the questions' gold; choose.ts decides whether a point beats
- * the settings in force by enough to replace them.
+ * the settings in force by enough to replace them. HYBRID_HIERARCHICAL then gets stage 2's
+ * passage budget chosen for that point (budget.ts), by a rule of its own: the smallest that loses
+ * nothing.
  */
 
 /** The grid, per parameter: small on purpose (few questions cannot tell finer steps apart). */
@@ -44,21 +48,8 @@ export interface TuneOptions {
   bm25?: Partial<Bm25Settings>;
   /** After each point: how many points are done of how many. */
   onProgress?: (done: number, total: number, label: string) => void;
-}
-
-export interface PointScore {
-  label: string;
-  /** The mode and every ranking parameter this point ran with. */
-  mode: RetrievalMode;
-  values: Ranking;
-  /** Mean reciprocal rank of the first gold passage in the top k2 (0 when none). */
-  mrr: number;
-  top1: number;
-  top20: number;
-  /** Per question, the reciprocal rank (for the paired comparison). */
-  reciprocalRanks: number[];
-  /** MRR per source of questions, to compare what each kind of pseudo-question says. */
-  byKind: Partial<Record<PseudoKind, { questions: number; mrr: number }>>;
+  /** Stage 2's size from which passage budgets are tried (default BUDGET_FROM_PASSAGES). */
+  budgetFromPassages?: number;
 }
 
 export interface TuneReport {
@@ -71,6 +62,8 @@ export interface TuneReport {
   hybrid: PointScore;
   grid: PointScore[];
   choice: Choice;
+  /** HYBRID_HIERARCHICAL: stage 2's passage budget for the chosen point (budget.ts). */
+  passageBudget?: BudgetSearch;
 }
 
 /** Questions below which the tune refuses: too few to tell points apart. */
@@ -108,7 +101,8 @@ async function tuneAlone(db: Database, targets: EmbeddingTargets, o: TuneOptions
   const builtIn = resolveRanking(spec.defaults, {}).values;
 
   const points = gridPoints(mode, inForce);
-  const total = points.length + 4;
+  const plan = mode === 'HYBRID_HIERARCHICAL' ? await budgetPlan(db, k1, o.budgetFromPassages) : undefined;
+  const total = points.length + 4 + (plan ? budgetPoints(plan) : 0);
   let done = 0;
   const run = async (label: string, runMode: RetrievalMode, values: Ranking): Promise<PointScore> => {
     const score = await scorePoint(db, targets, questions, { label, mode: runMode, values, k1, k2, bm25: o.bm25 });
@@ -122,7 +116,11 @@ async function tuneAlone(db: Database, targets: EmbeddingTargets, o: TuneOptions
   const grid: PointScore[] = [];
   for (const p of points) grid.push(await run(p.label, mode, p.values));
   const questionCounts = { ...mined.counts, labelled: o.labelled?.length ?? 0 };
-  return { mode, questions: questionCounts, current, defaults, lexical, hybrid, grid, choice: chooseSettings({ current, defaults, lexical, grid }) };
+  const choice = chooseSettings({ current, defaults, lexical, grid });
+  const passageBudget = plan
+    ? await searchBudget(db, targets, questions, plan, { values: choice.chosen.values, k1, k2, bm25: o.bm25, onPoint: (label) => o.onProgress?.(++done, total, label) })
+    : undefined;
+  return { mode, questions: questionCounts, current, defaults, lexical, hybrid, grid, choice, passageBudget };
 }
 
 /**
@@ -167,43 +165,4 @@ export function describe(mode: RetrievalMode, v: Ranking): string {
     `per document ${v.perDocument ?? 'any'}`,
   ];
   return parts.filter(Boolean).join(', ');
-}
-
-async function scorePoint(
-  db: Database,
-  targets: EmbeddingTargets,
-  questions: readonly PseudoQuestion[],
-  p: { label: string; mode: RetrievalMode; values: Ranking; k1: number; k2: number; bm25?: Partial<Bm25Settings> },
-): Promise<PointScore> {
-  const reciprocalRanks: number[] = [];
-  let top1 = 0;
-  let top20 = 0;
-  for (const q of questions) {
-    const excluded = new Set(q.excluded);
-    const result = await retrieve(
-      db,
-      targets,
-      // k2 grows by the excluded passages, so the judged list is still k2 long after they go.
-      { question: q.question, mode: p.mode, k1: p.k1, k2: Math.min(1000, p.k2 + excluded.size), ...p.values },
-      { bm25: p.bm25, rows: { passages: ['id', 'documentId', 'sectionId', 'titlePath'] } },
-    );
-    const keys = new Map((result.passageRows ?? []).map((r) => [r.id!, r as PassageKey & { id: number }]));
-    const ranked = result.passages.filter((r) => !excluded.has(r.passageId)).slice(0, p.k2);
-    const rank = ranked.findIndex((r) => {
-      const key = keys.get(r.passageId);
-      return key !== undefined && q.answers({ ...key, passageId: r.passageId });
-    });
-    reciprocalRanks.push(rank < 0 ? 0 : 1 / (rank + 1));
-    if (rank === 0) top1 += 1;
-    if (rank >= 0 && rank < 20) top20 += 1;
-  }
-  const n = questions.length;
-  const mrr = reciprocalRanks.reduce((a, b) => a + b, 0) / n;
-  const byKind: PointScore['byKind'] = {};
-  questions.forEach((q, i) => {
-    const k = (byKind[q.kind] ??= { questions: 0, mrr: 0 });
-    k.questions += 1;
-    k.mrr += (reciprocalRanks[i] - k.mrr) / k.questions; // running mean
-  });
-  return { label: p.label, mode: p.mode, values: p.values, mrr, top1: top1 / n, top20: top20 / n, reciprocalRanks, byKind };
 }

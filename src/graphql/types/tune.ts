@@ -27,7 +27,7 @@ export class TuneRun {
   @Field(() => Boolean, { description: 'Whether the choice is stored as a new settings version when it beats the settings in force.' })
   apply!: boolean;
 
-  @Field(() => GraphQLJSONObject, { nullable: true, description: 'Once succeeded: the questions by kind, the settings in force, the defaults, LEXICAL, HYBRID, the grid best first (MRR@20, Top-1, Top-20) and the choice with its margin and reason.' })
+  @Field(() => GraphQLJSONObject, { nullable: true, description: 'Once succeeded: the questions by kind, the settings in force, the defaults, LEXICAL, HYBRID, the grid best first (MRR@20, Top-1, Top-20), the choice with its margin and reason, and (HYBRID_HIERARCHICAL) passageBudget: stage 2\'s size, each budget tried against none (MRR@20, recall@100) and the one chosen, the smallest that loses nothing.' })
   report!: Record<string, unknown> | null;
 
   @Field(() => Int, { nullable: true, description: 'The settings version it stored (null: none; a dry run, or the settings in force stayed).' })
