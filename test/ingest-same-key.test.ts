@@ -311,8 +311,10 @@ describe('concurrent ingests of one key', () => {
       // What a re-ingest's delete holds: the row, to its commit.
       await holder.query('BEGIN');
       await holder.query('SELECT 1 FROM passages WHERE id = $1 FOR UPDATE', [rows[0].id]);
-      const waited = new Promise<'waited'>((resolve) => setTimeout(() => resolve('waited'), 5000));
+      let timer: NodeJS.Timeout | undefined;
+      const waited = new Promise<'waited'>((resolve) => (timer = setTimeout(() => resolve('waited'), 5000)));
       expect(await Promise.race([indexLexical(db, [id]), waited])).toBe(1);
+      clearTimeout(timer);
       await holder.query('ROLLBACK');
       // The holder went without deleting it: the next index step (the finisher's) fills it.
       expect(await indexLexical(db, [id])).toBe(1);
