@@ -80,20 +80,28 @@ describe('chooseSettings', () => {
 });
 
 describe('chooseBudget', () => {
-  const point = (passageBudget: number | null, recall: number, mrr: number) => ({ values: { passageBudget }, recall, mrr });
-  const none = point(null, 0.9, 0.5);
+  // Ten questions: which ones find their gold within the depth.
+  const found = (...missing: number[]) => Array.from({ length: 10 }, (_, i) => !missing.includes(i));
+  const point = (passageBudget: number | null, f: boolean[], mrr: number) => ({ values: { passageBudget }, found: f, mrr });
+  const none = point(null, found(9), 0.5);
 
-  it('takes the smallest budget that loses neither recall nor MRR against none, whatever order they come in', () => {
-    const tried = [point(4000, 0.9, 0.52), point(500, 0.85, 0.6), point(2000, 0.9, 0.5 - MIN_GAIN / 2), point(1000, 0.9, 0.5 - 2 * MIN_GAIN)];
+  it('takes the smallest budget that loses no question and no MRR against none, whatever order they come in', () => {
+    const tried = [
+      point(4000, found(9), 0.52),
+      // as many found as none, but question 3 lost (and 9 gained): a loss
+      point(500, found(3), 0.6),
+      point(2000, found(9), 0.5 - MIN_GAIN / 2),
+      point(1000, found(9), 0.5 - 2 * MIN_GAIN),
+    ];
     const c = chooseBudget(none, tried, { k2: 20, depth: 100 });
-    // 500 finds fewer questions' gold, 1000 loses MRR: 2000, though 4000 and 500 score higher MRR.
+    // 500 loses question 3, 1000 loses MRR: 2000, though 4000 and 500 score higher MRR.
     expect(c.chosen).toBe(2000);
-    expect(c.reason).toMatch(/^passageBudget 2000, the smallest of 500, 1000, 2000, 4000 that loses nothing against none: recall@100 90\.0 % \(none 90\.0 %\)/);
+    expect(c.reason).toMatch(/^passageBudget 2000, the smallest of 500, 1000, 2000, 4000 that loses nothing against none: no question's gold lost at 100 \(found 90\.0 %, none 90\.0 %\)/);
   });
 
   it('chooses none when every budget loses', () => {
-    const c = chooseBudget(none, [point(1000, 0.8, 0.6), point(2000, 0.9, 0.3)], { k2: 20, depth: 100 });
-    expect(c).toMatchObject({ chosen: null, reason: expect.stringMatching(/every budget tried \(1000, 2000\) loses recall@100 or MRR@20/) });
+    const c = chooseBudget(none, [point(1000, found(8, 9), 0.6), point(2000, found(9), 0.3)], { k2: 20, depth: 100 });
+    expect(c).toMatchObject({ chosen: null, reason: expect.stringMatching(/every budget tried loses a question's gold at 100 or MRR@20 against none .*1000: 1 lost, MRR 0\.600; 2000: 0 lost, MRR 0\.300\): none$/) });
   });
 
   it('tries fractions of stage 2, rounded to two significant digits, each below it', () => {
@@ -141,7 +149,7 @@ describe('pseudo-questions', () => {
 
   it('stores a budget the search chose on its own, while the weights stay; and nothing when the budget in force stays', async () => {
     const values = resolveRanking(MODES.HYBRID_HIERARCHICAL.defaults, {}).values;
-    const at = (passageBudget: number | null, recall: number) => ({ label: `passageBudget ${passageBudget}`, mode: 'HYBRID_HIERARCHICAL', values: { ...values, passageBudget }, mrr: 0.5, top1: 0.3, top20: 0.8, recall, reciprocalRanks: [], byKind: {} }) as PointScore;
+    const at = (passageBudget: number | null, recall: number) => ({ label: `passageBudget ${passageBudget}`, mode: 'HYBRID_HIERARCHICAL', values: { ...values, passageBudget }, mrr: 0.5, top1: 0.3, top20: 0.8, recall, reciprocalRanks: [], found: [], byKind: {} }) as PointScore;
     const current = at(null, 0.9);
     const report = (chosen: number | null): TuneReport => ({
       mode: 'HYBRID_HIERARCHICAL',
@@ -319,6 +327,7 @@ describe('tuneRetrievalSettings over GraphQL', () => {
     expect(smallest.values.passageBudget).toBeLessThan(fewest);
     expect(smallest.recall).toBeLessThan(none.recall);
     expect(search.chosen).not.toBe(smallest.values.passageBudget);
+    expect(smallest.found[smallest.found.length - 1]).toBe(false);
     expect(search).toMatchObject(chooseBudget(none, search.points.slice(1), { k2: 20, depth: 100 }));
   }, 120_000);
 });

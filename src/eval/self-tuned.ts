@@ -13,7 +13,18 @@ import type { EvalDataset } from './types';
  */
 export interface SelfTunedEvaluation {
   /** The tune's own record: its questions, the chosen point and whether it replaced the defaults. */
-  tune: { questions: TuneReport['questions']; chosen: string; change: boolean; reason: string; margin: number; standardError: number; pseudoMrr: { chosen: number; defaults: number; lexical: number; hybrid: number }; seconds: number };
+  tune: {
+    questions: TuneReport['questions'];
+    chosen: string;
+    change: boolean;
+    reason: string;
+    margin: number;
+    standardError: number;
+    pseudoMrr: { chosen: number; defaults: number; lexical: number; hybrid: number };
+    /** Stage 2's passage budget the tune chose (null: none), and why; part of the settings scored, as --apply would store it. */
+    passageBudget?: { chosen: number | null; reason: string; stage2Passages: number };
+    seconds: number;
+  };
   params: Omit<RunParams, 'mode'>;
   scores: Scores;
   /**
@@ -57,13 +68,17 @@ export async function evaluateSelfTuned(
   o.log(`self-tune: ${report.choice.change ? 'chose' : 'kept'} ${chosen.label} in ${seconds.toFixed(0)} s: ${report.choice.reason}`);
   const test = dataset.questions.filter((q) => splitOf(q.id) === 'test');
   const defaultsParams: Omit<RunParams, 'mode'> = { ...outcome.modeParams[DEFAULT_MODE]!, k1: o.k1, k2: o.k2 };
-  const params: Omit<RunParams, 'mode'> = { ...defaultsParams, ...chosen.values };
+  const budget = report.passageBudget;
+  if (budget) o.log(`self-tune: stage 2's passage budget ${budget.chosen ?? 'none'}: ${budget.reason}`);
+  // What --apply would store: the chosen point with the budget the tune chose for it.
+  const params: Omit<RunParams, 'mode'> = { ...defaultsParams, ...chosen.values, ...(budget && budget.points.length > 0 ? { passageBudget: budget.chosen } : {}) };
+  const changed = report.choice.change || params.passageBudget !== defaultsParams.passageBudget;
   const scores = scoreOutcomes(await runQuestions(corpus, test, { mode: DEFAULT_MODE, ...params }));
   // The dev split at both settings: the choice between (a) and (b) is made here, never on the test split.
   const devQuestions = dataset.questions.filter((q) => splitOf(q.id) === 'dev');
   const onDev = async (p: Omit<RunParams, 'mode'>) => targetScores(scoreOutcomes(await runQuestions(corpus, devQuestions, { mode: DEFAULT_MODE, ...p })), outcome.target)!;
   const devDefaults = await onDev(defaultsParams);
-  const devSelfTuned = report.choice.change ? await onDev(params) : devDefaults;
+  const devSelfTuned = changed ? await onDev(params) : devDefaults;
   const favours = devFavours(devDefaults, devSelfTuned);
   o.log(`self-tune: dev split (${devQuestions.length} questions), MRR@20 defaults ${devDefaults.mrr20.toFixed(3)}, self-tuned ${devSelfTuned.mrr20.toFixed(3)}: favours ${favours}`);
   return {
@@ -75,6 +90,7 @@ export async function evaluateSelfTuned(
       margin: report.choice.margin,
       standardError: report.choice.standardError,
       pseudoMrr: { chosen: chosen.mrr, defaults: report.defaults.mrr, lexical: report.lexical.mrr, hybrid: report.hybrid.mrr },
+      ...(budget ? { passageBudget: { chosen: budget.chosen, reason: budget.reason, stage2Passages: budget.stage2Passages } } : {}),
       seconds,
     },
     params,

@@ -21,6 +21,8 @@ export interface PointScore {
   recall: number;
   /** Per question, the reciprocal rank (for the paired comparison). */
   reciprocalRanks: number[];
+  /** Per question, whether its gold is within the depth (what a passage budget must not lose). */
+  found: boolean[];
   /** MRR per source of questions, to compare what each kind of pseudo-question says. */
   byKind: Partial<Record<PseudoKind, { questions: number; mrr: number }>>;
 }
@@ -37,9 +39,9 @@ export async function scorePoint(
 ): Promise<PointScore> {
   const depth = Math.max(p.k2, p.depth ?? p.k2);
   const reciprocalRanks: number[] = [];
+  const found: boolean[] = [];
   let top1 = 0;
   let top20 = 0;
-  let found = 0;
   for (const q of questions) {
     const excluded = new Set(q.excluded);
     const result = await retrieve(
@@ -58,7 +60,7 @@ export async function scorePoint(
     reciprocalRanks.push(rank < 0 || rank >= p.k2 ? 0 : 1 / (rank + 1));
     if (rank === 0) top1 += 1;
     if (rank >= 0 && rank < 20) top20 += 1;
-    if (rank >= 0) found += 1;
+    found.push(rank >= 0);
   }
   const n = questions.length;
   const mrr = reciprocalRanks.reduce((a, b) => a + b, 0) / n;
@@ -68,5 +70,5 @@ export async function scorePoint(
     k.questions += 1;
     k.mrr += (reciprocalRanks[i] - k.mrr) / k.questions; // running mean
   });
-  return { label: p.label, mode: p.mode, values: p.values, mrr, top1: top1 / n, top20: top20 / n, recall: found / n, reciprocalRanks, byKind };
+  return { label: p.label, mode: p.mode, values: p.values, mrr, top1: top1 / n, top20: top20 / n, recall: found.filter(Boolean).length / n, reciprocalRanks, found, byKind };
 }
