@@ -229,16 +229,18 @@ export async function writeReport(report: EvalReport, outDir: string): Promise<s
 
 /** (a) and (b) on the dev split, and which one the product keeps for that reason. */
 function devSection(d: SelfTunedEvaluation['dev']): string {
-  const row = (name: string, r: RankScores) => `| ${name} | ${KS.slice(0, 3).map((k) => pct(r.top[String(k)])).join(' | ')} | ${r.mrr20.toFixed(3)} |`;
+  const row = (name: string, r: RankScores) => `| ${name} | ${KS.map((k) => pct(r.top[String(k)])).join(' | ')} | ${r.mrr20.toFixed(3)} |`;
   const verdict =
     d.favours === 'tie'
       ? 'On the dev split the two tie (equal MRR@20, Top-20 and Top-1): the global defaults stay.'
-      : `The dev split favours ${d.favours === 'defaults' ? 'the global defaults (a)' : 'the self-tuned settings (b)'}.`;
+      : `The dev split favours ${d.favours === 'defaults' ? 'the global defaults (a)' : 'the self-tuned settings (b)'}${
+          d.favours === 'defaults' && (d.selfTuned.top['100'] ?? 0) < (d.defaults.top['100'] ?? 0) ? ' (the self-tuned settings find fewer answers in the top 100, which rules them out whatever the first ranks)' : ''
+        }.`;
   return `
 Dev split (${d.questions} questions), where the choice between them is made:
 
-| default mode on the dev split | Top-1 | Top-5 | Top-20 | MRR@20 |
-|---|---:|---:|---:|---:|
+| default mode on the dev split | Top-1 | Top-5 | Top-20 | Top-100 | MRR@20 |
+|---|---:|---:|---:|---:|---:|
 ${row('(a) global defaults', d.defaults)}
 ${row('(b) self-tuned', d.selfTuned)}
 
