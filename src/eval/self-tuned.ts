@@ -1,4 +1,5 @@
 import { DEFAULT_MODE } from '../retrieval/modes';
+import { searchedBudget } from '../tuning/runs';
 import { tune, type TuneReport } from '../tuning/tune';
 import type { EvalOutcome } from './evaluate';
 import { runQuestions, type Corpus, type RunParams } from './run';
@@ -78,7 +79,8 @@ export async function evaluateSelfTuned(
   const budget = report.passageBudget;
   if (budget) o.log(`self-tune: stage 2's passage budget ${budget.chosen ?? 'none'}: ${budget.reason}`);
   // What --apply would store: the chosen point with the budget the tune chose for it.
-  const params: Omit<RunParams, 'mode'> = { ...defaultsParams, ...chosen.values, ...(budget && budget.points.length > 0 ? { passageBudget: budget.chosen } : {}) };
+  const searched = searchedBudget(report);
+  const params: Omit<RunParams, 'mode'> = { ...defaultsParams, ...chosen.values, ...(searched !== undefined ? { passageBudget: searched } : {}) };
   const changed = report.choice.change || params.passageBudget !== defaultsParams.passageBudget;
   const scores = scoreOutcomes(await runQuestions(corpus, test, { mode: DEFAULT_MODE, ...params }));
   // The dev split at both settings: the choice between (a) and (b) is made here, never on the test split.

@@ -37,15 +37,15 @@ export interface FinishResult {
  */
 export async function finishPending(db: Queryable, options: FinishOptions = {}): Promise<FinishResult> {
   const documents = await pendingDocuments(db, options);
-  const result = await finishDocuments(db, documents, options, (db as Partial<Database>).distributed === 'citus');
+  const result = await finishDocuments(db, documents, options);
   // After the writes and their index step have committed: the BM25 statistics rows concurrent
   // writers left in other slots go back into one (migration 0013; a no-op when there are none).
   await foldBm25Stats(db);
   return result;
 }
 
-/** citus: the store is distributed (a transaction's Queryable does not say so). */
-async function finishDocuments(db: Queryable, documents: PendingDocument[], options: FinishOptions, citus: boolean): Promise<FinishResult> {
+/** citus: the store is distributed, for a transaction's Queryable, which does not say so (a Database does). */
+async function finishDocuments(db: Queryable, documents: PendingDocument[], options: FinishOptions, citus?: boolean): Promise<FinishResult> {
   // With nothing recorded each step is a no-op, but the caller still learns which models were asked (embedded: zeros).
   const ids = documents.map((d) => d.documentId);
   const indexed = await indexLexical(db, ids, { citus });

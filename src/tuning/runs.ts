@@ -34,8 +34,14 @@ const budgetRecord = (b: BudgetSearch) => ({
   reason: b.reason,
 });
 
+/** The budget the search chose, when it tried any (undefined: none tried, the budget in force stays). */
+export const searchedBudget = (r: TuneReport): number | null | undefined => (r.passageBudget && r.passageBudget.points.length > 0 ? r.passageBudget.chosen : undefined);
+
 /** Whether the budget search chose other than the budget in force. */
-const budgetChanges = (r: TuneReport) => r.passageBudget !== undefined && r.passageBudget.points.length > 0 && r.passageBudget.chosen !== r.current.values.passageBudget;
+const budgetChanges = (r: TuneReport) => {
+  const budget = searchedBudget(r);
+  return budget !== undefined && budget !== r.current.values.passageBudget;
+};
 
 /**
  * The parameters a tune changes against the settings in force (what --apply and apply store): the
@@ -44,9 +50,9 @@ const budgetChanges = (r: TuneReport) => r.passageBudget !== undefined && r.pass
  */
 export function changedValues(r: TuneReport): Record<string, unknown> {
   const out: Record<string, unknown> = {};
+  // (the grid never varies the budget, so the chosen point's is the one in force)
   if (r.choice.change) for (const name of RANKING_NAMES) if (r.choice.chosen.values[name] !== r.current.values[name]) out[name] = r.choice.chosen.values[name];
   if (budgetChanges(r)) out.passageBudget = r.passageBudget!.chosen;
-  else delete out.passageBudget;
   return out;
 }
 
