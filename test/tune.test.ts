@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { EncoderSet } from '../src/encoders/set';
 import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
 import { ingest } from '../src/pipeline/ingest';
-import { chooseBudget, chooseSettings, MIN_GAIN, pairedDifference, type Scored } from '../src/tuning/choose';
+import { chooseBudget, chooseSettings, kindsAgainst, MIN_GAIN, MIN_KIND_QUESTIONS, pairedDifference, type Scored } from '../src/tuning/choose';
 import { BUDGET_FROM_PASSAGES, budgetLadder, budgetPlan, roundBudget, searchBudget } from '../src/tuning/budget';
 import { applyChoice, changedValues } from '../src/tuning/runs';
 import type { PointScore } from '../src/tuning/score';
@@ -76,6 +76,27 @@ describe('chooseSettings', () => {
     const below = chooseSettings({ current, defaults: current, lexical: strongLexical, grid: [better] });
     expect(below.change).toBe(false);
     expect(below.reason).toMatch(/below LEXICAL/);
+  });
+
+  it('keeps the settings in force when one source of questions loses what another gains, and lets a source too small have no say', () => {
+    // Forty questions of two kinds: the first twenty gain a lot, the last twenty lose a little.
+    const kinds = current.reciprocalRanks.map((_, i) => (i < 20 ? 'section-path' : 'cloze'));
+    const split = scored('split', current.reciprocalRanks.map((r, i) => (i < 20 ? Math.min(1, r + 0.4) : r - 0.05)));
+    const overall = pairedDifference(split.reciprocalRanks, current.reciprocalRanks);
+    // Without the kinds it would change: clearly better in all.
+    expect(overall.mean).toBeGreaterThan(Math.max(MIN_GAIN, 2 * overall.standardError));
+    expect(chooseSettings({ current, defaults: current, lexical, grid: [split] }).change).toBe(true);
+    expect(kindsAgainst(split.reciprocalRanks, current.reciprocalRanks, kinds)).toEqual([{ kind: 'cloze', margin: expect.closeTo(-0.05, 12), questions: 20 }]);
+    // A smaller gain that no source loses does not stand in for it: the sources disagree on the direction.
+    const even = scored('even', current.reciprocalRanks.map((r) => r + 0.05));
+    const c = chooseSettings({ current, defaults: current, lexical, grid: [split, even, current], kinds });
+    expect(c).toMatchObject({ change: false, chosen: current });
+    expect(c.reason).toMatch(/split.*loses on cloze -0\.050 over 20 questions/);
+    expect(chooseSettings({ current, defaults: current, lexical, grid: [even, current], kinds })).toMatchObject({ change: true, chosen: even });
+    // The same loss on fewer than MIN_KIND_QUESTIONS questions has no say of its own.
+    const few = current.reciprocalRanks.map((_, i) => (i < 40 - (MIN_KIND_QUESTIONS - 1) ? 'section-path' : 'cloze'));
+    const small = scored('small-loss', current.reciprocalRanks.map((r, i) => (few[i] === 'section-path' ? Math.min(1, r + 0.4) : r - 0.05)));
+    expect(chooseSettings({ current, defaults: current, lexical, grid: [small], kinds: few })).toMatchObject({ change: true, chosen: small });
   });
 });
 

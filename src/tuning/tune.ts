@@ -116,7 +116,7 @@ async function tuneAlone(db: Database, targets: EmbeddingTargets, o: TuneOptions
   const grid: PointScore[] = [];
   for (const p of points) grid.push(await run(p.label, mode, p.values));
   const questionCounts = { ...mined.counts, labelled: o.labelled?.length ?? 0 };
-  const choice = chooseSettings({ current, defaults, lexical, grid });
+  const choice = chooseSettings({ current, defaults, lexical, grid, kinds: questions.map((q) => q.kind) });
   const passageBudget = plan
     ? await searchBudget(db, targets, questions, plan, { values: choice.chosen.values, k1, k2, bm25: o.bm25, onPoint: (label) => o.onProgress?.(++done, total, label) })
     : undefined;
