@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { DEFAULT_MODE, MODES, type RetrievalMode } from '../retrieval/modes';
 import type { AdapterEvaluation } from './adapters';
-import type { SelfTunedEvaluation } from './self-tuned';
+import { findsFewerAt100, type SelfTunedEvaluation } from './self-tuned';
 import { adapterSection } from './adapters-report';
 import { questionEncoderSection, type QuestionEncoderEvaluation } from './question-encoder';
 import { accuracyChart, curveChart, renderSvg } from './charts';
@@ -234,7 +234,7 @@ function devSection(d: SelfTunedEvaluation['dev']): string {
     d.favours === 'tie'
       ? 'On the dev split the two tie (equal MRR@20, Top-20 and Top-1): the global defaults stay.'
       : `The dev split favours ${d.favours === 'defaults' ? 'the global defaults (a)' : 'the self-tuned settings (b)'}${
-          d.favours === 'defaults' && (d.selfTuned.top['100'] ?? 0) < (d.defaults.top['100'] ?? 0) ? ' (the self-tuned settings find fewer answers in the top 100, which rules them out whatever the first ranks)' : ''
+          d.favours === 'defaults' && findsFewerAt100(d.defaults, d.selfTuned) ? ' (the self-tuned settings find fewer answers in the top 100, which rules them out whatever the first ranks)' : ''
         }.`;
   return `
 Dev split (${d.questions} questions), where the choice between them is made:

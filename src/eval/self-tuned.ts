@@ -37,6 +37,9 @@ export interface SelfTunedEvaluation {
   dev: { questions: number; defaults: RankScores; selfTuned: RankScores; favours: 'defaults' | 'self-tuned' | 'tie' };
 }
 
+/** Whether (b) finds fewer questions' answers in the top 100 than (a): what rules (b) out (devFavours). */
+export const findsFewerAt100 = (defaults: RankScores, selfTuned: RankScores): boolean => (selfTuned.top['100'] ?? 0) < (defaults.top['100'] ?? 0) - 1e-9;
+
 /**
  * (a) against (b) on the dev split: MRR@20 first, then Top-20, then Top-1; equal on all three is a
  * tie. But (b) that finds fewer questions' answers in the top 100 than (a) never replaces it,
@@ -44,7 +47,7 @@ export interface SelfTunedEvaluation {
  * docs' dev split, docs/eval/README.md), and the head alone "favoured" such a budget.
  */
 export function devFavours(defaults: RankScores, selfTuned: RankScores): 'defaults' | 'self-tuned' | 'tie' {
-  if ((selfTuned.top['100'] ?? 0) < (defaults.top['100'] ?? 0) - 1e-9) return 'defaults';
+  if (findsFewerAt100(defaults, selfTuned)) return 'defaults';
   for (const pick of [(r: RankScores) => r.mrr20, (r: RankScores) => r.top['20'], (r: RankScores) => r.top['1']]) {
     const a = pick(defaults);
     const b = pick(selfTuned);

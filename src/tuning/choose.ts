@@ -71,7 +71,11 @@ export function chooseSettings(s: { current: Scored; defaults: Scored; lexical: 
  */
 export function kindsAgainst(point: readonly number[], current: readonly number[], kinds: readonly string[]): { kind: string; margin: number; questions: number }[] {
   const byKind = new Map<string, number[]>();
-  kinds.forEach((k, i) => byKind.set(k, [...(byKind.get(k) ?? []), i]));
+  kinds.forEach((k, i) => {
+    const idx = byKind.get(k);
+    if (idx) idx.push(i);
+    else byKind.set(k, [i]);
+  });
   const out: { kind: string; margin: number; questions: number }[] = [];
   for (const [kind, idx] of byKind) {
     if (idx.length < MIN_KIND_QUESTIONS) continue;
