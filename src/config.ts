@@ -187,6 +187,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ranking: {
       ...(env.HYBRID_ALPHA ? { alpha: numberSetting(env, 'HYBRID_ALPHA', 0, RANKING_LIMITS.alphaMin, RANKING_LIMITS.alphaMax) } : {}),
       ...(env.PER_DOCUMENT ? { perDocument: intSetting(env, 'PER_DOCUMENT', 0, 1, RANKING_LIMITS.perDocumentMax) } : {}),
+      ...(env.PER_DOCUMENT_DECAY ? { perDocumentDecay: numberSetting(env, 'PER_DOCUMENT_DECAY', 0, 0, RANKING_LIMITS.perDocumentDecayMax) } : {}),
     },
     jobWorkers: intSetting(env, 'JOB_WORKERS', 1, 0, 64),
     jobBatchSize: intSetting(env, 'JOB_BATCH_SIZE', 32, 1, 4096),

@@ -202,6 +202,31 @@ describe('retrieval SQL against brute force', () => {
     }
   });
 
+  it('perDocumentDecay lowers each further passage of a document by the decay per place, then ranks by that score (with and without perDocument)', async () => {
+    const documentOf = new Map(c.passages.map((p) => [p.id, p.documentId]));
+    const decayed = (passages: Expected['passages'], decay: number, perDocument = Infinity) => {
+      const taken = new Map<number, number>();
+      return passages
+        .map((p) => {
+          const doc = documentOf.get(p.passageId)!;
+          const n = (taken.get(doc) ?? 0) + 1;
+          taken.set(doc, n);
+          return { ...p, n, score: p.score - decay * (n - 1) };
+        })
+        .filter((p) => p.n <= perDocument)
+        .sort((a, b) => b.score - a.score || a.passageId - b.passageId);
+    };
+    for (const [decay, perDocument] of [[0.05, undefined], [0.3, undefined], [0.05, 2]] as const) {
+      const qd = near(c.docs[11].vector, 0.2, rand);
+      const all = bruteForce(c, 'HIERARCHICAL', qd, qd, 6, 10_000, 1, () => true);
+      const expected = decayed(all.passages, decay, perDocument).slice(0, 8);
+      const actual = await search(t.db, base({ k1: 6, k2: 8, perDocument, perDocumentDecay: decay, questionForDocuments: qd, questionForPassages: qd, exact: true }));
+      expectSame(actual, { passages: expected, documents: all.documents });
+      // the question sits near one document, so its passages crowd the undecayed top 8
+      expect(expected.map((p) => p.passageId)).not.toEqual(all.passages.slice(0, 8).map((p) => p.passageId));
+    }
+  });
+
   it('returns exactly min(k2, candidates): all passages of the k1 documents when k2 is larger', async () => {
     const qd = question();
     const qp = question();

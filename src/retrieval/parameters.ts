@@ -28,6 +28,8 @@ export interface Ranking {
   summaryPieces: boolean;
   /** At most this many passages of one document among the ranked passages (null: no bound). */
   perDocument: number | null;
+  /** Each further passage of one document loses this much final score: its n-th best by score, (n − 1)·perDocumentDecay (0: none). */
+  perDocumentDecay: number;
   /** HYBRID_HIERARCHICAL: stage 2 scores the passages of stage 1's best documents, whole, until this many are taken (null: every passage of the k1 documents). */
   passageBudget: number | null;
 }
@@ -55,7 +57,7 @@ const number = (min: number, max: number, what = '') => (v: unknown) =>
 const integer = (min: number, max: number, what = '') => (v: unknown) =>
   typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max ? undefined : `must be an integer from ${min} to ${max}${what}, got ${String(v)}`;
 
-export const RANKING_LIMITS = { lambdaMin: 0, lambdaMax: 10, alphaMin: 0, alphaMax: 1, perDocumentMax: 1000, passageBudgetMax: 1_000_000 } as const;
+export const RANKING_LIMITS = { lambdaMin: 0, lambdaMax: 10, alphaMin: 0, alphaMax: 1, perDocumentMax: 1000, perDocumentDecayMax: 1, passageBudgetMax: 1_000_000 } as const;
 
 export const RANKING: { [K in RankingName]: Spec<Ranking[K]> } = {
   lambda: {
@@ -99,6 +101,12 @@ export const RANKING: { [K in RankingName]: Spec<Ranking[K]> } = {
     description: `At most this many passages of one document among those returned (1–${RANKING_LIMITS.perDocumentMax}; k2 or more: no bound; null: none).`,
     problem: (v) => (v === null ? undefined : integer(1, RANKING_LIMITS.perDocumentMax, ' (k2 or more: no bound)')(v)),
     builtIn: null,
+    request: true,
+  },
+  perDocumentDecay: {
+    description: `Each further passage of one document among the ranked ones loses this much final score, its n-th best (n − 1)·perDocumentDecay, so that a few long documents do not fill the top k2 (0–${RANKING_LIMITS.perDocumentDecayMax}, in the mode's score units; 0: none).`,
+    problem: number(0, RANKING_LIMITS.perDocumentDecayMax),
+    builtIn: 0,
     request: true,
   },
   passageBudget: {

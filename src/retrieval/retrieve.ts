@@ -122,6 +122,7 @@ export async function retrieve(
     documentPassages: args.documentPassages,
     summaryPieces: args.summaryPieces,
     perDocument: args.perDocument,
+    perDocumentDecay: args.perDocumentDecay,
     passageBudget: args.passageBudget,
     bm25: options.bm25,
     filter: args.filter,

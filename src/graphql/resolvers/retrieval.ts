@@ -86,6 +86,9 @@ export class RetrieveArgs {
   @Field(() => Int, { nullable: true, description: leftOut('perDocument') })
   perDocument?: number | null;
 
+  @Field(() => Float, { nullable: true, description: leftOut('perDocumentDecay') })
+  perDocumentDecay?: number | null;
+
   @Field(() => Int, { nullable: true, description: leftOut('passageBudget') })
   passageBudget?: number | null;
 
@@ -152,6 +155,7 @@ export class RetrievalResolver {
         alpha: requested('alpha', a.alpha),
         documentAlpha: requested('documentAlpha', a.documentAlpha),
         perDocument: requested('perDocument', a.perDocument),
+        perDocumentDecay: requested('perDocumentDecay', a.perDocumentDecay),
         passageBudget: requested('passageBudget', a.passageBudget),
         mode: a.mode ?? undefined,
         filter,

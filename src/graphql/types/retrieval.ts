@@ -147,7 +147,7 @@ registerEnumType(RankingSourceEnum, {
   valuesConfig: {
     request: { description: 'The question’s own argument.' },
     corpus: { description: 'The corpus’s stored retrievalSettings.' },
-    environment: { description: 'The server’s environment (HYBRID_ALPHA, PER_DOCUMENT).' },
+    environment: { description: 'The server’s environment (HYBRID_ALPHA, PER_DOCUMENT, PER_DOCUMENT_DECAY).' },
     mode: { description: 'The mode’s tuned default (or the parameter’s built-in value).' },
   },
 });

@@ -62,7 +62,7 @@ export const minMax = (column: string) =>
  * Every ranked CTE (`from`) has these columns: passage_id, document_id, score, passage_score,
  * document_score, dense_score, lexical_score, document_dense, document_lexical.
  */
-export const PASSAGES_JSON = (from: string, s: Pick<SearchInput, 'k2' | 'perDocument'>, p: Params) => `(SELECT coalesce(json_agg(json_build_object(
+export const PASSAGES_JSON = (from: string, s: Pick<SearchInput, 'k2' | 'perDocument' | 'perDocumentDecay'>, p: Params) => `(SELECT coalesce(json_agg(json_build_object(
     'passageId', passage_id, 'documentId', document_id, 'score', score,
     'passageScore', passage_score, 'documentScore', document_score,
     'denseScore', dense_score, 'lexicalScore', lexical_score,
@@ -72,13 +72,18 @@ export const PASSAGES_JSON = (from: string, s: Pick<SearchInput, 'k2' | 'perDocu
 /**
  * At most perDocument passages of one document among the ranked ones (its best by score), so a
  * few long documents cannot fill the top k2 (docs/eval: the Python docs' "passages per document"
- * sweep). The bound applies to the candidates the mode scored: a mode whose candidates are the
- * top k2 passages (FLAT, LEXICAL) then returns fewer than k2.
+ * sweep); and, with perDocumentDecay, a softer form: a document's n-th best passage loses
+ * (n − 1)·decay of its score, which ranks by. The bound applies to the candidates the mode scored: a
+ * mode whose candidates are the top k2 passages (FLAT, LEXICAL) then returns fewer than k2.
  */
-function perDocumentBound(from: string, s: Pick<SearchInput, 'perDocument'>, p: Params): string {
-  if (s.perDocument === undefined) return from;
-  return `(SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY document_id ORDER BY score DESC, passage_id) AS document_rank FROM ${from}) ranked
-    WHERE document_rank <= ${p.add(s.perDocument)}) bounded`;
+function perDocumentBound(from: string, s: Pick<SearchInput, 'perDocument' | 'perDocumentDecay'>, p: Params): string {
+  const decay = s.perDocumentDecay ?? 0;
+  if (s.perDocument === undefined && decay === 0) return from;
+  const ranked = `(SELECT *, row_number() OVER (PARTITION BY document_id ORDER BY score DESC, passage_id) AS document_rank FROM ${from}) ranked`;
+  const bounded = s.perDocument === undefined ? '' : `WHERE document_rank <= ${p.add(s.perDocument)}`;
+  if (decay === 0) return `(SELECT * FROM ${ranked} ${bounded}) bounded`;
+  return `(SELECT passage_id, document_id, score - ${p.add(decay)}::float8 * (document_rank - 1) AS score, passage_score, document_score,
+      dense_score, lexical_score, document_dense, document_lexical FROM ${ranked} ${bounded}) bounded`;
 }
 
 /** Documents CTEs have document_id, document_score, document_dense, document_lexical. */
