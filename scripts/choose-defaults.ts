@@ -77,3 +77,36 @@ choose('HYBRID_HIERARCHICAL', /^passages per document/, ['1', '5', '20'], lexica
 // product takes none, since every budget cost the Python docs recall@100 on dev (docs/eval/README.md).
 choose('HYBRID_HIERARCHICAL', /^stage 2's passage budget/, ['1', '5', '20'], lexical);
 choose('HYBRID', /^alpha$/, ['1', '5', '20'], lexical);
+
+/**
+ * The per-document decay (session 36) by its own rule, as the budget's: a setting that trades one
+ * set's gain for the other's loss is not a default, so the largest decay that loses neither dev
+ * split a question at Top-1/5/20/100 against none (0).
+ */
+function chooseFree(mode: string, varied: RegExp, name: string): void {
+  const pct = (x: number) => (100 * x).toFixed(1);
+  const perSet = sets.map((s) => {
+    const points = s.sweeps.filter((w) => w.mode === mode && varied.test(w.varied)).flatMap((w) => w.points);
+    if (points.length === 0) throw new Error(`${s.name}: no ${mode} sweep matching ${varied}`);
+    return { name: s.name, points };
+  });
+  const none = perSet.map((s) => s.points.find((p) => p.params[name] === 0));
+  if (none.some((p) => !p)) throw new Error(`a ${name} sweep without 0`);
+  const ks = ['1', '5', '20', '100'];
+  const free = perSet[0].points
+    .map((p) => p.params[name] as number)
+    .filter((v) => perSet.every((s, i) => ks.every((k) => round(s.points.find((p) => p.params[name] === v)!.top[k]) >= round(none[i]!.top[k]))))
+    .sort((a, b) => b - a);
+  console.log(`\n## ${mode}: ${varied.source} (the largest ${name} that loses no question at ${ks.map((k) => `@${k}`).join('/')} on either dev split)\n`);
+  console.log(`| ${name} | ${perSet.map((s) => `${s.name} ${ks.map((k) => `@${k}`).join('/')} MRR@20`).join(' | ')} |`);
+  console.log(`|---:|${perSet.map(() => '---|').join('')}`);
+  for (const p of perSet[0].points) {
+    const v = p.params[name] as number;
+    const cells = perSet.map((s) => {
+      const at = s.points.find((x) => x.params[name] === v)!;
+      return `${ks.map((k) => pct(at.top[k])).join(' / ')} ${at.mrr20.toFixed(3)}`;
+    });
+    console.log(`| ${v === free[0] ? `**${v}**` : v} | ${cells.join(' | ')} |`);
+  }
+}
+chooseFree('HYBRID_HIERARCHICAL', /^per-document decay/, 'perDocumentDecay');

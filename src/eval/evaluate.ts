@@ -122,6 +122,13 @@ const BM25_K1 = [0.9, 1.2, 1.6, 2];
 /** Passages per document; k2 itself (no bound) is added as the sweep's baseline. */
 const PER_DOCUMENT = [1, 2, 3, 5];
 const BM25_B = [0.4, 0.6, 0.75, 0.9];
+/** A document's further passages lose this much each (the product's default is chosen from this sweep: modes.ts). */
+const PER_DOCUMENT_DECAYS = [0, 0.005, 0.01, 0.015, 0.02, 0.05, 0.1];
+/**
+ * The sweeps measured before perDocumentDecay existed (alpha × λ, the bound per document, the
+ * passage budget) keep running without it, so that a report's reused sweeps and a fresh run's agree.
+ */
+const NO_DECAY = { perDocumentDecay: 0 } as const;
 /** Stage 2's passage budget; none (every passage of the k1 documents) is added as the sweep's baseline. */
 const PASSAGE_BUDGETS = [500, 1000, 2000, 4000, 8000];
 
@@ -247,6 +254,7 @@ export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: E
         summaryShare,
         documentAlpha,
         ...(pieces ? { summaryPieces: true } : {}),
+        ...NO_DECAY,
         params: { alpha, lambda, documentAlpha, summaryShare, ...(pieces ? { summaryPieces: 1 } : {}) },
       })),
     ),
@@ -258,7 +266,13 @@ export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: E
   const perDocumentSweep = await devSweep(
     DEFAULT_MODE,
     `passages per document (alpha ${defaultAlpha}, λ ${defaultLambda}, ${passageStage.slice(passageStage.indexOf('document stage'))}`,
-    [...PER_DOCUMENT, settings.k2].map((perDocument) => ({ perDocument, params: { perDocument } })),
+    [...PER_DOCUMENT, settings.k2].map((perDocument) => ({ perDocument, ...NO_DECAY, params: { perDocument } })),
+  );
+  // The softer form, a decay of a document's further passages (session 36), at the same defaults.
+  await devSweep(
+    DEFAULT_MODE,
+    `per-document decay (alpha ${defaultAlpha}, λ ${defaultLambda}, ${passageStage.slice(passageStage.indexOf('document stage'))}`,
+    PER_DOCUMENT_DECAYS.map((perDocumentDecay) => ({ perDocumentDecay, params: { perDocumentDecay } })),
   );
   // A budget on stage 2's passages at the product's other defaults (issue 29: stage 2's cost is its
   // passages, and on a corpus of few long documents k1 = 100 documents reach a third of it).
@@ -266,8 +280,8 @@ export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: E
     DEFAULT_MODE,
     `stage 2's passage budget (alpha ${defaultAlpha}, λ ${defaultLambda}, ${passageStage.slice(passageStage.indexOf('document stage'))}`,
     [
-      ...PASSAGE_BUDGETS.map((passageBudget) => ({ passageBudget, params: { passageBudget } })),
-      { passageBudget: null, params: { passageBudget: 'none' } },
+      ...PASSAGE_BUDGETS.map((passageBudget) => ({ passageBudget, ...NO_DECAY, params: { passageBudget } })),
+      { passageBudget: null, ...NO_DECAY, params: { passageBudget: 'none' } },
     ],
   );
 
