@@ -5,8 +5,8 @@ import { createTestApi, dataOf, type TestApi } from './helpers/api';
 /** `retrieve` end to end with the real default model, checked against brute force computed here. */
 
 const INGEST = `mutation($docs: [DocumentInput!]!) { ingestDocuments(documents: $docs) { created failed } }`;
-const RETRIEVE = `query($q: String!, $k1: Int, $k2: Int, $lambda: Float, $mode: RetrievalMode, $filter: RetrievalFilter, $exact: Boolean, $perDocument: Int, $passageBudget: Int) {
-  retrieve(question: $q, k1: $k1, k2: $k2, lambda: $lambda, mode: $mode, filter: $filter, exact: $exact, perDocument: $perDocument, passageBudget: $passageBudget) {
+const RETRIEVE = `query($q: String!, $k1: Int, $k2: Int, $lambda: Float, $mode: RetrievalMode, $filter: RetrievalFilter, $exact: Boolean, $perDocument: Int, $perDocumentDecay: Float, $passageBudget: Int) {
+  retrieve(question: $q, k1: $k1, k2: $k2, lambda: $lambda, mode: $mode, filter: $filter, exact: $exact, perDocument: $perDocument, perDocumentDecay: $perDocumentDecay, passageBudget: $passageBudget) {
     mode k1 k2 lambda model
     timings { encodeMs searchMs totalMs }
     passages { rank score passageScore documentScore passage { id text titlePath document { key } } }
@@ -183,6 +183,8 @@ describe('GraphQL retrieve with the default model', () => {
   it.each([
     ['perDocument = 0', { q: 'x', perDocument: 0 }, 'perDocument', /perDocument must be an integer from 1 to 1000 \(k2 or more: no bound\), got 0/],
     ['perDocument over 1000', { q: 'x', perDocument: 1001 }, 'perDocument', /perDocument must be an integer from 1 to 1000/],
+    ['a negative perDocumentDecay', { q: 'x', perDocumentDecay: -0.01 }, 'perDocumentDecay', /perDocumentDecay must be a finite number from 0 to 1, got -0.01/],
+    ['perDocumentDecay over 1', { q: 'x', perDocumentDecay: 1.5 }, 'perDocumentDecay', /perDocumentDecay must be a finite number from 0 to 1, got 1.5/],
     ['passageBudget = 0', { q: 'x', passageBudget: 0 }, 'passageBudget', /passageBudget must be an integer from 1 to 1000000, got 0/],
     ['an empty question', { q: '   ' }, 'question', /question must not be empty/],
     ['a question too long', { q: 'x'.repeat(2001) }, 'question', /2001 characters, over the limit of 2000/],
@@ -265,5 +267,12 @@ describe('GraphQL retrieve with PER_DOCUMENT set', () => {
   it('refuses a PER_DOCUMENT outside 1–1000 at startup, naming it', () => {
     expect(() => loadConfig({ PER_DOCUMENT: '0' })).toThrow(/PER_DOCUMENT/);
     expect(() => loadConfig({ PER_DOCUMENT: '1.5' })).toThrow(/PER_DOCUMENT/);
+  });
+
+  it('refuses a PER_DOCUMENT_DECAY outside 0–1 at startup, naming it; a valid one is the environment layer of perDocumentDecay', () => {
+    expect(() => loadConfig({ PER_DOCUMENT_DECAY: '-0.1' })).toThrow(/PER_DOCUMENT_DECAY/);
+    expect(() => loadConfig({ PER_DOCUMENT_DECAY: '2' })).toThrow(/PER_DOCUMENT_DECAY/);
+    expect(loadConfig({ PER_DOCUMENT_DECAY: '0.05' }).ranking).toMatchObject({ perDocumentDecay: 0.05 });
+    expect(loadConfig({}).ranking.perDocumentDecay).toBeUndefined();
   });
 });

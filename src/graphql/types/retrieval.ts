@@ -41,7 +41,7 @@ export class ScoredPassage {
   @Field(() => Int, { description: 'From 1.' })
   rank!: number;
 
-  @Field(() => Float, { description: 'What the ranking sorts by (HIERARCHICAL/PARALLEL: passageScore + λ·documentScore).' })
+  @Field(() => Float, { description: 'What the ranking sorts by (HIERARCHICAL/PARALLEL: passageScore + λ·documentScore; less (n − 1)·perDocumentDecay for its document’s n-th passage).' })
   score!: number;
 
   @Field(() => Float, { nullable: true, description: 'The passage’s part of score: E_Q^ψ(q)·E_P^ψ(p); LEXICAL: BM25; hybrid modes: alpha·dense + (1 − alpha)·BM25, each min-max normalized over the stage.' })
