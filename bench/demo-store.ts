@@ -13,6 +13,7 @@
  * The store: BENCH_DATA_DIR, a PGlite data folder made by `DATA_DIR=<dir> dhr serve --demo` (stop the
  * server first: one process holds a PGlite folder). The bench only reads.
  *   BENCH_QUESTIONS (150: distinct Factbook-style questions)  BENCH_WARMUP (5)  BENCH_BUDGETS (1000,2000,8000)
+ *   BENCH_DECAY=d (the store's settings with perDocumentDecay d too, e.g. 0: what the default's decay costs)
  */
 import 'reflect-metadata';
 import { shuffle } from '../src/adapters/random';
@@ -63,6 +64,9 @@ async function main() {
       { label: "default mode, the store's settings (as the API answers)", mode: 'HYBRID_HIERARCHICAL' },
       { label: 'default, passageBudget null (baseline)', mode: 'HYBRID_HIERARCHICAL', args: { passageBudget: null } },
       ...budgets.map((b) => ({ label: `default, passageBudget ${b}`, mode: 'HYBRID_HIERARCHICAL' as const, args: { passageBudget: b } })),
+      ...(process.env.BENCH_DECAY
+        ? [{ label: `default, the store's settings, perDocumentDecay ${process.env.BENCH_DECAY}`, mode: 'HYBRID_HIERARCHICAL' as const, args: { perDocumentDecay: Number(process.env.BENCH_DECAY) } }]
+        : []),
     ];
     const random = prng(20261128);
     const all = COUNTRIES.flatMap((c) => FORMS.map((f) => f.replace('%', c)));

@@ -22,6 +22,7 @@
  *   document title with the ranking, as the API's usual selection does)  BENCH_JSON=path
  *   BENCH_EXACT=0 (no exact forms, so no recall: a quick before/after of the bounded modes at 1M, where
  *   the exact forms take most of a run)  BENCH_BUDGET=n (the default with stage 2's passage budget n too)
+ *   BENCH_DECAY=d (the default with perDocumentDecay d too, e.g. 0: what its decay costs)
  */
 import 'reflect-metadata';
 import { MODES, type RetrievalMode } from '../src/retrieval/modes';
@@ -64,6 +65,8 @@ interface Variant {
   rows?: boolean;
   /** Stage 2's passage budget other than the mode's default. */
   passageBudget?: number;
+  /** The per-document decay other than the mode's default. */
+  perDocumentDecay?: number;
 }
 
 /** BENCH_DEFAULT_BM25="termCap=5000,rescore=200;termCap=2000": the default mode again with other BM25 bounds (recall against its exact form). */
@@ -78,6 +81,7 @@ const VARIANTS: Variant[] = [
   ...bm25Variants.map((bm25) => ({ label: `HYBRID_HIERARCHICAL, ${JSON.stringify(bm25)}`, mode: 'HYBRID_HIERARCHICAL' as const, bm25 })),
   // BENCH_BUDGET=n: the default with stage 2's passage budget n too (at 10 passages a document, what counting the documents' passages costs where it binds nothing)
   ...(process.env.BENCH_BUDGET ? [{ label: `HYBRID_HIERARCHICAL, passageBudget ${process.env.BENCH_BUDGET}`, mode: 'HYBRID_HIERARCHICAL' as const, passageBudget: Number(process.env.BENCH_BUDGET) }] : []),
+  ...(process.env.BENCH_DECAY ? [{ label: `HYBRID_HIERARCHICAL, perDocumentDecay ${process.env.BENCH_DECAY}`, mode: 'HYBRID_HIERARCHICAL' as const, perDocumentDecay: Number(process.env.BENCH_DECAY) }] : []),
   // what the rows cost (issue 29 §3: the API's statement with row columns against the bare one)
   ...(['HIERARCHICAL', 'HYBRID_HIERARCHICAL'] as const).map((mode) => ({ label: `${mode} + passage text, document title`, mode, rows: true })),
   ...(withExact ? [...MEASURED, 'FLAT' as const] : []).map((mode) => ({ label: `${mode} exact`, mode, exact: true })),
@@ -135,6 +139,7 @@ async function main() {
       exact: v.exact,
       bm25: v.bm25,
       ...(v.passageBudget !== undefined ? { passageBudget: v.passageBudget } : {}),
+      ...(v.perDocumentDecay !== undefined ? { perDocumentDecay: v.perDocumentDecay } : {}),
       rows: withRows || v.rows ? { passages: ['text'], documents: ['title'], ofPassages: true, ofDocuments: false } : undefined,
     });
 

@@ -6,6 +6,7 @@
 import { prepareDocument } from '../src/ingest/prepare';
 import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
 import { ingest } from '../src/pipeline/ingest';
+import { MODES } from '../src/retrieval/modes';
 import { finishPendingStep } from '../src/pipeline/pending';
 import { pendingWork } from '../src/store/pending';
 import { createTestApi, dataOf, type GraphQLResult, type TestApi } from './helpers/api';
@@ -105,6 +106,17 @@ function expectRanking(actual: Ranked[], expected: Ranked[]) {
 }
 
 const byScore = (a: Ranked, b: Ranked) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/** The default mode's per-document decay by brute force: a document's n-th best passage loses (n − 1)·decay, then re-ranked. */
+function decayed(passages: (Ranked & { documentId: string })[], decay: number): Ranked[] {
+  const taken = new Map<string, number>();
+  return [...passages].sort(byScore).map((p) => {
+    const n = taken.get(p.documentId) ?? 0;
+    taken.set(p.documentId, n + 1);
+    return { id: p.id, score: p.score - decay * n };
+  }).sort(byScore);
+}
+const DECAY = MODES.HYBRID_HIERARCHICAL.defaults.perDocumentDecay;
 
 /** DHR's serial ranking by brute force: top-k1 documents by qd·d, their passages by qp·p + λ·(qd·d). */
 function hierarchical(s: Awaited<ReturnType<typeof storedPassages>>, qd: number[], qp: number[], k1: number, k2: number, lambda: number, docVectors?: Map<string, number[]>) {
@@ -209,7 +221,7 @@ describe('bring your own vectors: an external model', () => {
     // Stage 2: every passage of those documents, its vector score min-max normalized over them.
     const ps = s.passages.filter((p) => chosen.has(p.documentId));
     const pn = minMax(ps.map((p) => dot(q, p.vector)));
-    const expected = ps.map((p, i) => ({ id: p.id, score: alpha * pn[i] + lambda * chosen.get(p.documentId)! })).sort(byScore).slice(0, k2);
+    const expected = decayed(ps.map((p, i) => ({ id: p.id, documentId: p.documentId, score: alpha * pn[i] + lambda * chosen.get(p.documentId)! })), DECAY).slice(0, k2);
     expectRanking(ids(r).documents, docs.sort(byScore));
     expectRanking(ids(r).passages, expected);
     r.passages.forEach((p: any) => expect(p.lexicalScore).toBe(0));
@@ -222,7 +234,7 @@ describe('bring your own vectors: an external model', () => {
     const an = minMax(all.map((d) => d.score));
     const docScore = new Map(all.map((d, i) => [d.id, an[i]]));
     const pAll = minMax(s.passages.map((p) => dot(q, p.vector)));
-    const expectedT = s.passages.map((p, i) => ({ id: p.id, score: pAll[i] + lambda * docScore.get(p.documentId)! })).sort(byScore).slice(0, k2);
+    const expectedT = decayed(s.passages.map((p, i) => ({ id: p.id, documentId: p.documentId, score: pAll[i] + lambda * docScore.get(p.documentId)! })), DECAY).slice(0, k2);
     expectRanking(ids(t).passages, expectedT);
     expect(t.passages.some((p: any) => p.lexicalScore > 0)).toBe(true);
     // the text gives highlights: lexical overlap (the external model encodes no sentences)
