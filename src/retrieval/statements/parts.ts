@@ -75,11 +75,20 @@ export const PASSAGES_JSON = (from: string, s: Pick<SearchInput, 'k2' | 'perDocu
  * sweep); and, with perDocumentDecay, a softer form: a document's n-th best passage loses
  * (n − 1)·decay of its score, which ranks by. The bound applies to the candidates the mode scored: a
  * mode whose candidates are the top k2 passages (FLAT, LEXICAL) then returns fewer than k2.
+ * Only a passage whose own score reaches the k2-th best document's best (`floor`) can reach the top
+ * k2: those k2 documents' best passages keep their scores and the bound keeps them, the others only
+ * lose. A passage above the floor has its document's better passages above it too, so its place in
+ * its document is the same counted among those alone. So the window sorts those passages only (the
+ * Factbook demo without a budget: 16,000 candidates; bench:demo-store, docs/benchmarks.md).
  */
-function perDocumentBound(from: string, s: Pick<SearchInput, 'perDocument' | 'perDocumentDecay'>, p: Params): string {
+function perDocumentBound(from: string, s: Pick<SearchInput, 'k2' | 'perDocument' | 'perDocumentDecay'>, p: Params): string {
   const decay = s.perDocumentDecay ?? 0;
   if (s.perDocument === undefined && decay === 0) return from;
-  const ranked = `(SELECT *, row_number() OVER (PARTITION BY document_id ORDER BY score DESC, passage_id) AS document_rank FROM ${from}) ranked`;
+  const k2 = p.add(s.k2);
+  const floor = `(SELECT CASE WHEN count(*) < ${k2} THEN '-Infinity'::float8 ELSE min(best) END
+      FROM (SELECT max(score) AS best FROM ${from} GROUP BY document_id ORDER BY best DESC LIMIT ${k2}) b)`;
+  const ranked = `(SELECT *, row_number() OVER (PARTITION BY document_id ORDER BY score DESC, passage_id) AS document_rank
+      FROM ${from} WHERE (score < ${floor}) IS NOT TRUE) ranked`;
   const bounded = s.perDocument === undefined ? '' : `WHERE document_rank <= ${p.add(s.perDocument)}`;
   if (decay === 0) return `(SELECT * FROM ${ranked} ${bounded}) bounded`;
   return `(SELECT passage_id, document_id, score - ${p.add(decay)}::float8 * (document_rank - 1) AS score, passage_score, document_score,
