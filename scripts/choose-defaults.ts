@@ -39,13 +39,17 @@ function baseline(sweeps: Sweep[], mode: string, params: Record<string, number |
   return found;
 }
 
+const pct = (x: number) => (100 * x).toFixed(1);
+
+/** A set's points of every sweep that matches (a grid extended later is a sweep of its own), together. */
+function sweepPoints(s: (typeof sets)[number], mode: string, varied: RegExp): Point[] {
+  const points = s.sweeps.filter((w) => w.mode === mode && varied.test(w.varied)).flatMap((w) => w.points);
+  if (points.length === 0) throw new Error(`${s.name}: no ${mode} sweep matching ${varied}`);
+  return points;
+}
+
 function choose(mode: string, varied: RegExp, ks: string[], against: (sweeps: Sweep[]) => Point): void {
-  const perSet = sets.map((s) => {
-    // every sweep that matches (a grid extended later is a sweep of its own): their points together
-    const points = s.sweeps.filter((w) => w.mode === mode && varied.test(w.varied)).flatMap((w) => w.points);
-    if (points.length === 0) throw new Error(`${s.name}: no ${mode} sweep matching ${varied}`);
-    return { name: s.name, points: new Map(points.map((p) => [key(p.params), p])), base: against(s.sweeps) };
-  });
+  const perSet = sets.map((s) => ({ name: s.name, points: new Map(sweepPoints(s, mode, varied).map((p) => [key(p.params), p])), base: against(s.sweeps) }));
   const rows = [...perSet[0].points.values()]
     .filter((p) => perSet.every((s) => s.points.has(key(p.params))))
     .map((p) => {
@@ -56,7 +60,6 @@ function choose(mode: string, varied: RegExp, ks: string[], against: (sweeps: Sw
     })
     // rounded so that float noise in the percentages does not decide a tie
     .sort((a, b) => round(b.margin) - round(a.margin) || round(b.gain) - round(a.gain) || b.mrr - a.mrr);
-  const pct = (x: number) => (100 * x).toFixed(1);
   console.log(`\n## ${mode}: ${varied.source} (margin over BM25 on ${ks.map((k) => `@${k}`).join('/')}, both dev splits)\n`);
   console.log(`| params | worst margin | summed gain | summed MRR@20 | ${perSet.map((s) => `${s.name} ${ks.map((k) => `@${k}`).join('/')}`).join(' | ')} |`);
   console.log(`|---|---:|---:|---:|${perSet.map(() => '---|').join('')}`);
@@ -84,12 +87,7 @@ choose('HYBRID', /^alpha$/, ['1', '5', '20'], lexical);
  * split a question at Top-1/5/20/100 against none (0).
  */
 function chooseFree(mode: string, varied: RegExp, name: string): void {
-  const pct = (x: number) => (100 * x).toFixed(1);
-  const perSet = sets.map((s) => {
-    const points = s.sweeps.filter((w) => w.mode === mode && varied.test(w.varied)).flatMap((w) => w.points);
-    if (points.length === 0) throw new Error(`${s.name}: no ${mode} sweep matching ${varied}`);
-    return { name: s.name, points };
-  });
+  const perSet = sets.map((s) => ({ name: s.name, points: sweepPoints(s, mode, varied) }));
   const none = perSet.map((s) => s.points.find((p) => p.params[name] === 0));
   if (none.some((p) => !p)) throw new Error(`a ${name} sweep without 0`);
   const ks = ['1', '5', '20', '100'];
