@@ -232,6 +232,35 @@ describe('retrieval SQL against brute force', () => {
     expect([...changed].sort()).toEqual([3, 8]);
   });
 
+  it('withoutPassages leaves passages out before the bound and its decay, as if they were not ranked', async () => {
+    const documentOf = new Map(c.passages.map((p) => [p.id, p.documentId]));
+    const qd = near(c.docs[17].vector, 0.2, rand);
+    const all = bruteForce(c, 'HIERARCHICAL', qd, qd, 6, 10_000, 1, () => true);
+    // the best passage of the best document, and one more of it: their document's next passage
+    // takes the first place (no decay, not dropped by a bound of one)
+    const top = all.passages[0];
+    const left = all.passages.filter((p) => documentOf.get(p.passageId) === documentOf.get(top.passageId)).slice(0, 2).map((p) => p.passageId);
+    const rest = all.passages.filter((p) => !left.includes(p.passageId));
+    for (const [decay, perDocument] of [[0.3, undefined], [0, 1], [0.05, 2]] as const) {
+      const taken = new Map<number, number>();
+      const expected = rest
+        .map((p) => {
+          const doc = documentOf.get(p.passageId)!;
+          const n = (taken.get(doc) ?? 0) + 1;
+          taken.set(doc, n);
+          return { ...p, n, score: p.score - decay * (n - 1) };
+        })
+        .filter((p) => p.n <= (perDocument ?? Infinity))
+        .sort((a, b) => b.score - a.score || a.passageId - b.passageId)
+        .slice(0, 8);
+      const actual = await search(t.db, base({ k1: 6, k2: 8, perDocument, perDocumentDecay: decay, withoutPassages: left, questionForDocuments: qd, questionForPassages: qd, exact: true }));
+      expectSame(actual, { passages: expected, documents: all.documents });
+      // the left-out passages' document still has a passage in the list, at its first place's score
+      const third = rest.find((p) => documentOf.get(p.passageId) === documentOf.get(top.passageId))!;
+      expect(actual.passages.find((p) => p.passageId === third.passageId)?.score).toBeCloseTo(third.score, 6);
+    }
+  });
+
   it('returns exactly min(k2, candidates): all passages of the k1 documents when k2 is larger', async () => {
     const qd = question();
     const qp = question();

@@ -26,6 +26,8 @@ export interface RetrieveOptions {
   environment?: RankingLayer;
   /** Columns of the ranked rows to return in the same statement (the API: what its selection reads). */
   rows?: RowFetch;
+  /** Passages left out of the ranking (SearchInput.withoutPassages): a tune's, never a client's. */
+  withoutPassages?: readonly number[];
 }
 
 export interface Retrieval extends SearchResult {
@@ -132,6 +134,7 @@ export async function retrieve(
     iterativeScan: options.iterativeScan,
     maxScanTuples: options.maxScanTuples,
     rows: options.rows,
+    withoutPassages: options.withoutPassages,
   });
   if (spec.needs.text && args.question === undefined) {
     warnings.push('no question text: BM25 had nothing to read, so this hybrid mode ranked by vectors alone; give question too for its lexical side');

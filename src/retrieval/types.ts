@@ -67,6 +67,12 @@ export interface SearchInput extends Partial<Omit<Ranking, 'lambda' | 'perDocume
   lambda: number;
   /** At most this many passages of one document among the ranked passages (unset: no bound). */
   perDocument?: number;
+  /**
+   * Passages left out of the ranked ones before the bound per document, its decay and k2, as if they
+   * were not there (a tune's cloze question leaves out its own passage: tuning/score.ts). Not a
+   * client's argument.
+   */
+  withoutPassages?: readonly number[];
   bm25?: Partial<Bm25Settings>;
   filter?: RetrievalFilter;
   /**

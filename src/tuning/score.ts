@@ -43,16 +43,17 @@ export async function scorePoint(
   let top1 = 0;
   let top20 = 0;
   for (const q of questions) {
-    const excluded = new Set(q.excluded);
     const result = await retrieve(
       db,
       targets,
-      // The list grows by the excluded passages, so the judged list is still `depth` long after they go.
-      { question: q.question, mode: p.mode, k1: p.k1, k2: Math.min(1000, depth + excluded.size), ...p.values },
-      { bm25: p.bm25, rows: { passages: ['id', 'documentId', 'sectionId', 'titlePath'] } },
+      { question: q.question, mode: p.mode, k1: p.k1, k2: depth, ...p.values },
+      // Left out inside the statement, before the bound per document and its decay: filtered out of
+      // the returned list instead, a cloze question's own passage kept its document's first place,
+      // so the decay penalized and a bound of one dropped its section's other passages, the gold.
+      { bm25: p.bm25, rows: { passages: ['id', 'documentId', 'sectionId', 'titlePath'] }, withoutPassages: q.excluded },
     );
     const keys = new Map((result.passageRows ?? []).map((r) => [r.id!, r as PassageKey & { id: number }]));
-    const ranked = result.passages.filter((r) => !excluded.has(r.passageId)).slice(0, depth);
+    const ranked = result.passages;
     const rank = ranked.findIndex((r) => {
       const key = keys.get(r.passageId);
       return key !== undefined && q.answers({ ...key, passageId: r.passageId });

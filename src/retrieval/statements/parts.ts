@@ -62,12 +62,22 @@ export const minMax = (column: string) =>
  * Every ranked CTE (`from`) has these columns: passage_id, document_id, score, passage_score,
  * document_score, dense_score, lexical_score, document_dense, document_lexical.
  */
-export const PASSAGES_JSON = (from: string, s: Pick<SearchInput, 'k2' | 'perDocument' | 'perDocumentDecay'>, p: Params) => `(SELECT coalesce(json_agg(json_build_object(
+export const PASSAGES_JSON = (from: string, s: Pick<SearchInput, 'k2' | 'perDocument' | 'perDocumentDecay' | 'withoutPassages'>, p: Params) => `(SELECT coalesce(json_agg(json_build_object(
     'passageId', passage_id, 'documentId', document_id, 'score', score,
     'passageScore', passage_score, 'documentScore', document_score,
     'denseScore', dense_score, 'lexicalScore', lexical_score,
     'documentDenseScore', document_dense, 'documentLexicalScore', document_lexical) ORDER BY score DESC, passage_id), '[]'::json)
-  FROM (SELECT * FROM ${perDocumentBound(from, s, p)} ORDER BY score DESC, passage_id LIMIT ${p.add(s.k2)}) top)`;
+  FROM (SELECT * FROM ${perDocumentBound(without(from, s, p), s, p)} ORDER BY score DESC, passage_id LIMIT ${p.add(s.k2)}) top)`;
+
+/**
+ * The ranked passages less `withoutPassages`, left out before the bound per document so that one
+ * left out neither takes a document's place nor its decay (a cloze question's own passage would
+ * otherwise push its section's other passages, its gold, down or out).
+ */
+function without(from: string, s: Pick<SearchInput, 'withoutPassages'>, p: Params): string {
+  if (!s.withoutPassages?.length) return from;
+  return `(SELECT * FROM ${from} WHERE passage_id <> ALL(${p.add([...s.withoutPassages])}::int[])) kept`;
+}
 
 /**
  * At most perDocument passages of one document among the ranked ones (its best by score), so a
