@@ -2,8 +2,8 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { gql } from './api';
 import { href, type Route } from './route';
 
-const RETRIEVE = `query($q: String!, $mode: RetrievalMode, $k1: Int, $k2: Int, $lambda: Float, $alpha: Float, $perDocument: Int) {
-  retrieve(question: $q, mode: $mode, k1: $k1, k2: $k2, lambda: $lambda, alpha: $alpha, perDocument: $perDocument) {
+const RETRIEVE = `query($q: String!, $mode: RetrievalMode, $k1: Int, $k2: Int, $lambda: Float, $alpha: Float, $perDocument: Int, $perDocumentDecay: Float) {
+  retrieve(question: $q, mode: $mode, k1: $k1, k2: $k2, lambda: $lambda, alpha: $alpha, perDocument: $perDocument, perDocumentDecay: $perDocumentDecay) {
     mode k1 k2 lambda alpha perDocument model warnings
     parameters { name value source }
     coverage { documents { total embedded indexed } passages { total embedded indexed } }
@@ -106,6 +106,7 @@ export function SearchView({ route }: { route: Route }) {
     lambda: p.get('lambda') ?? '',
     alpha: p.get('alpha') ?? '',
     perDocument: p.get('perDocument') ?? '',
+    perDocumentDecay: p.get('perDocumentDecay') ?? '',
   });
   const [modes, setModes] = useState<{ name: string; description: string }[]>([]);
   const [result, setResult] = useState<Result | null>(null);
@@ -124,7 +125,7 @@ export function SearchView({ route }: { route: Route }) {
     const num = (name: string) => (p.get(name) ? Number(p.get(name)) : undefined);
     setBusy(true);
     setError('');
-    gql<{ retrieve: Result }>(RETRIEVE, { q, mode: p.get('mode') || undefined, k1: num('k1'), k2: num('k2'), lambda: num('lambda'), alpha: num('alpha'), perDocument: num('perDocument') })
+    gql<{ retrieve: Result }>(RETRIEVE, { q, mode: p.get('mode') || undefined, k1: num('k1'), k2: num('k2'), lambda: num('lambda'), alpha: num('alpha'), perDocument: num('perDocument'), perDocumentDecay: num('perDocumentDecay') })
       .then((d) => setResult(d.retrieve), (e: Error) => (setError(e.message), setResult(null)))
       .finally(() => setBusy(false));
   }, [key]);
@@ -163,6 +164,7 @@ export function SearchView({ route }: { route: Route }) {
           <label><span>λ (document weight)</span><input name="lambda" type="number" min={0} max={10} step="any" value={form.lambda} onChange={set('lambda')} placeholder={result ? String(result.lambda) : 'mode default'} /></label>
           <label><span>alpha (dense weight)</span><input name="alpha" type="number" min={0} max={1} step="any" value={form.alpha} onChange={set('alpha')} placeholder={result ? String(result.alpha) : 'mode default'} /></label>
           <label><span>passages per document (at most)</span><input name="perDocument" type="number" min={1} max={1000} value={form.perDocument} onChange={set('perDocument')} placeholder={result ? String(result.perDocument ?? 'no bound') : 'mode default'} /></label>
+          <label><span>decay per further passage of a document</span><input name="perDocumentDecay" type="number" min={0} max={1} step="any" value={form.perDocumentDecay} onChange={set('perDocumentDecay')} placeholder={result ? String(result.parameters.find((x) => x.name === 'perDocumentDecay')?.value ?? 0) : 'mode default'} /></label>
         </fieldset>
       </form>
       {error && <p className="error" role="alert">{error}</p>}

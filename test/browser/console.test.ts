@@ -108,12 +108,18 @@ describe('the console', () => {
     // the demo corpus's own setting (its stage-2 passage budget, stored by the demo loader).
     expect(await textOf(page, '.parameters')).toMatch(/lambda [\d.]+ \(mode\) · alpha [\d.]+ \(mode\)/);
     expect(await textOf(page, '.parameters')).toMatch(/passageBudget 2000 \(corpus\)/);
+    expect(await textOf(page, '.parameters')).toMatch(/perDocumentDecay 0\.01 \(mode\)/);
     await page.screenshot({ path: join(SHOTS, 'search.png') });
     // The README's picture (docs/console.png), refreshed on request only so a test run leaves the checkout clean.
     if (process.env.UPDATE_README_SCREENSHOT === '1') {
       await page.setViewport({ width: 900, height: 640 });
       await page.screenshot({ path: join(REPO, 'docs/console.png') });
     }
+    // A decay typed in the form is the question's own, and the URL carries it.
+    await page.type('input[name=perDocumentDecay]', '0.2');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => /perDocumentDecay 0\.2 \(request\)/.test(document.querySelector('.parameters')?.textContent ?? ''));
+    expect(page.url()).toContain('perDocumentDecay=0.2');
     await page.close();
   });
 
