@@ -7,13 +7,13 @@ import { chooseBudget, chooseSettings, kindsAgainst, MIN_GAIN, MIN_KIND_QUESTION
 import { BUDGET_FROM_PASSAGES, budgetLadder, budgetPlan, roundBudget, searchBudget } from '../src/tuning/budget';
 import { applyChoice, changedValues } from '../src/tuning/runs';
 import type { PointScore } from '../src/tuning/score';
-import type { TuneReport } from '../src/tuning/tune';
+import { TUNE_GRID, type TuneReport } from '../src/tuning/tune';
 import { corpusSettingsOf } from '../src/retrieval/settings';
 import { currentSettings } from '../src/store/retrieval-settings';
 import { pseudoQuestions, type PseudoQuestion } from '../src/tuning/pseudo-questions';
 import { retrieve } from '../src/retrieval/retrieve';
 import { exclusively } from '../src/store/exclusive';
-import { resolveRanking } from '../src/retrieval/parameters';
+import { resolveRanking, type Ranking } from '../src/retrieval/parameters';
 import { MODES } from '../src/retrieval/modes';
 import { createTestApi, dataOf, type TestApi } from './helpers/api';
 import { dhr, useCliStore } from './helpers/cli';
@@ -241,7 +241,7 @@ describe('dhr tune', () => {
       expect(applied.stderr).toContain('nothing stored');
       expect(settings.version).toBeNull();
     }
-  });
+  }, 300_000);
 });
 
 const onServer = process.env.DATABASE_URL ? describe : describe.skip;
@@ -299,7 +299,8 @@ describe('tuneRetrievalSettings over GraphQL', () => {
     expect((await api.exec(TUNE, {})).errors?.[0].extensions?.code).toBe('CONFLICT');
 
     let run = dataOf(await api.exec(RUN, { id: started.id })).tuneRun;
-    const deadline = Date.now() + 120_000;
+    // a bound on the wait, not a timing: a busy 2-core machine takes minutes for the grid
+    const deadline = Date.now() + 240_000;
     while (run.status === 'running' && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 250));
       run = dataOf(await api.exec(RUN, { id: started.id })).tuneRun;
@@ -310,6 +311,11 @@ describe('tuneRetrievalSettings over GraphQL', () => {
     expect(run.report.questions).toMatchObject({ 'section-path': 12, 'document-title': 12, cloze: 12 });
     const mrrs = run.report.grid.map((p: { mrr: number }) => p.mrr);
     expect(mrrs).toEqual([...mrrs].sort((a: number, b: number) => b - a));
+    // The soft bound is on the grid too, each value varied alone around the settings in force (no settings were stored before).
+    const inForce = resolveRanking(MODES.HYBRID_HIERARCHICAL.defaults, {}).values;
+    const decays = run.report.grid.filter((p: { values: Ranking }) => p.values.perDocument === null && p.values.lambda === inForce.lambda && p.values.alpha === inForce.alpha && p.values.documentAlpha === inForce.documentAlpha);
+    expect(decays.map((p: { values: Ranking }) => p.values.perDocumentDecay).sort()).toEqual([...TUNE_GRID.perDocumentDecay].sort());
+    for (const p of decays) expect(p.label).toContain(`decay ${p.values.perDocumentDecay}`);
     const settings = dataOf(await api.exec(`{ retrievalSettings { version setBy } }`)).retrievalSettings;
     if (run.report.choice.change) {
       expect(run.settingsVersion).toBe(settings.version);
@@ -319,7 +325,7 @@ describe('tuneRetrievalSettings over GraphQL', () => {
       expect(settings.version).toBeNull();
     }
     expect((await api.exec(RUN, { id: '999' })).errors?.[0].extensions?.code).toBe('NOT_FOUND');
-  }, 180_000);
+  }, 300_000);
 
   it('tries stage 2 budgets for the corpus (smallest first, after none), and a budget that binds loses what it leaves out', async () => {
     const db = api.testDb.db;
