@@ -219,6 +219,9 @@ describe('dhr tune', () => {
     expect(dry.code).toBe(0);
     expect(dry.stdout).toMatch(/^HYBRID_HIERARCHICAL: 36 questions \(section-path 12, document-title 12, cloze 12\)/);
     for (const row of ['in force', 'built-in defaults', '| LEXICAL |', '| HYBRID |']) expect(dry.stdout).toContain(row);
+    // every row says what each source of questions gives it
+    expect(dry.stdout).toContain('| MRR@20 by source (section-path / document-title / cloze) |');
+    expect(dry.stdout).toMatch(/\n\| in force \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \/ [\d.]+ \/ [\d.]+ \| in force \|\n/);
     expect(dry.stdout).toMatch(/MRR@20 by source of questions \(section-path, document-title, cloze\): in force [\d.]+\/[\d.]+\/[\d.]+; LEXICAL /);
     expect(dry.stderr).toContain('dry run: nothing stored');
     expect(JSON.parse((await dhr(['settings'], store.env)).stdout).version).toBeNull();

@@ -49,7 +49,9 @@ async function readLabelled(db: Database, file: string): Promise<PseudoQuestion[
 }
 
 const pct = (x: number) => (100 * x).toFixed(1);
-const row = (p: PointScore, note = '') => `| ${p.mode === 'LEXICAL' || p.mode === 'HYBRID' ? p.mode : p.label} | ${p.mrr.toFixed(3)} | ${pct(p.top1)} | ${pct(p.top20)} | ${note} |`;
+/** A point's row: its scores, then its MRR@20 per source of questions (in `kinds`' order), so a reader sees which sources carry it. */
+const row = (p: PointScore, kinds: readonly (keyof PointScore['byKind'])[], note = '') =>
+  `| ${p.mode === 'LEXICAL' || p.mode === 'HYBRID' ? p.mode : p.label} | ${p.mrr.toFixed(3)} | ${pct(p.top1)} | ${pct(p.top20)} | ${kinds.map((k) => p.byKind[k]?.mrr.toFixed(3) ?? '–').join(' / ')} | ${note} |`;
 
 const bestOf = (r: TuneReport) => [...r.grid].sort((a, b) => b.mrr - a.mrr)[0] ?? r.current;
 
@@ -58,16 +60,17 @@ export function formatTuneReport(r: TuneReport): string {
   const counts = Object.entries(r.questions).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(', ');
   const total = Object.values(r.questions).reduce((a, b) => a + b, 0);
   const kinds = new Set(Object.keys(r.current.byKind) as (keyof PointScore['byKind'])[]);
+  const order = [...kinds];
   const lines = [
     `${r.mode}: ${total} questions (${counts})`,
     '',
-    '| point | MRR@20 | Top-1 % | Top-20 % | |',
-    '|---|---:|---:|---:|---|',
-    row(r.current, 'in force'),
-    row(r.defaults, 'built-in defaults'),
-    row(r.lexical, 'baseline'),
-    row(r.hybrid, 'baseline'),
-    ...[...r.grid].sort((a, b) => b.mrr - a.mrr).map((p) => row(p, p === r.choice.chosen ? 'chosen' : '')),
+    `| point | MRR@20 | Top-1 % | Top-20 % | MRR@20 by source (${order.join(' / ')}) | |`,
+    '|---|---:|---:|---:|---|---|',
+    row(r.current, order, 'in force'),
+    row(r.defaults, order, 'built-in defaults'),
+    row(r.lexical, order, 'baseline'),
+    row(r.hybrid, order, 'baseline'),
+    ...[...r.grid].sort((a, b) => b.mrr - a.mrr).map((p) => row(p, order, p === r.choice.chosen ? 'chosen' : '')),
     '',
     `MRR@20 by source of questions (${[...kinds].join(', ')}): ${[r.current, r.lexical, r.hybrid, bestOf(r)].map((p) => `${p.mode === r.mode ? p.label : p.mode} ${[...kinds].map((k) => p.byKind[k]?.mrr.toFixed(3) ?? '–').join('/')}`).join('; ')}`,
     '',
