@@ -46,14 +46,15 @@ export async function scorePoint(
     const result = await retrieve(
       db,
       targets,
-      { question: q.question, mode: p.mode, k1: p.k1, k2: depth, ...p.values },
+      // One more per passage left out: a flat mode's candidates are its top k2, taken before they go.
+      { question: q.question, mode: p.mode, k1: p.k1, k2: Math.min(1000, depth + q.excluded.length), ...p.values },
       // Left out inside the statement, before the bound per document and its decay: filtered out of
       // the returned list instead, a cloze question's own passage kept its document's first place,
       // so the decay penalized and a bound of one dropped its section's other passages, the gold.
       { bm25: p.bm25, rows: { passages: ['id', 'documentId', 'sectionId', 'titlePath'] }, withoutPassages: q.excluded },
     );
     const keys = new Map((result.passageRows ?? []).map((r) => [r.id!, r as PassageKey & { id: number }]));
-    const ranked = result.passages;
+    const ranked = result.passages.slice(0, depth);
     const rank = ranked.findIndex((r) => {
       const key = keys.get(r.passageId);
       return key !== undefined && q.answers({ ...key, passageId: r.passageId });
