@@ -59,20 +59,19 @@ const bestOf = (r: TuneReport) => [...r.grid].sort((a, b) => b.mrr - a.mrr)[0] ?
 export function formatTuneReport(r: TuneReport): string {
   const counts = Object.entries(r.questions).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(', ');
   const total = Object.values(r.questions).reduce((a, b) => a + b, 0);
-  const kinds = new Set(Object.keys(r.current.byKind) as (keyof PointScore['byKind'])[]);
-  const order = [...kinds];
+  const kinds = Object.keys(r.current.byKind) as (keyof PointScore['byKind'])[];
   const lines = [
     `${r.mode}: ${total} questions (${counts})`,
     '',
-    `| point | MRR@20 | Top-1 % | Top-20 % | MRR@20 by source (${order.join(' / ')}) | |`,
+    `| point | MRR@20 | Top-1 % | Top-20 % | MRR@20 by source (${kinds.join(' / ')}) | |`,
     '|---|---:|---:|---:|---|---|',
-    row(r.current, order, 'in force'),
-    row(r.defaults, order, 'built-in defaults'),
-    row(r.lexical, order, 'baseline'),
-    row(r.hybrid, order, 'baseline'),
-    ...[...r.grid].sort((a, b) => b.mrr - a.mrr).map((p) => row(p, order, p === r.choice.chosen ? 'chosen' : '')),
+    row(r.current, kinds, 'in force'),
+    row(r.defaults, kinds, 'built-in defaults'),
+    row(r.lexical, kinds, 'baseline'),
+    row(r.hybrid, kinds, 'baseline'),
+    ...[...r.grid].sort((a, b) => b.mrr - a.mrr).map((p) => row(p, kinds, p === r.choice.chosen ? 'chosen' : '')),
     '',
-    `MRR@20 by source of questions (${[...kinds].join(', ')}): ${[r.current, r.lexical, r.hybrid, bestOf(r)].map((p) => `${p.mode === r.mode ? p.label : p.mode} ${[...kinds].map((k) => p.byKind[k]?.mrr.toFixed(3) ?? '–').join('/')}`).join('; ')}`,
+    `MRR@20 by source of questions (${kinds.join(', ')}): ${[r.current, r.lexical, r.hybrid, bestOf(r)].map((p) => `${p.mode === r.mode ? p.label : p.mode} ${kinds.map((k) => p.byKind[k]?.mrr.toFixed(3) ?? '–').join('/')}`).join('; ')}`,
     '',
     `${r.choice.change ? 'change' : 'keep the settings in force'}: ${r.choice.reason}`,
     ...(r.passageBudget ? budgetLines(r) : []),
