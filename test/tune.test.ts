@@ -182,6 +182,8 @@ describe('pseudo-questions', () => {
       grid: [current],
       choice: { change: false, chosen: current, margin: 0, standardError: 0.01, reason: 'kept' },
       passageBudget: { stage2Passages: 16_000, points: [current, at(1000, 0.85), at(2000, 0.9)], chosen, reason: `budget ${chosen}` },
+      seconds: 1,
+      pointsRun: 7,
     });
     expect(changedValues(report(null))).toEqual({});
     expect(await applyChoice(t.db, report(null), 0)).toBeNull();
@@ -222,8 +224,12 @@ describe('dhr tune', () => {
     // every row says what each source of questions gives it
     expect(dry.stdout).toContain('| MRR@20 by source (section-path / document-title / cloze) |');
     expect(dry.stdout).toMatch(/\n\| in force \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \/ [\d.]+ \/ [\d.]+ \| in force \|\n/);
-    expect(dry.stdout).toMatch(/MRR@20 by source of questions \(section-path, document-title, cloze\): in force [\d.]+\/[\d.]+\/[\d.]+; LEXICAL /);
     expect(dry.stderr).toContain('dry run: nothing stored');
+    // The settings in force are the built-in defaults here (none stored) and are on the grid: run once, not three times.
+    const lines = dry.stdout.split('\n');
+    const budgets = lines.filter((l) => /^\| (\d+|none) \|/.test(l)).length;
+    const points = lines.filter((l) => l.startsWith('| ') && !l.startsWith('| point') && !l.startsWith('| passageBudget')).length - budgets;
+    expect(dry.stderr).toMatch(new RegExp(`tune: ${points - 2 + budgets} points run in \\d+ s`));
     expect(JSON.parse((await dhr(['settings'], store.env)).stdout).version).toBeNull();
 
     const applied = await dhr(['tune', '--per-kind', '12', '--apply'], store.env);
@@ -311,6 +317,9 @@ describe('tuneRetrievalSettings over GraphQL', () => {
     }
     expect(run).toMatchObject({ status: 'succeeded', error: null });
     expect(run.pointsDone).toBe(run.pointsTotal);
+    // Each distinct point runs once: the settings in force are the built-in defaults (none stored) and on the grid.
+    expect(run.pointsTotal).toBe(4 + run.report.grid.length - 2 + (run.report.passageBudget?.points.length ?? 0));
+    expect(run.report).toMatchObject({ pointsRun: run.pointsTotal, seconds: expect.any(Number) });
     expect(run.report.questions).toMatchObject({ 'section-path': 12, 'document-title': 12, cloze: 12 });
     const mrrs = run.report.grid.map((p: { mrr: number }) => p.mrr);
     expect(mrrs).toEqual([...mrrs].sort((a: number, b: number) => b - a));

@@ -53,8 +53,6 @@ const pct = (x: number) => (100 * x).toFixed(1);
 const row = (p: PointScore, kinds: readonly (keyof PointScore['byKind'])[], note = '') =>
   `| ${p.mode === 'LEXICAL' || p.mode === 'HYBRID' ? p.mode : p.label} | ${p.mrr.toFixed(3)} | ${pct(p.top1)} | ${pct(p.top20)} | ${kinds.map((k) => p.byKind[k]?.mrr.toFixed(3) ?? '–').join(' / ')} | ${note} |`;
 
-const bestOf = (r: TuneReport) => [...r.grid].sort((a, b) => b.mrr - a.mrr)[0] ?? r.current;
-
 /** The report as Markdown: the questions, the baselines, the grid best first, and the choice. */
 export function formatTuneReport(r: TuneReport): string {
   const counts = Object.entries(r.questions).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(', ');
@@ -70,8 +68,6 @@ export function formatTuneReport(r: TuneReport): string {
     row(r.lexical, kinds, 'baseline'),
     row(r.hybrid, kinds, 'baseline'),
     ...[...r.grid].sort((a, b) => b.mrr - a.mrr).map((p) => row(p, kinds, p === r.choice.chosen ? 'chosen' : '')),
-    '',
-    `MRR@20 by source of questions (${kinds.join(', ')}): ${[r.current, r.lexical, r.hybrid, bestOf(r)].map((p) => `${p.mode === r.mode ? p.label : p.mode} ${kinds.map((k) => p.byKind[k]?.mrr.toFixed(3) ?? '–').join('/')}`).join('; ')}`,
     '',
     `${r.choice.change ? 'change' : 'keep the settings in force'}: ${r.choice.reason}`,
     ...(r.passageBudget ? budgetLines(r) : []),
@@ -118,6 +114,8 @@ export function tuneCommand(config: Config, o: TuneCommandOptions): Promise<numb
         onProgress: (done, total, label) => (bar ??= new ProgressBar(total, 'tune')).update(done, label),
       });
       console.log(formatTuneReport(report));
+      // stderr, as the progress: the report itself stays the same from run to run of one store and seed
+      console.error(`tune: ${report.pointsRun} points run in ${report.seconds.toFixed(0)} s`);
       const version = o.apply ? await applyChoice(db, report, o.seed ?? 0) : null;
       if (version !== null) {
         console.error(`stored as retrieval settings version ${version}: ${JSON.stringify(changedValues(report))}`);

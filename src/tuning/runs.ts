@@ -23,6 +23,8 @@ export function reportRecord(r: TuneReport) {
     grid: [...r.grid].sort((a, b) => b.mrr - a.mrr).map(summary),
     choice: { change: r.choice.change, chosen: { label: r.choice.chosen.label, values: r.choice.chosen.values, mrr: r.choice.chosen.mrr }, margin: r.choice.margin, standardError: r.choice.standardError, reason: r.choice.reason },
     ...(r.passageBudget ? { passageBudget: budgetRecord(r.passageBudget) } : {}),
+    seconds: r.seconds,
+    pointsRun: r.pointsRun,
   };
 }
 

@@ -70,6 +70,9 @@ export interface TuneReport {
   choice: Choice;
   /** HYBRID_HIERARCHICAL: stage 2's passage budget for the chosen point (budget.ts). */
   passageBudget?: BudgetSearch;
+  /** Wall time of the tune, questions drawn to choice, and the points it ran (a point reached twice runs once). */
+  seconds: number;
+  pointsRun: number;
 }
 
 /** Questions below which the tune refuses: too few to tell points apart. */
@@ -81,6 +84,7 @@ export function tune(db: Database, targets: EmbeddingTargets, o: TuneOptions = {
 }
 
 async function tuneAlone(db: Database, targets: EmbeddingTargets, o: TuneOptions): Promise<TuneReport> {
+  const started = Date.now();
   const mode = o.mode ?? DEFAULT_MODE;
   const spec = MODES[mode];
   if (!spec.usesAlpha && !spec.usesLambda) throw new DomainError(ErrorCode.BAD_USER_INPUT, `mode ${mode} has no weights to tune (only the hierarchical and hybrid modes do)`, { argument: 'mode' });
@@ -108,17 +112,30 @@ async function tuneAlone(db: Database, targets: EmbeddingTargets, o: TuneOptions
 
   const points = gridPoints(mode, inForce);
   const plan = mode === 'HYBRID_HIERARCHICAL' ? await budgetPlan(db, k1, o.budgetFromPassages) : undefined;
-  const total = points.length + 4 + (plan ? budgetPoints(plan) : 0);
+  const baselines = [
+    { label: 'in force', mode, values: inForce },
+    { label: 'defaults', mode, values: builtIn },
+    { label: 'LEXICAL', mode: 'LEXICAL' as const, values: resolveRanking(MODES.LEXICAL.defaults, {}).values },
+    { label: 'HYBRID', mode: 'HYBRID' as const, values: resolveRanking(MODES.HYBRID.defaults, {}).values },
+  ];
+  // A point reached twice (the settings in force are the built-in defaults on a corpus with no
+  // settings, and are on the grid) runs once: same statements, same questions, same ranks.
+  const statements = new Set([...baselines, ...points.map((p) => ({ ...p, mode }))].map((p) => pointKey(p.mode, p.values)));
+  const total = statements.size + (plan ? budgetPoints(plan) : 0);
   let done = 0;
+  const scored = new Map<string, PointScore>();
   const run = async (label: string, runMode: RetrievalMode, values: Ranking): Promise<PointScore> => {
+    const key = pointKey(runMode, values);
+    const same = scored.get(key);
+    if (same) return { ...same, label };
     const score = await scorePoint(db, targets, questions, { label, mode: runMode, values, k1, k2, bm25: o.bm25 });
+    scored.set(key, score);
     o.onProgress?.(++done, total, label);
     return score;
   };
-  const current = await run('in force', mode, inForce);
-  const defaults = await run('defaults', mode, builtIn);
-  const lexical = await run('LEXICAL', 'LEXICAL', resolveRanking(MODES.LEXICAL.defaults, {}).values);
-  const hybrid = await run('HYBRID', 'HYBRID', resolveRanking(MODES.HYBRID.defaults, {}).values);
+  const base: PointScore[] = [];
+  for (const b of baselines) base.push(await run(b.label, b.mode, b.values));
+  const [current, defaults, lexical, hybrid] = base;
   const grid: PointScore[] = [];
   for (const p of points) grid.push(await run(p.label, mode, p.values));
   const questionCounts = { ...mined.counts, labelled: o.labelled?.length ?? 0 };
@@ -126,7 +143,7 @@ async function tuneAlone(db: Database, targets: EmbeddingTargets, o: TuneOptions
   const passageBudget = plan
     ? await searchBudget(db, targets, questions, plan, { values: choice.chosen.values, k1, k2, bm25: o.bm25, onPoint: (label) => o.onProgress?.(++done, total, label) })
     : undefined;
-  return { mode, questions: questionCounts, current, defaults, lexical, hybrid, grid, choice, passageBudget };
+  return { mode, questions: questionCounts, current, defaults, lexical, hybrid, grid, choice, passageBudget, seconds: (Date.now() - started) / 1000, pointsRun: done };
 }
 
 /**
@@ -166,6 +183,9 @@ function gridPoints(mode: RetrievalMode, inForce: Ranking): { label: string; val
   const seen = new Set<string>();
   return out.filter((p) => !seen.has(p.label) && seen.add(p.label));
 }
+
+/** A point's identity: its mode and every ranking value (in name order, so the values' order does not matter). */
+const pointKey = (mode: RetrievalMode, values: Ranking) => JSON.stringify([mode, Object.entries(values).sort(([a], [b]) => a.localeCompare(b))]);
 
 export function describe(mode: RetrievalMode, v: Ranking): string {
   const spec = MODES[mode];
