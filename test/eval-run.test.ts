@@ -7,6 +7,8 @@ import { measureHighlights } from '../src/eval/highlights';
 import { scoreOutcomes } from '../src/eval/scores';
 import { sweepTable } from '../src/eval/report';
 import type { EvalDataset } from '../src/eval/types';
+import { splitOf } from '../src/eval/split';
+import { MODES } from '../src/retrieval/modes';
 
 /**
  * The evaluation loop end to end on a few real Factbook profiles: a fresh embedded database,
@@ -90,6 +92,19 @@ describe('eval run', () => {
   it('reuses an earlier run\'s dev sweeps: the same report without re-running them; a sweep the report lacks is run', async () => {
     const settings = { k1: 3, k2: 20, k1Sweep: [3], log: () => undefined };
     const full = await evaluate(dataset, corpus, settings);
+    // The bound per document judged by gold section too (these questions have one), at the same
+    // points as the set's own sweep, each the runs a direct call of the same parameters gives.
+    const byTarget = full.sweeps.find((w) => w.varied.startsWith('passages per document'))!;
+    const bySection = full.sweeps.find((w) => w.varied.startsWith('the bound per document, judged by gold section'))!;
+    const dev = dataset.questions.filter((q) => splitOf(q.id) === 'dev');
+    expect(bySection.judged).toBe(`section Top-k, over the ${dev.length} questions with a gold section (dev)`);
+    expect(bySection.points.map((p) => p.params)).toEqual(byTarget.points.map((p) => p.params));
+    for (const p of bySection.points) {
+      const direct = scoreOutcomes(
+        await runQuestions(corpus, dev, { mode: 'HYBRID_HIERARCHICAL', k1: 3, k2: 20, ...MODES.HYBRID_HIERARCHICAL.defaults, perDocument: p.params.perDocument as number, perDocumentDecay: 0 }),
+      ).section!;
+      expect(p.top).toEqual(direct.top);
+    }
     const calls: string[] = [];
     const reused = await evaluate(dataset, corpus, {
       ...settings,

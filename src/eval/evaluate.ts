@@ -177,13 +177,14 @@ export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: E
     mode: RetrievalMode,
     varied: string,
     grid: Array<Partial<RunParams> & { params: Record<string, number | string> }>,
-    judge: 'target' | 'stage' = 'target',
+    judge: 'target' | 'stage' | 'section' = 'target',
   ): Promise<Sweep | undefined> => {
     const skip = settings.skipSweeps?.find((part) => varied.includes(part));
     if (skip !== undefined) {
       log(`  ${mode} sweep of "${varied}" skipped (--skip-sweep ${skip})`);
       return undefined;
     }
+    if (judge === 'section' && !dev.some((q) => q.goldSections.length > 0)) return undefined;
     const reused = settings.reuse?.sweeps.find((w) => w.mode === mode && w.varied === varied);
     if (settings.reuse && !reused) log(`  the reused sweeps have no ${mode} sweep of "${varied}": running it`);
     if (reused) {
@@ -193,10 +194,11 @@ export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: E
     const points: SweepPoint[] = [];
     for (const { params, ...over } of grid) {
       const s = scoreOutcomes(await run(dev, mode, over));
-      const r = judge === 'stage' ? s.stage! : judged(s, mode, target)!;
+      const r = judge === 'stage' ? s.stage! : judge === 'section' ? s.section! : judged(s, mode, target)!;
       points.push({ params, top: r.top, mrr20: r.mrr20 });
     }
-    const result = { mode, varied, judged: judge === 'stage' ? 'document-stage recall (dev)' : `${target} Top-k (dev)`, points, best: bestPoint(points, judge === 'stage') };
+    const judgedBy = judge === 'stage' ? 'document-stage recall (dev)' : `${judge === 'section' ? `section Top-k, over the ${dev.filter((q) => q.goldSections.length > 0).length} questions with a gold section` : `${target} Top-k`} (dev)`;
+    const result = { mode, varied, judged: judgedBy, points, best: bestPoint(points, judge === 'stage') };
     log(`  ${mode} ${varied}: best ${JSON.stringify(result.best.params)} (Top-20 ${result.best.top['20']}, MRR@20 ${result.best.mrr20})`);
     sweeps.push(result);
     return result;
@@ -267,6 +269,15 @@ export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: E
     DEFAULT_MODE,
     `passages per document (alpha ${defaultAlpha}, λ ${defaultLambda}, ${passageStage.slice(passageStage.indexOf('document stage'))}`,
     [...PER_DOCUMENT, settings.k2].map((perDocument) => ({ perDocument, ...NO_DECAY, params: { perDocument } })),
+  );
+  // The same bound judged by the gold section, where the set has them beside a coarser target: judged
+  // by documents a bound of one can only move a document's best passage up (the passages it drops are
+  // never that document's first), so the two judgements can disagree; the choice stays the target's.
+  await devSweep(
+    DEFAULT_MODE,
+    `the bound per document, judged by gold section (alpha ${defaultAlpha}, λ ${defaultLambda}, ${passageStage.slice(passageStage.indexOf('document stage'))}`,
+    [...PER_DOCUMENT, settings.k2].map((perDocument) => ({ perDocument, ...NO_DECAY, params: { perDocument } })),
+    'section',
   );
   // The softer form, a decay of a document's further passages (session 36), at the same defaults.
   await devSweep(
