@@ -55,7 +55,7 @@ export const MODES = {
     // dev splits of both sets: the document stage (summaryShare, documentAlpha, summaryPieces) by
     // document-stage recall@20/100, then alpha and λ by the worst margin over BM25, then the summed
     // gain over it (scripts/choose-defaults.ts). No passage budget: none is free of loss on both dev
-    // splits (the Python docs lose recall@100 under every one tried); a corpus sets its own (the demo's is 2,000).
+    // splits (the Python docs lose recall@100 under every one tried); a corpus sets its own (the demo's, chosen by dhr tune, is 8,100).
     // perDocumentDecay 0.01: the largest that loses neither dev split a question at Top-1/5/20/100
     // (the Python docs gain 2.3 points at Top-5 and 4.8 at Top-20; docs/eval/README.md, session 36).
     defaults: { lambda: 0.5, alpha: 0.1, documentAlpha: 0.6, summaryShare: 1, summaryPieces: true, perDocumentDecay: 0.01 },
