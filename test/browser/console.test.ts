@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import puppeteer, { type Browser, type ElementHandle, type Page } from 'puppeteer-core';
-import { loadDemoCorpus } from '../../src/cli/demo';
+import { DEMO_PASSAGE_BUDGET, loadDemoCorpus } from '../../src/cli/demo';
 import { loadConfig } from '../../src/config';
 import { EncoderSet } from '../../src/encoders/set';
 import { embedPending } from '../../src/pipeline/embed';
@@ -107,7 +107,7 @@ describe('the console', () => {
     // Where each ranking parameter came from: the question gives none, so the mode's defaults, and
     // the demo corpus's own setting (its stage-2 passage budget, stored by the demo loader).
     expect(await textOf(page, '.parameters')).toMatch(/lambda [\d.]+ \(mode\) · alpha [\d.]+ \(mode\)/);
-    expect(await textOf(page, '.parameters')).toMatch(/passageBudget 2000 \(corpus\)/);
+    expect(await textOf(page, '.parameters')).toContain(`passageBudget ${DEMO_PASSAGE_BUDGET} (corpus)`);
     expect(await textOf(page, '.parameters')).toMatch(/perDocumentDecay 0\.01 \(mode\)/);
     await page.screenshot({ path: join(SHOTS, 'search.png') });
     // The README's picture (docs/console.png), refreshed on request only so a test run leaves the checkout clean.
