@@ -45,7 +45,7 @@ export async function loadDemoCorpus(db: Database, options: IngestOptions, limit
   await setModeSettings(db, 'HYBRID_HIERARCHICAL', {
     values: { passageBudget: DEMO_PASSAGE_BUDGET },
     setBy: 'demo',
-    note: "dhr tune's choice on this corpus without labels (seed 0): the mode's weights, stage 2's passage budget 8100 (docs/eval/README.md)",
+    note: `dhr tune's choice on this corpus without labels (seed 0): the mode's weights, stage 2's passage budget ${DEMO_PASSAGE_BUDGET} (docs/eval/README.md)`,
   });
   return result.created;
 }

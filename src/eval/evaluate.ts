@@ -173,6 +173,7 @@ export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: E
 
   // The hybrid and BM25 settings on the dev split.
   const sweeps: Sweep[] = [];
+  const devWithSections = dev.filter((q) => q.goldSections.length > 0).length;
   const devSweep = async (
     mode: RetrievalMode,
     varied: string,
@@ -184,7 +185,7 @@ export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: E
       log(`  ${mode} sweep of "${varied}" skipped (--skip-sweep ${skip})`);
       return undefined;
     }
-    if (judge === 'section' && !dev.some((q) => q.goldSections.length > 0)) return undefined;
+    if (judge === 'section' && devWithSections === 0) return undefined;
     const reused = settings.reuse?.sweeps.find((w) => w.mode === mode && w.varied === varied);
     if (settings.reuse && !reused) log(`  the reused sweeps have no ${mode} sweep of "${varied}": running it`);
     if (reused) {
@@ -197,8 +198,8 @@ export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: E
       const r = judge === 'stage' ? s.stage! : judge === 'section' ? s.section! : judged(s, mode, target)!;
       points.push({ params, top: r.top, mrr20: r.mrr20 });
     }
-    const judgedBy = judge === 'stage' ? 'document-stage recall (dev)' : `${judge === 'section' ? `section Top-k, over the ${dev.filter((q) => q.goldSections.length > 0).length} questions with a gold section` : `${target} Top-k`} (dev)`;
-    const result = { mode, varied, judged: judgedBy, points, best: bestPoint(points, judge === 'stage') };
+    const judgedBy = { stage: 'document-stage recall', section: `section Top-k, over the ${devWithSections} questions with a gold section`, target: `${target} Top-k` }[judge];
+    const result = { mode, varied, judged: `${judgedBy} (dev)`, points, best: bestPoint(points, judge === 'stage') };
     log(`  ${mode} ${varied}: best ${JSON.stringify(result.best.params)} (Top-20 ${result.best.top['20']}, MRR@20 ${result.best.mrr20})`);
     sweeps.push(result);
     return result;
@@ -265,10 +266,11 @@ export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: E
   // A bound on passages per document at the product's other defaults (a few long pages can fill
   // the top k2 with their passages and push the gold page out); k2 = no bound.
   const { lambda: defaultLambda, alpha: defaultAlpha } = MODES.HYBRID_HIERARCHICAL.defaults;
+  const perDocumentGrid = [...PER_DOCUMENT, settings.k2].map((perDocument) => ({ perDocument, ...NO_DECAY, params: { perDocument } }));
   const perDocumentSweep = await devSweep(
     DEFAULT_MODE,
     `passages per document (alpha ${defaultAlpha}, λ ${defaultLambda}, ${passageStage.slice(passageStage.indexOf('document stage'))}`,
-    [...PER_DOCUMENT, settings.k2].map((perDocument) => ({ perDocument, ...NO_DECAY, params: { perDocument } })),
+    perDocumentGrid,
   );
   // The same bound judged by the gold section, where the set has them beside a coarser target: judged
   // by documents a bound of one can only move a document's best passage up (the passages it drops are
@@ -276,7 +278,7 @@ export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: E
   await devSweep(
     DEFAULT_MODE,
     `the bound per document, judged by gold section (alpha ${defaultAlpha}, λ ${defaultLambda}, ${passageStage.slice(passageStage.indexOf('document stage'))}`,
-    [...PER_DOCUMENT, settings.k2].map((perDocument) => ({ perDocument, ...NO_DECAY, params: { perDocument } })),
+    perDocumentGrid,
     'section',
   );
   // The softer form, a decay of a document's further passages (session 36), at the same defaults.

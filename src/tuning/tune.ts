@@ -70,7 +70,7 @@ export interface TuneReport {
   choice: Choice;
   /** HYBRID_HIERARCHICAL: stage 2's passage budget for the chosen point (budget.ts). */
   passageBudget?: BudgetSearch;
-  /** Wall time of the tune, questions drawn to choice, and the points it ran (a point reached twice runs once). */
+  /** The tune's wall time, from drawing the questions to the budget's choice, and the points it ran (a point reached twice runs once). */
   seconds: number;
   pointsRun: number;
 }
@@ -120,7 +120,7 @@ async function tuneAlone(db: Database, targets: EmbeddingTargets, o: TuneOptions
   ];
   // A point reached twice (the settings in force are the built-in defaults on a corpus with no
   // settings, and are on the grid) runs once: same statements, same questions, same ranks.
-  const statements = new Set([...baselines, ...points.map((p) => ({ ...p, mode }))].map((p) => pointKey(p.mode, p.values)));
+  const statements = new Set([...baselines.map((b) => pointKey(b.mode, b.values)), ...points.map((p) => pointKey(mode, p.values))]);
   const total = statements.size + (plan ? budgetPoints(plan) : 0);
   let done = 0;
   const scored = new Map<string, PointScore>();
