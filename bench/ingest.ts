@@ -14,7 +14,9 @@
  * columns under the database's default collation (migration 0020 undone on the fresh store) and
  * twice under COLLATE "C" (order default, C, C, default: a steady drift in load touches both alike),
  * and the ratio C / default of each path. BENCH_COMPARE=passage-key: the same with migration 0021
- * undone (the plain (document_id, ordinal) key) against the key that INCLUDEs the passage id. With
+ * undone (the plain (document_id, ordinal) key) against the key that INCLUDEs the passage id;
+ * BENCH_COMPARE=postings-by-document: the postings' keys as migrated (lexeme first) against the same
+ * keys document first (tried, not adopted). With
  * DATABASE_URL set, a comparison runs on the server only (PGlite's databases have collation C).
  */
 import 'reflect-metadata';
@@ -40,7 +42,10 @@ const DEFAULT_COLLATION = ['passage_postings', 'document_postings', 'bm25_terms'
   (t) => `ALTER TABLE ${t} ALTER COLUMN lexeme TYPE text COLLATE "default"`,
 );
 
-/** What BENCH_COMPARE measures: the store as migrated (`after`) against it with one migration undone (`before`). */
+/**
+ * What BENCH_COMPARE measures: the store as migrated (`after`) against it with one migration undone
+ * (`before`), or the store as migrated (`before`) against a change tried on it (`apply`, `after`).
+ */
 const COMPARISONS = {
   collation: { before: 'lexemes default', after: 'lexemes C', ratio: 'C / default', undo: DEFAULT_COLLATION },
   'passage-key': {
@@ -51,10 +56,24 @@ const COMPARISONS = {
       'ALTER TABLE passages DROP CONSTRAINT passages_document_id_ordinal_key, ADD CONSTRAINT passages_document_id_ordinal_key UNIQUE (document_id, ordinal)',
     ],
   },
+  // Tried in session 39, not adopted (docs/benchmarks.md): the store as migrated against it with the
+  // postings keyed document first.
+  'postings-by-document': {
+    before: 'keys lexeme first',
+    after: 'keys document first',
+    ratio: 'document first / lexeme first',
+    undo: [],
+    apply: [
+      'ALTER TABLE passage_postings DROP CONSTRAINT passage_postings_pkey, ADD CONSTRAINT passage_postings_pkey PRIMARY KEY (document_id, lexeme, passage_id) INCLUDE (tf, length)',
+      'ALTER TABLE document_postings DROP CONSTRAINT document_postings_pkey, ADD CONSTRAINT document_postings_pkey PRIMARY KEY (document_id, lexeme) INCLUDE (tf_body, tf_summary, length_body, length_summary)',
+      'DROP INDEX document_postings_document_idx',
+    ],
+  },
 } as const;
 const compareName = process.env.BENCH_COMPARE ?? (process.env.BENCH_COLLATION === 'compare' ? 'collation' : undefined);
 if (compareName !== undefined && !(compareName in COMPARISONS)) throw new Error(`BENCH_COMPARE: one of ${Object.keys(COMPARISONS).join(', ')}`);
-const comparison = compareName === undefined ? undefined : COMPARISONS[compareName as keyof typeof COMPARISONS];
+const comparison: { before: string; after: string; ratio: string; undo: readonly string[]; apply?: readonly string[] } | undefined =
+  compareName === undefined ? undefined : COMPARISONS[compareName as keyof typeof COMPARISONS];
 
 type Open = () => Promise<{ db: Database; cleanup: () => Promise<void> }>;
 
@@ -91,7 +110,7 @@ async function benchOne(name: string, open: Open) {
     const { db, cleanup } = await open();
     try {
       await migrate(db);
-      if (undone) for (const sql of comparison!.undo) await db.exec(sql);
+      for (const sql of (undone ? comparison?.undo : comparison?.apply) ?? []) await db.exec(sql);
       const rate = await measure(label, db, totalPassages, async () => {
         const result = await ingest(db, corpus, { ...DEFAULT_INGEST_OPTIONS, concurrency, bulk, batchPassages });
         if (result.failed > 0 || result.created !== documents) throw new Error(`expected ${documents} created, got ${JSON.stringify(result)}`);
