@@ -132,10 +132,11 @@ export class TextCorpus {
   private readonly rand: () => number;
   private next = 1;
 
-  constructor(readonly spec: TextCorpusSpec) {
+  /** streamSeed: other documents over the same vocabulary (bench:ingest's BENCH_INTO adds them to a loaded store). */
+  constructor(readonly spec: TextCorpusSpec, streamSeed = spec.seed) {
     this.words = makeVocabulary(spec.vocabulary, spec.seed);
     this.cdf = zipfCdf(spec.vocabulary, spec.zipfS, spec.zipfQ);
-    this.rand = prng(spec.seed);
+    this.rand = prng(streamSeed);
   }
 
   private text(n: number, topics: number[], stopWords: boolean): string {

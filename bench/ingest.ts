@@ -18,6 +18,12 @@
  * BENCH_COMPARE=postings-by-document: the postings' keys as migrated (lexeme first) against the same
  * keys document first (tried, not adopted). With
  * DATABASE_URL set, a comparison runs on the server only (PGlite's databases have collation C).
+ * BENCH_INTO=<database> (on DATABASE_URL's server, e.g. dhr_bench_hybrid_1m, which bench:hybrid
+ * loads): instead, the bulk path into a large store, BENCH_ROUNDS (2) times into one copy of it
+ * (CREATE DATABASE … TEMPLATE, dropped after) — each round BENCH_DOCUMENTS new documents of the BM25
+ * bench's Zipf vocabulary, 10 passages each — with the WAL it wrote and the checkpoints it caused
+ * (server-wide counters: run it alone). The fresh-store figures hide what a large store costs: a
+ * batch's postings land on random leaves of large B-trees (docs/benchmarks.md).
  */
 import 'reflect-metadata';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -25,7 +31,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { prepareDocument } from '../src/ingest/prepare';
-import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
+import { DEFAULT_INGEST_OPTIONS, type DocumentInput } from '../src/ingest/types';
 import type { Database } from '../src/store/db';
 import { ingest } from '../src/pipeline/ingest';
 import { BULK_BATCH_PASSAGES } from '../src/pipeline/bulk-ingest';
@@ -33,6 +39,7 @@ import { migrate } from '../src/store/migrate';
 import { PgliteDatabase } from '../src/store/pglite';
 import { PostgresDatabase } from '../src/store/postgres';
 import { generateCorpus } from './corpus';
+import { TextCorpus, textTierSpec } from './bm25-corpus';
 
 const documents = Number(process.env.BENCH_DOCUMENTS ?? 3_000);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 4);
@@ -152,7 +159,66 @@ async function benchOne(name: string, open: Open) {
   console.log(`  ratio bulk / today: ${(bulk.rate / base.rate).toFixed(2)}x   (BM25 statistics equal: ${bulk.stats})`);
 }
 
+/** `count` documents of the BM25 bench's text (title, an abstract of 2 passages, sections of the rest), keys and stream unique to `seed`. */
+function textDocuments(count: number, seed: number): DocumentInput[] {
+  // The vocabulary of bench:hybrid's and bench:bm25's stores (their seed), another stream of documents.
+  const b = new TextCorpus({ ...textTierSpec('1m'), documents: count }, seed).nextDocuments(count);
+  const per = b.texts.length / b.ids.length;
+  return b.ids.map((id, i) => {
+    const texts = b.texts.slice(i * per, (i + 1) * per);
+    const titles = b.sectionTitles.slice(i * per, (i + 1) * per);
+    const sections = [...new Set(titles.slice(2))].map((title) => ({
+      title,
+      text: texts.filter((_, j) => j >= 2 && titles[j] === title).join('\n\n'),
+    }));
+    return { key: `bench-into/${seed}/${id}`, title: b.titles[i], abstract: texts.slice(0, 2).join('\n\n'), sections };
+  });
+}
+
+async function benchInto(url: string, source: string) {
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 2);
+  const admin = new Client({ connectionString: url });
+  await admin.connect();
+  const name = `dhr_bench_into_${process.pid}`;
+  const server = async () =>
+    (await admin.query<{ lsn: string; checkpoints: string }>(
+      'SELECT pg_current_wal_lsn()::text AS lsn, (checkpoints_req + checkpoints_timed)::text AS checkpoints FROM pg_stat_bgwriter',
+    )).rows[0];
+  console.log(`\nPostgreSQL server: bulk ingest into a copy of ${source}, ${rounds} × ${documents} new documents`);
+  const copyStarted = Date.now();
+  await admin.query(`CREATE DATABASE ${name} TEMPLATE ${source}`);
+  console.log(`  copied in ${((Date.now() - copyStarted) / 1000).toFixed(1)} s`);
+  const target = new URL(url);
+  target.pathname = `/${name}`;
+  const db = new PostgresDatabase({ url: target.toString(), maxConnections: concurrency + 1 });
+  try {
+    const [{ count }] = await db.query<{ count: number }>('SELECT count(*)::int AS count FROM passages');
+    console.log(`  the store holds ${count} passages; ${JSON.stringify(await admin.query('SHOW shared_buffers').then((r) => r.rows[0]))}, ${JSON.stringify(await admin.query('SHOW max_wal_size').then((r) => r.rows[0]))}`);
+    for (let round = 1; round <= rounds; round++) {
+      const corpus = textDocuments(documents, 9_000 + round);
+      const passages = corpus.reduce((n, d) => n + prepareDocument(d, DEFAULT_INGEST_OPTIONS).passages.length, 0);
+      const before = await server();
+      await measure(`bulk into the store, round ${round}`, db, passages, async () => {
+        const result = await ingest(db, corpus, { ...DEFAULT_INGEST_OPTIONS, concurrency, bulk: true, batchPassages });
+        if (result.failed > 0 || result.created !== documents) throw new Error(`expected ${documents} created, got ${JSON.stringify(result)}`);
+      });
+      const after = await server();
+      const wal = await admin.query<{ mb: string }>('SELECT round(pg_wal_lsn_diff($1, $2) / 1048576.0)::text AS mb', [after.lsn, before.lsn]);
+      console.log(`    WAL ${wal.rows[0].mb} MB (${((Number(wal.rows[0].mb) * 1024) / passages).toFixed(0)} kB a passage), checkpoints ${Number(after.checkpoints) - Number(before.checkpoints)}`);
+    }
+  } finally {
+    await db.close();
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.end();
+  }
+}
+
 async function main() {
+  if (process.env.BENCH_INTO) {
+    if (!process.env.DATABASE_URL) throw new Error('BENCH_INTO needs DATABASE_URL (the server that holds the database)');
+    if (!/^[a-z_][a-z0-9_]*$/.test(process.env.BENCH_INTO)) throw new Error('BENCH_INTO: a database name (lower case, digits, _)');
+    return benchInto(process.env.DATABASE_URL, process.env.BENCH_INTO);
+  }
   // PGlite's database collation is C already: a comparison runs on the server when there is one.
   if (!(comparison && process.env.DATABASE_URL)) await benchOne('PGlite (embedded, on disk)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'dhr-bench-'));
