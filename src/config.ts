@@ -8,6 +8,7 @@ import { DEFAULT_INGEST_OPTIONS, type IngestOptions } from './ingest/types';
 import { LOG_LEVELS, type LogLevel } from './observability/logger';
 import { RANKING_LIMITS, type RankingLayer } from './retrieval/parameters';
 import { DEFAULT_BM25, DEFAULT_EF_FACTOR, DEFAULT_MAX_SCAN_TUPLES, ITERATIVE_SCANS, type Bm25Settings, type IterativeScan } from './retrieval/types';
+import { DEFER_INDEXES_FROM_PASSAGES } from './store/deferred-indexes';
 import { DEFAULT_PREPARED_STATEMENTS } from './store/postgres';
 
 /** Settings from the environment; every one has a default so the embedded demo needs none. */
@@ -52,6 +53,8 @@ export interface Config {
   dbConnectionsPerRequest: number;
   /** Rows read, encoded and written per step when embedding the corpus (the encoder picks its own forward batch). */
   embedBatchSize: number;
+  /** A bulk ingest of this many passages or more into a store without postings indexes them once at its end (0: never; store/deferred-indexes.ts). */
+  bulkDeferIndexesFrom: number;
   /** Embed new and changed documents as part of ingest. */
   embedOnIngest: boolean;
   /** Job workers the server runs in-process (0: only `dhr worker` processes work jobs). */
@@ -171,6 +174,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbPreparedStatements: intSetting(env, 'DB_PREPARED_STATEMENTS', DEFAULT_PREPARED_STATEMENTS, 0, 1000),
     dbConnectionsPerRequest: intSetting(env, 'DB_CONNECTIONS_PER_REQUEST', defaultConnectionShare(dbPoolMax), 1, 10_000),
     embedBatchSize: intSetting(env, 'EMBED_BATCH_SIZE', 64, 1, 4096),
+    bulkDeferIndexesFrom: intSetting(env, 'BULK_DEFER_INDEXES_PASSAGES', DEFER_INDEXES_FROM_PASSAGES, 0, 1_000_000_000),
     embedOnIngest: boolSetting(env, 'EMBED_ON_INGEST', true),
     efSearch: intSetting(env, 'HNSW_EF_SEARCH', 100, 1, 1000),
     efFactor: numberSetting(env, 'HNSW_EF_FACTOR', DEFAULT_EF_FACTOR, 1, 100),

@@ -205,4 +205,37 @@ describe('bulk ingest killed with SIGKILL, then run again', () => {
       await store.drop();
     }
   }, 400_000);
+
+  // PostgreSQL only: a load into an empty store there drops the postings' indexes until its end.
+  (process.env.DATABASE_URL ? it : it.skip)(
+    'killed inside a batch of a load whose postings indexes wait for its end: the re-run builds them and finishes',
+    async () => {
+      const store = await createProcessStore(join(work, 'deferred'));
+      const indexes = `SELECT indexname FROM pg_indexes WHERE tablename IN ('passage_postings', 'document_postings') ORDER BY 1`;
+      try {
+        const killed = await ingestCli(clean, { ...store.env, BULK_DEFER_INDEXES_PASSAGES: '1', DHR_TEST_CRASH_AFTER: 'batch:4' });
+        {
+          const { db, close } = await store.open();
+          try {
+            // What the killed run left: the record of what it dropped, and none of the indexes.
+            expect((await db.query('SELECT name FROM deferred_indexes')).length).toBe(5);
+            expect(await db.query(indexes)).toEqual([]);
+          } finally {
+            await close();
+          }
+        }
+        await killThenResume(store, killed, clean);
+        const { db, close } = await store.open();
+        try {
+          expect((await db.query(indexes)).length).toBe(5);
+          expect(await db.query('SELECT name FROM deferred_indexes')).toEqual([]);
+        } finally {
+          await close();
+        }
+      } finally {
+        await store.drop();
+      }
+    },
+    400_000,
+  );
 });

@@ -40,6 +40,8 @@ export async function ingestCommand(config: Config, paths: string[], options: { 
         // 16 documents or more (a directory, a JSONL file) take the bulk path: batches of documents
         // per transaction, BM25 built once a batch (pipeline/bulk-ingest.ts).
         batchPassages: options.batchPassages,
+        // A large load into an empty store indexes its postings once at the end (store/deferred-indexes.ts).
+        deferIndexesFrom: config.bulkDeferIndexesFrom,
         // Whatever an earlier, interrupted run left pending is finished too, whichever files it read.
         finishAll: true,
         // When embedding, passages are split to the active passage model's token budget (with

@@ -6,6 +6,7 @@ import type { Database } from '../store/db';
 import { isDatabaseUnavailable, isStorageFault } from '../store/faults';
 import { writeBatch } from '../store/bulk-write';
 import { writeDocument, type WriteResult } from '../store/write';
+import { buildDeferredIndexes, deferPostingsIndexes, DEFER_INDEXES_FROM_PASSAGES } from '../store/deferred-indexes';
 import { failed, summarize, type IngestOutcome, type IngestRunOptions, type IngestSummary } from './outcomes';
 
 /** Passages per bulk transaction: large enough that per-statement costs vanish, small enough to keep a crash's loss and the locks short. */
@@ -18,6 +19,8 @@ export interface BulkRunOptions extends IngestRunOptions {
   onBatchWritten?: (batch: number) => void;
   /** A batch committed. */
   onBatchCommitted?: (batch: number, documents: number) => void;
+  /** Passages from which an ingest into an empty store indexes its postings once at the end (default DEFER_INDEXES_FROM_PASSAGES; 0: never). */
+  deferIndexesFrom?: number;
 }
 
 interface Batch {
@@ -61,6 +64,9 @@ export async function ingestBulk(
   });
 
   const batches = plan(prepared, Math.max(1, options.batchPassages ?? BULK_BATCH_PASSAGES));
+  const passages = prepared.reduce((n, p) => n + p.doc.passages.length, 0);
+  const deferFrom = options.deferIndexesFrom ?? DEFER_INDEXES_FROM_PASSAGES;
+  const deferred = deferFrom > 0 && passages >= deferFrom && (await deferPostingsIndexes(db));
   const writeOne = async (batch: Batch): Promise<void> => {
     await Promise.all(batch.after.map((b) => b.finished));
     let results: (WriteResult | Error)[];
@@ -109,7 +115,14 @@ export async function ingestBulk(
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(concurrency, batches.length) }, worker));
+  try {
+    await Promise.all(Array.from({ length: Math.min(concurrency, batches.length) }, worker));
+  } catch (error) {
+    // The record stays for the next open of the store when the database is what failed.
+    if (deferred) await buildDeferredIndexes(db).catch(() => undefined);
+    throw error;
+  }
+  if (deferred) await buildDeferredIndexes(db);
   return summarize(outcomes);
 }
 

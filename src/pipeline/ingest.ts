@@ -60,6 +60,8 @@ export interface IngestPipelineOptions extends IngestOptions {
   bulk?: boolean;
   /** Passages per bulk transaction (default BULK_BATCH_PASSAGES). */
   batchPassages?: number;
+  /** Bulk path: passages from which a load into an empty store indexes its postings once at the end (default DEFER_INDEXES_FROM_PASSAGES; 0: never). */
+  deferIndexesFrom?: number;
 }
 
 /** From this many documents an ingest takes the bulk path; fewer keep one transaction per document. */

@@ -3,6 +3,7 @@ import type { Database, Distribution } from './db';
 import { explainConnectFailure } from './connect-problem';
 import type { ConnectionLostFields } from './faults';
 import { migrate, MigrationError } from './migrate';
+import { buildDeferredIndexes } from './deferred-indexes';
 import { PgliteDatabase } from './pglite';
 import { PostgresDatabase, redactUrl } from './postgres';
 import { ReplicaSet } from './replicas';
@@ -57,6 +58,8 @@ export async function openMigratedDatabase(config: StoreLocation): Promise<Datab
   const db = await openDatabase(config);
   try {
     await migrate(db, undefined, { distributed: config.distributed });
+    // What a bulk ingest that died half way left unbuilt (store/deferred-indexes.ts).
+    await buildDeferredIndexes(db);
   } catch (error) {
     await db.close().catch(() => undefined);
     // The first statement is the first connection: a wrong host, port, password or database name reads as one line.
