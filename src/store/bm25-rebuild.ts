@@ -1,4 +1,5 @@
 import type { Database, Queryable } from './db';
+import { indexDefinitions } from './index-definitions';
 
 /**
  * A set-based rebuild of every BM25 posting and statistic (migration 0007's tables) from the
@@ -74,7 +75,7 @@ export async function rebuildBm25(db: Database, options: Bm25RebuildOptions = {}
     await tx.exec('ALTER TABLE passages ENABLE TRIGGER passages_bm25_update');
 
     // New tables shaped as the live ones (columns, defaults, checks), without their indexes yet.
-    const indexes = await indexDefinitions(tx);
+    const indexes = await shadowIndexes(tx);
     for (const t of TABLES) await tx.exec(`CREATE TABLE ${shadow(t)} (LIKE ${quote(t)} INCLUDING ALL EXCLUDING INDEXES)`);
     await build(tx);
     for (const index of indexes) await tx.exec(index.build);
@@ -156,22 +157,12 @@ async function build(tx: Queryable): Promise<void> {
 }
 
 /**
- * The live tables' indexes and key constraints as the catalog defines them (so the migrations stay
- * their one definition): a statement that builds each on the new table under a temporary name, and
- * one that gives it the live name once the old table is gone.
+ * The live tables' indexes and key constraints (store/index-definitions.ts): a statement that
+ * builds each on the new table under a temporary name, and one that gives it the live name once
+ * the old table is gone.
  */
-async function indexDefinitions(tx: Queryable): Promise<{ build: string; rename: string }[]> {
-  const rows = await tx.query<{ table_name: string; index_name: string; constraint_name: string | null; definition: string }>(
-    `SELECT t.relname AS table_name, i.relname AS index_name, c.conname AS constraint_name,
-            CASE WHEN c.oid IS NULL THEN pg_get_indexdef(i.oid) ELSE pg_get_constraintdef(c.oid) END AS definition
-     FROM pg_index x
-     JOIN pg_class i ON i.oid = x.indexrelid
-     JOIN pg_class t ON t.oid = x.indrelid
-     LEFT JOIN pg_constraint c ON c.conindid = i.oid AND c.conrelid = t.oid
-     WHERE t.oid = ANY($1::regclass[])
-     ORDER BY t.relname, c.oid IS NULL, i.relname`,
-    [TABLES],
-  );
+async function shadowIndexes(tx: Queryable): Promise<{ build: string; rename: string }[]> {
+  const rows = await indexDefinitions(tx, TABLES);
   return rows.map((r) => {
     const temporary = quote(r.index_name + SHADOW);
     if (r.constraint_name) {

@@ -1,4 +1,5 @@
 import type { Database } from './db';
+import { indexDefinitions } from './index-definitions';
 
 /**
  * The postings' keys and indexes, dropped while a bulk ingest fills an empty store and built once
@@ -39,18 +40,7 @@ export async function deferPostingsIndexes(db: Database, lockTimeoutMs = 2_000):
                 AND NOT EXISTS (SELECT 1 FROM deferred_indexes) AS free`,
       );
       if (!free) return false;
-      // The catalog's own definitions, so the migrations stay their one source (as bm25-rebuild.ts reads them).
-      const indexes = await tx.query<{ table_name: string; index_name: string; constraint_name: string | null; definition: string }>(
-        `SELECT t.relname AS table_name, i.relname AS index_name, c.conname AS constraint_name,
-                CASE WHEN c.oid IS NULL THEN pg_get_indexdef(i.oid) ELSE pg_get_constraintdef(c.oid) END AS definition
-         FROM pg_index x
-         JOIN pg_class i ON i.oid = x.indexrelid
-         JOIN pg_class t ON t.oid = x.indrelid
-         LEFT JOIN pg_constraint c ON c.conindid = i.oid AND c.conrelid = t.oid
-         WHERE t.oid = ANY($1::regclass[])
-         ORDER BY t.relname, i.relname`,
-        [TABLES],
-      );
+      const indexes = await indexDefinitions(tx, TABLES);
       for (const r of indexes) {
         const build = r.constraint_name
           ? `ALTER TABLE ${quote(r.table_name)} ADD CONSTRAINT ${quote(r.constraint_name)} ${r.definition}`
