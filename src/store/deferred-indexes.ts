@@ -4,7 +4,7 @@ import { indexDefinitions } from './index-definitions';
 /**
  * The postings' keys and indexes, dropped while a bulk ingest fills an empty store and built once
  * at its end: sorting the whole load once costs less than inserting every posting into four
- * B-trees (bench:ingest BENCH_COMPARE=deferred-indexes, docs/benchmarks.md). Each dropped
+ * B-trees (bench:ingest, docs/benchmarks.md). Each dropped
  * definition is recorded in `deferred_indexes` (migration 0023) in the transaction that drops it,
  * and built from that record, so a load that dies half way leaves the store complete but slow
  * (searches scan the postings) until the next open of the store or bulk ingest builds them.
@@ -15,8 +15,8 @@ const TABLES = ['passage_postings', 'document_postings'];
 
 /**
  * From this many passages, a bulk ingest into a store without postings builds the postings' keys
- * and indexes once at its end (below): 1.39× the bulk path at 30,000 passages
- * (bench:ingest BENCH_COMPARE=deferred-indexes, docs/benchmarks.md). Smaller loads keep the usual
+ * and indexes once at its end (below): 1.26–1.28× indexing as it writes at 30,000 passages, 1.23×
+ * at 10,000 (bench:ingest, docs/benchmarks.md). Smaller loads keep the usual
  * way: their inserts cost little, and searches scan the postings while their indexes are away.
  */
 export const DEFER_INDEXES_FROM_PASSAGES = 10_000;
@@ -67,7 +67,7 @@ export async function buildDeferredIndexes(db: Database, maintenanceWorkMem = '2
   if (db.kind !== 'postgres') return 0;
   const [{ n }] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM deferred_indexes');
   if (n === 0) return 0;
-  const built = await db.transaction(async (tx) => {
+  return db.transaction(async (tx) => {
     // Index builds may outlast STATEMENT_TIMEOUT_MS, which bounds serving (as migrations do).
     await tx.exec('SET LOCAL statement_timeout = 0');
     await tx.query(`SELECT set_config('maintenance_work_mem', $1, true)`, [maintenanceWorkMem]);
@@ -78,7 +78,6 @@ export async function buildDeferredIndexes(db: Database, maintenanceWorkMem = '2
     if (rows.length > 0) await tx.exec(`ANALYZE ${TABLES.join(', ')}`);
     return rows.length;
   });
-  return built;
 }
 
 const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
