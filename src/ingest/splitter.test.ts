@@ -40,6 +40,12 @@ describe('splitSentences', () => {
       'Then a paragraph with a line break.',
     ]);
   });
+
+  it('reads a blank line holding spaces or tabs as a paragraph break, and other whitespace between line breaks not', () => {
+    expect(splitSentences('one\n \t\r\ntwo\n\n\nthree\u00a0\n\nfour')).toEqual(['one', 'two', 'three', 'four']);
+    // A no-break space is not blank-line whitespace (PARAGRAPH_BREAK), nor is a form feed alone between words.
+    expect(splitSentences('one\n\u00a0\ntwo\fthree')).toEqual(['one two three']);
+  });
 });
 
 describe('splitPassages', () => {
