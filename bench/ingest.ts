@@ -28,14 +28,14 @@
  * batch's postings land on random leaves of large B-trees (docs/benchmarks.md).
  */
 import 'reflect-metadata';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { prepareDocument } from '../src/ingest/prepare';
 import { DEFAULT_INGEST_OPTIONS, type DocumentInput } from '../src/ingest/types';
 import type { Database } from '../src/store/db';
-import { ingest } from '../src/pipeline/ingest';
+import { ingest, type IngestEvent } from '../src/pipeline/ingest';
 import { BULK_BATCH_PASSAGES } from '../src/pipeline/bulk-ingest';
 import { migrate } from '../src/store/migrate';
 import { PgliteDatabase } from '../src/store/pglite';
@@ -86,16 +86,37 @@ const comparison: { before: string; after: string; ratio: string; undo: readonly
 
 type Open = () => Promise<{ db: Database; cleanup: () => Promise<void> }>;
 
+/**
+ * The machine's busy CPU seconds so far, all cores (Linux /proc/stat; null elsewhere): with Node's
+ * own, what a path costs whatever the cores, so the rate it could reach on this machine is
+ * cores / (CPU seconds a passage) (the database runs on the same machine here).
+ */
+function machineBusySeconds(): number | null {
+  if (!existsSync('/proc/stat')) return null;
+  const [user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  return (user + nice + system + irq + softirq + steal) / 100;
+}
+
 async function measure(label: string, db: Database, passages: number, run: () => Promise<void>): Promise<number> {
   db.statements.reset();
+  const busy = machineBusySeconds();
+  const node = process.cpuUsage();
   const started = process.hrtime.bigint();
   await run();
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const nodeSeconds = (({ user, system }) => (user + system) / 1e6)(process.cpuUsage(node));
+  const busySeconds = busy === null ? null : machineBusySeconds()! - busy;
   const rate = passages / seconds;
   console.log(
     `  ${label.padEnd(44)} ${passages.toString().padStart(7)} passages  ${seconds.toFixed(2).padStart(7)} s  ` +
       `${rate.toFixed(0).padStart(7)} passages/s  ${(db.statements.count / passages).toFixed(3)} statements/passage`,
   );
+  if (busySeconds !== null) {
+    console.log(
+      `    CPU: the machine ${busySeconds.toFixed(2)} s busy of ${(seconds * cpus().length).toFixed(2)} (${cpus().length} cores), Node ${nodeSeconds.toFixed(2)} s; ` +
+        `${((busySeconds / passages) * 1e6).toFixed(0)} µs a passage, so at most ${((cpus().length * passages) / busySeconds).toFixed(0)} passages/s on these cores`,
+    );
+  }
   return rate;
 }
 
@@ -111,20 +132,32 @@ async function bm25Stats(db: Database): Promise<string> {
 
 async function benchOne(name: string, open: Open) {
   const corpus = generateCorpus(documents);
+  // Preparing (splitting, summaries, content hashes) is Node's share of every path: timed here alone.
+  const prepareStarted = process.hrtime.bigint();
   const totalPassages = corpus.reduce((n, d) => n + prepareDocument(d, DEFAULT_INGEST_OPTIONS).passages.length, 0);
+  const prepareSeconds = Number(process.hrtime.bigint() - prepareStarted) / 1e9;
   const workers = `concurrency ${concurrency}`;
   console.log(`\n${name}: ${documents} documents, ${totalPassages} passages, each path in a fresh store`);
+  console.log(`  preparing them alone (Node, one thread): ${prepareSeconds.toFixed(2)} s, ${(totalPassages / prepareSeconds).toFixed(0)} passages/s`);
 
   const run = async (label: string, bulk: boolean, undone = false, deferIndexesFrom?: number): Promise<{ rate: number; stats: string; again?: number }> => {
     const { db, cleanup } = await open();
     try {
       await migrate(db);
       for (const sql of (undone ? comparison?.undo : comparison?.apply) ?? []) await db.exec(sql);
+      // The bulk path's last batch commit: what follows it is the deferred index build (and the index step's check).
+      let lastCommit = 0n;
+      const onEvent = (e: IngestEvent) => {
+        if (e.stage === 'batch' && e.committed) lastCommit = process.hrtime.bigint();
+      };
       const rate = await measure(label, db, totalPassages, async () => {
-        const result = await ingest(db, corpus, { ...DEFAULT_INGEST_OPTIONS, concurrency, bulk, batchPassages, deferIndexesFrom });
+        const result = await ingest(db, corpus, { ...DEFAULT_INGEST_OPTIONS, concurrency, bulk, batchPassages, deferIndexesFrom, onEvent });
         if (result.failed > 0 || result.created !== documents) throw new Error(`expected ${documents} created, got ${JSON.stringify(result)}`);
         if (result.indexed !== totalPassages) throw new Error(`expected every passage indexed, got ${result.indexed}`);
       });
+      if (bulk && lastCommit > 0n) {
+        console.log(`    of which after its last batch committed (the deferred indexes built, if any): ${(Number(process.hrtime.bigint() - lastCommit) / 1e9).toFixed(2)} s`);
+      }
       const stats = await bm25Stats(db);
       let again: number | undefined;
       if (bulk) {
