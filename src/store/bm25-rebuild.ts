@@ -1,5 +1,5 @@
 import type { Database, Queryable } from './db';
-import { indexDefinitions } from './index-definitions';
+import { indexDefinitions, quoteIdentifier as quote } from './index-definitions';
 
 /**
  * A set-based rebuild of every BM25 posting and statistic (migration 0007's tables) from the
@@ -209,5 +209,3 @@ async function lockForSwap(tx: Queryable, waitMs: number): Promise<void> {
 
 /** SQLSTATE of a lock_timeout. */
 const LOCK_NOT_AVAILABLE = '55P03';
-
-const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;

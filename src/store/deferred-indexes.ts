@@ -1,5 +1,5 @@
 import type { Database } from './db';
-import { indexDefinitions } from './index-definitions';
+import { indexDefinitions, quoteIdentifier as quote } from './index-definitions';
 
 /**
  * The postings' keys and indexes, dropped while a bulk ingest fills an empty store and built once
@@ -79,5 +79,3 @@ export async function buildDeferredIndexes(db: Database, maintenanceWorkMem = '2
     return rows.length;
   });
 }
-
-const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;

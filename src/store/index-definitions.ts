@@ -27,3 +27,6 @@ export function indexDefinitions(tx: Queryable, tables: readonly string[]): Prom
     [tables],
   );
 }
+
+/** An identifier quoted for the DDL built from these definitions. */
+export const quoteIdentifier = (name: string): string => `"${name.replace(/"/g, '""')}"`;
