@@ -149,24 +149,21 @@ async function authorizeMetrics(db: Database, config: Config, authFailures: Auth
 
 /**
  * The principal of a request that sends an Authorization header. A malformed, unknown or revoked
- * key counts against the client address (RATE_LIMIT_AUTH_FAILURES); an address past that budget
- * is refused (RATE_LIMITED) before its key is looked up. A database failure is not the
+ * key counts against the client address (RATE_LIMIT_AUTH_FAILURES); past that budget such a key
+ * is refused with RATE_LIMITED instead of UNAUTHENTICATED, while a valid key from the same
+ * address is served (many clients may share it behind a proxy). A database failure is not the
  * caller's, so it counts nothing.
  */
 async function authenticate(db: Database, authFailures: AuthFailureLimit, address: string, header: string, onFault?: (error: unknown) => unknown): Promise<Principal> {
-  const refusal = await authFailures.refusal(address);
-  if (refusal) throw refusal;
   let key: string | undefined;
   try {
     key = bearerKey(header);
   } catch (error) {
-    await authFailures.failed(address);
-    throw error;
+    throw (await authFailures.failed(address)) ?? error;
   }
   const principal = key === undefined ? undefined : await authenticateKey(db, key).catch((e: unknown) => Promise.reject(onFault ? onFault(e) : e));
   if (principal) return principal;
-  await authFailures.failed(address);
-  throw unauthenticated('the API key is unknown or revoked');
+  throw (await authFailures.failed(address)) ?? unauthenticated('the API key is unknown or revoked');
 }
 
 /**

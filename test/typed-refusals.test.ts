@@ -130,21 +130,29 @@ describe('typed refusals over HTTP', () => {
     expect(length.body).toEqual({ errors: [{ message: 'the Content-Length header is not a valid length', extensions: { code: 'BAD_REQUEST' } }] });
   });
 
-  it('limits failed authentications per address, before the key is looked up, and logs the operation name', async () => {
+  it('limits wrong keys per address, lets a valid key from that address through, and logs the operation name', async () => {
     // 127.0.0.2 guesses keys; 127.0.0.1 is another client (Linux routes all of 127/8 to loopback).
-    const guess = (key: string) =>
+    const from2 = (key: string) =>
       send(server.url, { from: '127.0.0.2', headers: { authorization: `Bearer ${key}` }, body: { query: `query Probe ${STATS}`, operationName: 'Probe' } });
     for (let i = 0; i < 5; i++) {
-      const reply = await guess(`dhr_wrong${i}`);
+      const reply = await from2(`dhr_wrong${i}`);
       expect(reply.status).toBe(401);
       expect(reply.body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
     }
-    // Over the budget of 5: refused whatever the key, even a valid one.
-    const refused = await guess(server.adminKey);
-    expect(refused.status).toBe(429);
-    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
-    expect(refused.body.errors[0].extensions).toMatchObject({ code: 'RATE_LIMITED', retryAfterSeconds: Number(refused.headers['retry-after']) });
-    expect(refused.body.errors[0].message).toMatch(/^too many failed authentications from this address: the limit is 5 per 60 s \(RATE_LIMIT_AUTH_FAILURES\)/);
+    // Over the budget of 5: a wrong key, well-formed or not, is refused as a guess.
+    for (const key of [`dhr_${'x'.repeat(43)}`, 'dhr_wrong5']) {
+      const refused = await from2(key);
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      expect(refused.body.errors[0].extensions).toMatchObject({ code: 'RATE_LIMITED', retryAfterSeconds: Number(refused.headers['retry-after']) });
+      expect(refused.body.errors[0].message).toMatch(/^too many failed authentications from this address: the limit is 5 per 60 s \(RATE_LIMIT_AUTH_FAILURES\)/);
+    }
+    // A valid key from the same address (another client behind the same proxy) is served,
+    // and does not clear the address's count of guesses.
+    const valid = await from2(server.adminKey);
+    expect(valid.status).toBe(200);
+    expect(valid.body).toEqual({ data: { stats: { documents: 0 } } });
+    expect((await from2('dhr_wrong6')).status).toBe(429);
 
     const other = await send(server.url, { from: '127.0.0.1', headers: { authorization: `Bearer ${server.adminKey}` }, body: { query: STATS } });
     expect(other.status).toBe(200);
@@ -152,6 +160,6 @@ describe('typed refusals over HTTP', () => {
 
     // Refused in the context, before Apollo resolved the operation: the log line still names it.
     const lines = server.logs.filter((l) => l.msg === 'request' && l.operationName === 'Probe');
-    expect(lines.map((l) => l.status)).toEqual([401, 401, 401, 401, 401, 429]);
+    expect(lines.map((l) => l.status)).toEqual([401, 401, 401, 401, 401, 429, 429, 200, 429]);
   });
 });
