@@ -3,6 +3,7 @@ import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphq
 import { buildSchema } from 'type-graphql';
 import { authChecker } from './auth';
 import { AdapterResolver } from './resolvers/adapter';
+import { RetrievalContextResolver } from './resolvers/context';
 import { DocumentConnectionResolver, DocumentResolver } from './resolvers/document';
 import { EmbeddingModelResolver } from './resolvers/embedding';
 import { IngestFormatResolver } from './resolvers/formats';
@@ -31,6 +32,7 @@ export const resolvers = [
   EmbeddingModelResolver,
   JobResolver,
   RetrievalResolver,
+  RetrievalContextResolver,
   ScoredPassageResolver,
   ScoredDocumentResolver,
   ApiKeyResolver,
