@@ -71,6 +71,7 @@ export async function ingestCommand(config: Config, paths: string[], options: { 
     embedBar.finish();
     if (result.embedded && targets) console.log(describeEmbed(result.embedded, targets));
     for (const o of result.outcomes.filter((o) => o.status === 'failed')) console.error(`failed: ${o.message}`);
+    for (const o of result.outcomes) for (const w of o.warnings) console.error(`warning: ${o.key ?? `#${o.index}`}: ${w}`);
     console.log(
       `ingested ${result.outcomes.length} documents: ${result.created} created, ${result.updated} updated, ` +
         `${result.unchanged} unchanged, ${result.failed} failed; ${result.passages} passages written`,

@@ -80,6 +80,24 @@ describe('parseHtml', () => {
     expect(parseHtml(html)).toEqual({ title: 'T', abstract: '', sections: [{ title: 'Ports', text: 'Port | Depth\nOslo | 12 m\n\nAfter.' }] });
   });
 
+  it('titles a heading holding only an image by its alt text and one holding only code by the code', () => {
+    const html = '<title>T</title><h2><img src="logo.png" alt="Logo"></h2><p>a</p><h2><code>run()</code></h2><p>b</p>';
+    expect(parseHtml(html)).toEqual({ title: 'T', abstract: '', sections: [{ title: 'Logo', text: 'a' }, { title: '`run()`', text: 'b' }] });
+  });
+
+  it('merges the text under a heading without text (an anchor target, an image without alt) into the section before it, with a warning', () => {
+    const html = '<title>T</title><h2>Keys</h2><p>a</p>\n<h2><a id="x"></a></h2><p>b</p>\n\n<h3><img src="i.png"></h3><p>c</p>';
+    expect(parseHtml(html)).toEqual({
+      title: 'T',
+      abstract: '',
+      sections: [{ title: 'Keys', text: 'a\n\nb\n\nc' }],
+      warnings: [
+        'the <h2> at line 2 (anchor "x") has no text: its text is read as part of the section before it',
+        'the <h3> at line 4 has no text: its text is read as part of the section before it',
+      ],
+    });
+  });
+
   it('uses the given title, keeping an h1 that differs from it as a section', () => {
     expect(parseHtml('<h1>Intro</h1><p>x</p>', 'Guide')).toEqual({ title: 'Guide', abstract: '', sections: [{ title: 'Intro', text: 'x' }] });
     expect(parseHtml('<h1>Guide</h1><p>x</p>', 'Guide')).toEqual({ title: 'Guide', abstract: 'x', sections: [] });

@@ -103,7 +103,7 @@ function tableText(table: HtmlElement): string {
     .join('\n');
 }
 
-function scan(root: HtmlNode[]): HeadedChunk[] {
+function scan(root: HtmlNode[], source: string, warnings: string[] = []): HeadedChunk[] {
   const chunks: HeadedChunk[] = [{ heading: null, paragraphs: [] }];
   let chunk = chunks[0];
   let words = '';
@@ -124,9 +124,13 @@ function scan(root: HtmlNode[]): HeadedChunk[] {
     if (isDropped(node)) return;
     const heading = HEADING.exec(node.name);
     if (heading) {
+      // Images are read by their alt text and code as code, so an empty heading holds neither
+      // (an icon without alt, an anchor target): it opens no section, its text stays where it is.
       const text = squash(extractLinks(inline(node)).text);
-      // An empty heading (an icon, an anchor target) opens no section: its text stays where it is.
-      if (!text) return;
+      if (!text) {
+        warnings.push(`${describeHeading(node, source)} has no text: its text is read as part of the section before it`);
+        return;
+      }
       flush();
       chunk = { heading: { level: Number(heading[1]), text }, paragraphs: [] };
       chunks.push(chunk);
@@ -152,6 +156,14 @@ function scan(root: HtmlNode[]): HeadedChunk[] {
   return chunks;
 }
 
+/** An untitled heading named for a warning: its tag, its line, and the anchor id it holds when it has one. */
+function describeHeading(node: HtmlElement, source: string): string {
+  const line = node.startIndex === null ? null : source.slice(0, node.startIndex).split('\n').length;
+  const anchor = DomUtils.findOne((e) => Boolean(e.attribs.id || e.attribs.name), [node], true);
+  const id = anchor ? anchor.attribs.id || anchor.attribs.name : null;
+  return `the <${node.name}>${line === null ? '' : ` at line ${line}`}${id ? ` (anchor "${id}")` : ''}`;
+}
+
 function pageTitle(document: ReturnType<typeof parseDocument>): string {
   const title = DomUtils.findOne((e) => e.name === 'title', document.children);
   return title ? squash(DomUtils.textContent(title)) : '';
@@ -159,7 +171,8 @@ function pageTitle(document: ReturnType<typeof parseDocument>): string {
 
 /** Parse a page, refusing one nested deeper than MAX_HTML_DEPTH (checked without recursion). */
 function parsePage(html: string, label: string): ReturnType<typeof parseDocument> {
-  const document = parseDocument(html);
+  // Start indices give the line a warning names.
+  const document = parseDocument(html, { withStartIndices: true });
   const stack: Array<[HtmlNode, number]> = document.children.map((n) => [n, 1]);
   while (stack.length > 0) {
     const [node, depth] = stack.pop()!;
@@ -172,7 +185,7 @@ function parsePage(html: string, label: string): ReturnType<typeof parseDocument
 /** The title a page gives itself: its lone leading h1, else its <title>; null when it has neither. */
 export function findHtmlTitle(html: string): string | null {
   const document = parsePage(html, 'html');
-  return titleHeading(scan(document.children))?.heading!.text || pageTitle(document) || null;
+  return titleHeading(scan(document.children, html))?.heading!.text || pageTitle(document) || null;
 }
 
 /**
@@ -181,12 +194,13 @@ export function findHtmlTitle(html: string): string | null {
  */
 export function parseHtml(html: string, title?: string, label?: string): ParsedTree {
   const document = parsePage(html, label ?? title ?? 'html');
-  const chunks = scan(document.children);
+  const warnings: string[] = [];
+  const chunks = scan(document.children, html, warnings);
   const given = title ? squash(title) : '';
   let titleChunk = titleHeading(chunks);
   if (given && titleChunk && titleChunk.heading!.text !== given) titleChunk = null;
   const resolved = given || titleChunk?.heading!.text || pageTitle(document);
   if (!resolved) throw new IngestError(label ?? 'html', 'missing title: no title given, no lone <h1> and no <title>');
   const abstract = [...chunks[0].paragraphs, ...(titleChunk?.paragraphs ?? [])].join('\n\n');
-  return { title: resolved, abstract, sections: buildTree(chunks.slice(1).filter((c) => c !== titleChunk)) };
+  return { title: resolved, abstract, sections: buildTree(chunks.slice(1).filter((c) => c !== titleChunk)), ...(warnings.length ? { warnings } : {}) };
 }

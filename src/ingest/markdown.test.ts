@@ -86,13 +86,41 @@ describe('parseMarkdown', () => {
     expect(parseMarkdown('# Doc\n\n#tag line\n    # code\n').abstract).toBe('#tag line # code');
   });
 
-  it('reports an empty heading with its line', () => {
-    expect(() => parseMarkdown('# Doc\n\ntext\n\n##\n\nmore\n')).toThrow(
-      new IngestError('Doc', 'section without a title (heading at line 5)'),
-    );
-    expect(() => parseMarkdown('# Doc\n\n## ##\n', undefined, 'file.md')).toThrow(
-      new IngestError('file.md', 'section without a title (heading at line 3)'),
-    );
+  it('merges the text of an empty heading into the section before it, with a warning naming its line', () => {
+    expect(parseMarkdown('# Doc\n\ntext\n\n##\n\nmore\n')).toEqual({
+      title: 'Doc',
+      abstract: 'text\n\nmore',
+      sections: [],
+      warnings: ['the heading at line 5 is empty: its text is read as part of the section before it'],
+    });
+    expect(parseMarkdown('# Doc\n\n## A\n\na\n\n## ##\n\n### B\n\nb\n', undefined, 'file.md')).toEqual({
+      title: 'Doc',
+      abstract: '',
+      sections: [{ title: 'A', text: 'a', sections: [{ title: 'B', text: 'b' }] }],
+      warnings: ['the heading at line 7 is empty: its text is read as part of the section before it'],
+    });
+  });
+
+  it('titles a heading that reads as markup only by its source (a Perl POD page: `### <CR>`), with a warning', () => {
+    const md = '# perlfaq\n\n## Keys\n\n### <CR>\n\nThe return key.\n\n### <!-- note --> <Tab>\n\nThe tab key.\n\n## <!-- only a comment -->\n\ntail\n';
+    expect(parseMarkdown(md)).toEqual({
+      title: 'perlfaq',
+      abstract: '',
+      sections: [{ title: 'Keys', sections: [{ title: '<CR>', text: 'The return key.' }, { title: '<Tab>', text: 'The tab key.\n\ntail' }] }],
+      warnings: [
+        'the heading at line 5 has no text once its markup is read: titled by its source, "<CR>"',
+        'the heading at line 9 has no text once its markup is read: titled by its source, "<Tab>"',
+        'the heading at line 13 is empty: its text is read as part of the section before it',
+      ],
+    });
+  });
+
+  it('titles a heading holding only an image by its alt text and one holding only code by the code, without a warning', () => {
+    expect(parseMarkdown('# D\n\n## ![Logo](logo.png)\n\na\n\n## `run()`\n\nb\n')).toEqual({
+      title: 'D',
+      abstract: '',
+      sections: [{ title: 'Logo', text: 'a' }, { title: '`run()`', text: 'b' }],
+    });
   });
 
   it('throws "missing title" when there is no heading and no title', () => {

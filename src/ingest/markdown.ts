@@ -10,13 +10,15 @@ import MarkdownIt from 'markdown-it';
 import { IngestError } from './errors';
 import { fenceCode } from './fences';
 import { extractLinks } from './links';
-import { buildTree, titleHeading } from './tree';
+import { buildTree, mergeUntitled, titleHeading } from './tree';
 import type { ParsedTree } from './types';
 
 interface Heading {
   level: number;
   text: string;
-  /** 1-based line number, for error messages. */
+  /** The heading's inline source as written (`<CR>` in `### <CR>`): its title when its text reads as nothing. */
+  source: string;
+  /** 1-based line number, for warnings. */
   line: number;
 }
 
@@ -77,7 +79,31 @@ function htmlBlockText(html: string): string {
   return html.replace(/<!--[\s\S]*?(-->|$)/g, ' ').replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim();
 }
 
-function scan(markdown: string): Chunk[] {
+/**
+ * A heading whose text reads as nothing (`### <CR>`: CommonMark takes `<CR>` for an inline HTML
+ * tag) takes its source as its title, and one with no words in its source either (`##`, `## <!-- -->`)
+ * is no heading: its blocks join the section before it. Either way the page ingests, warned.
+ */
+function titleUntitled(chunks: Chunk[], warnings: string[]): Chunk[] {
+  const said: { line: number; warning: string }[] = [];
+  for (const chunk of chunks) {
+    const heading = chunk.heading;
+    if (!heading || heading.text) continue;
+    const source = squash(heading.source.replace(/<!--[\s\S]*?(-->|$)/g, ' '));
+    if (!/[\p{L}\p{N}]/u.test(source)) continue;
+    heading.text = source;
+    said.push({ line: heading.line, warning: `the heading at line ${heading.line} has no text once its markup is read: titled by its source, "${source}"` });
+  }
+  const kept = mergeUntitled(chunks, ({ heading }) =>
+    said.push({ line: heading!.line, warning: `the heading at line ${heading!.line} is empty: its text is read as part of the section before it` }),
+  );
+  warnings.push(...said.sort((a, b) => a.line - b.line).map((s) => s.warning));
+  return kept;
+}
+
+const squash = (s: string): string => s.replace(/\s+/g, ' ').trim();
+
+function scan(markdown: string, warnings: string[] = []): Chunk[] {
   const tokens = parser.parse(markdown, {});
   const chunks: Chunk[] = [{ heading: null, paragraphs: [] }];
   let chunk = chunks[0];
@@ -101,7 +127,8 @@ function scan(markdown: string): Chunk[] {
     switch (t.type) {
       case 'heading_open': {
         const inline = tokens[i + 1];
-        chunk = { heading: { level: Number(t.tag.slice(1)), text: headingText(inline.children), line: (t.map?.[0] ?? 0) + 1 }, paragraphs: [] };
+        const heading = { level: Number(t.tag.slice(1)), text: headingText(inline.children), source: inline.content, line: (t.map?.[0] ?? 0) + 1 };
+        chunk = { heading, paragraphs: [] };
         chunks.push(chunk);
         i += 2; // the inline token and heading_close
         break;
@@ -152,7 +179,7 @@ function scan(markdown: string): Chunk[] {
         break; // paragraph, blockquote and table boundaries, thematic breaks: no words of their own
     }
   }
-  return chunks;
+  return titleUntitled(chunks, warnings);
 }
 
 /** The document title a Markdown text gives itself (its lone leading `# H1`), or null. */
@@ -166,13 +193,9 @@ export function findMarkdownTitle(markdown: string): string | null {
  * leading H1 that repeats that title); without it, the lone leading H1 is the title.
  */
 export function parseMarkdown(markdown: string, title?: string, label?: string): ParsedTree {
-  const chunks = scan(markdown);
+  const warnings: string[] = [];
+  const chunks = scan(markdown, warnings);
   const document = label ?? title ?? (titleHeading(chunks)?.heading!.text || 'markdown');
-  for (const chunk of chunks) {
-    if (chunk.heading && !chunk.heading.text) {
-      throw new IngestError(document, `section without a title (heading at line ${chunk.heading.line})`);
-    }
-  }
   const given = title?.replace(/\s+/g, ' ').trim();
   let titleChunk = titleHeading(chunks);
   if (given && titleChunk && titleChunk.heading!.text !== given) titleChunk = null;
@@ -182,5 +205,5 @@ export function parseMarkdown(markdown: string, title?: string, label?: string):
   // Abstract: text before the first heading, plus the title heading's own text when it has one.
   const abstractParts = [...chunks[0].paragraphs, ...(titleChunk?.paragraphs ?? [])];
   const sectionChunks = chunks.slice(1).filter((c) => c !== titleChunk);
-  return { title: resolved, abstract: abstractParts.join('\n\n'), sections: buildTree(sectionChunks) };
+  return { title: resolved, abstract: abstractParts.join('\n\n'), sections: buildTree(sectionChunks), ...(warnings.length ? { warnings } : {}) };
 }

@@ -129,9 +129,14 @@ describe('prepareDocument: markdown and text', () => {
 
   it('reports a Markdown error with the document label', () => {
     expect(ingestError(() => prepareDocument({ key: 'k', markdown: 'no title here' })).message).toBe('document "k": missing title');
-    expect(ingestError(() => prepareDocument({ key: 'k', markdown: '# T\n\n## \n\nx' })).problem).toBe(
-      'section without a title (heading at line 3)',
-    );
+  });
+
+  it('ingests a Markdown page with an empty heading, its text merged into the section before it, and says so', () => {
+    const d = prepareDocument({ key: 'k', markdown: '# T\n\n## A\n\na\n\n## \n\nx' });
+    expect(d.sections.map((s) => s.title)).toEqual(['A']);
+    expect(d.passages.map((p) => p.text)).toEqual(['a x']);
+    expect(d.warnings).toEqual(['the heading at line 7 is empty: its text is read as part of the section before it']);
+    expect(prepareDocument({ key: 'k', markdown: '# T\n\n## A\n\na\n' }).warnings).toBeUndefined();
   });
 
   it('uses plain text as the abstract', () => {

@@ -17,6 +17,7 @@ import {
   DEFAULT_INGEST_OPTIONS,
   type DocumentInput,
   type IngestOptions,
+  type ParsedTree,
   type PreparedDocument,
   type PreparedPassage,
   type PreparedSection,
@@ -250,9 +251,11 @@ export function prepareDocument(
   let title: string;
   let abstractRaw: string;
   let sections: CheckedSection[];
+  let warnings: string[] = [];
   const sourceField = sourceFields[0];
   if (sourceField !== undefined) {
-    const parsed = SOURCE_FORMATS[sourceField].parse(fields[sourceField]!, { title: fields.title, key: fields.key, label: document });
+    const parsed: ParsedTree = SOURCE_FORMATS[sourceField].parse(fields[sourceField]!, { title: fields.title, key: fields.key, label: document });
+    warnings = parsed.warnings ?? [];
     title = squash(parsed.title);
     abstractRaw = parsed.abstract;
     sections = fromSectionInputs(parsed.sections, 'sections');
@@ -363,5 +366,6 @@ export function prepareDocument(
     sections: preparedSections,
     passages,
     ...(vector ? { vector } : {}),
+    ...(warnings.length ? { warnings } : {}),
   };
 }

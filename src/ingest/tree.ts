@@ -35,3 +35,19 @@ export function buildTree(chunks: HeadedChunk[]): SectionInput[] {
   }
   return roots;
 }
+
+/**
+ * Chunks whose heading has no text, merged into the chunk before them (the section they stand in,
+ * in reading order; the first chunk, the text before any heading, always exists): an untitled
+ * heading is no section, and one odd heading must not refuse its page. `merged` is told of each.
+ */
+export function mergeUntitled<C extends HeadedChunk>(chunks: C[], merged: (chunk: C) => void): C[] {
+  const kept: C[] = [];
+  for (const chunk of chunks) {
+    if (kept.length > 0 && chunk.heading && !chunk.heading.text) {
+      kept[kept.length - 1].paragraphs.push(...chunk.paragraphs);
+      merged(chunk);
+    } else kept.push(chunk);
+  }
+  return kept;
+}

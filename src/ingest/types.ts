@@ -49,6 +49,8 @@ export interface ParsedTree {
   title: string;
   abstract: string;
   sections: SectionInput[];
+  /** What the parser read other than as written (a heading without text, merged or titled by its source); absent when nothing. */
+  warnings?: string[];
 }
 
 export interface IngestOptions {
@@ -127,4 +129,6 @@ export interface PreparedDocument {
   passages: PreparedPassage[];
   /** The caller's document vector (an external document model); not part of the content hash. */
   vector?: Float32Array;
+  /** What its source's parser read other than as written (ParsedTree.warnings); absent when nothing. */
+  warnings?: string[];
 }

@@ -210,6 +210,7 @@ export async function ingestDocuments(
         documentId,
         passages: prepared.passages.length,
         message: null,
+        warnings: prepared.warnings ?? [],
       };
     } catch (error) {
       // A lost database or a store refusing writes (read-only, full) fails the whole request

@@ -15,6 +15,8 @@ export interface IngestOutcome {
   documentId: number | null;
   passages: number;
   message: string | null;
+  /** What ingest read other than as written (an untitled heading titled by its source or merged): the document went in. */
+  warnings: string[];
 }
 
 export interface IngestSummary {
@@ -35,7 +37,7 @@ export interface IngestRunOptions extends IngestOptions {
 }
 
 export function failed(index: number, key: string | null, title: string | null, message: string): IngestOutcome {
-  return { index, key, title, status: 'failed', documentId: null, passages: 0, message };
+  return { index, key, title, status: 'failed', documentId: null, passages: 0, message, warnings: [] };
 }
 
 export function summarize(outcomes: IngestOutcome[]): IngestSummary {

@@ -103,12 +103,13 @@ export interface IngestJobOutcomeRow {
   documentId: number | null;
   passages: number;
   message: string | null;
+  warnings: string[];
 }
 
 /** The outcomes of the documents done so far, in the caller's order (optionally one status only). */
 export function ingestJobOutcomes(db: Queryable, id: number, status?: IngestJobOutcomeStatus): Promise<IngestJobOutcomeRow[]> {
   return db.query<IngestJobOutcomeRow>(
-    `SELECT ordinal AS index, status, key, title, document_id AS "documentId", passages, message FROM ingest_job_documents
+    `SELECT ordinal AS index, status, key, title, document_id AS "documentId", passages, message, warnings FROM ingest_job_documents
      WHERE job_id = $1 AND status IS NOT NULL AND ($2::text IS NULL OR status = $2) ORDER BY ordinal`,
     [id, status ?? null],
   );
@@ -178,8 +179,8 @@ export async function claimIngestBatch(
 export async function completeIngestBatch(tx: Queryable, jobId: number, outcomes: readonly (IngestJobOutcomeRow & { bytes: number })[]): Promise<void> {
   await tx.query(
     `UPDATE ingest_job_documents d SET status = o.status, key = o.key, title = o.title, document_id = o."documentId",
-       passages = o.passages, message = o.message, input = NULL
-     FROM jsonb_to_recordset($2::jsonb) AS o(index int, status text, key text, title text, "documentId" int, passages int, message text)
+       passages = o.passages, message = o.message, warnings = coalesce(o.warnings, '{}'), input = NULL
+     FROM jsonb_to_recordset($2::jsonb) AS o(index int, status text, key text, title text, "documentId" int, passages int, message text, warnings text[])
      WHERE d.job_id = $1 AND d.ordinal = o.index`,
     [jobId, JSON.stringify(outcomes)],
   );

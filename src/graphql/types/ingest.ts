@@ -98,6 +98,12 @@ export class IngestOutcome {
 
   @Field(() => String, { nullable: true, description: 'Why it failed, naming the document and the problem.' })
   message!: string | null;
+
+  @Field(() => [String], {
+    description:
+      'What ingest read other than as written, the document still going in: a heading without text (`### <CR>`, `<h2><a id="x"></a></h2>`) titled by its source or merged into the section before it. Empty when nothing.',
+  })
+  warnings!: string[];
 }
 
 @ObjectType()

@@ -66,11 +66,11 @@ export async function runIngestBatch(db: Database, options: IngestBatchOptions):
     const toWrite: { outcome: Outcome; doc: PreparedDocument }[] = [];
     for (const { ordinal, input, bytes } of claimed.documents) {
       const given = (input ?? {}) as DocumentInput;
-      const outcome: Outcome = { index: ordinal, status: 'failed', key: given.key ?? null, title: given.title ?? null, documentId: null, passages: 0, message: null, bytes };
+      const outcome: Outcome = { index: ordinal, status: 'failed', key: given.key ?? null, title: given.title ?? null, documentId: null, passages: 0, message: null, warnings: [], bytes };
       outcomes.push(outcome);
       try {
         const doc = prepareDocument(given, ingestOptions, `#${ordinal}`);
-        Object.assign(outcome, { key: doc.key, title: doc.title });
+        Object.assign(outcome, { key: doc.key, title: doc.title, warnings: doc.warnings ?? [] });
         toWrite.push({ outcome, doc });
       } catch (error) {
         outcome.message = messageOf(error);
