@@ -122,7 +122,7 @@ describe('metrics and request logs', () => {
       // Indexed, but no model has embedded the one document yet: owed, and still ready.
       pending: { unindexedPassages: 0, unembeddedPassages: 1, unembeddedDocuments: 1 },
       // No model is active: nothing of the corpus is covered.
-      coverage: { documents: { total: 1, embedded: 0 }, passages: { total: 1, embedded: 0 } },
+      coverage: { documents: { total: 1, embedded: 0 }, passages: { total: 1, embedded: 0 }, queued: { jobs: 0, documents: 0, bytes: 0 } },
     });
     // PostgreSQL's pool, as readyz saw it (PGlite has none).
     if (t.kind === 'postgres') expect(pool).toEqual({ busy: expect.any(Number), idle: expect.any(Number), waiting: 0, max: expect.any(Number) });

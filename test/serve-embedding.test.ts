@@ -106,6 +106,7 @@ describe('embedding while serving', () => {
       expect(report.coverage).toEqual({
         documents: { total: corpus.length, embedded: corpus.length },
         passages: { total: total.passages.total, embedded: 0 },
+        queued: { jobs: 0, documents: 0, bytes: 0 },
       });
 
       // A question meanwhile: answered (BM25 finds the passages without vectors), and it says how much it could see.

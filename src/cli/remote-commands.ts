@@ -114,7 +114,7 @@ export function remoteStats(target: RemoteTarget): Promise<number> {
   return remote('stats', async () => {
     const data = await remoteGraphQL<{ stats: Record<string, unknown>; embeddingModels: { roles: string[] }[] }>(
       target.url,
-      `{ stats { documents sections passages links resolvedLinks pending { unindexedPassages unembeddedPassages unembeddedDocuments } } embeddingModels { ${MODEL_FIELDS} } }`,
+      `{ stats { documents sections passages links resolvedLinks pending { unindexedPassages unembeddedPassages unembeddedDocuments queued { jobs documents bytes } } } embeddingModels { ${MODEL_FIELDS} } }`,
       {},
       target,
     );

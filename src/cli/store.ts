@@ -3,7 +3,7 @@ import { rebuildBm25 } from '../store/bm25-rebuild';
 import { modelCounts } from '../store/embeddings';
 import { migrate } from '../store/migrate';
 import { openDatabase, openMigratedDatabase } from '../store/open';
-import { pendingWork } from '../store/pending';
+import { pendingWork, queuedIngest } from '../store/pending';
 import { storeStats } from '../store/reads';
 
 /** `dhr migrate`. */
@@ -22,7 +22,7 @@ export async function migrateCommand(config: Config): Promise<number> {
 export async function statsCommand(config: Config): Promise<number> {
   const db = await openMigratedDatabase(config);
   try {
-    const stats = { database: db.kind, location: db.location, ...(await storeStats(db)), pending: await pendingWork(db), models: await modelCounts(db) };
+    const stats = { database: db.kind, location: db.location, ...(await storeStats(db)), pending: { ...(await pendingWork(db)), queued: await queuedIngest(db) }, models: await modelCounts(db) };
     console.log(JSON.stringify(stats, null, 2));
   } finally {
     await db.close();

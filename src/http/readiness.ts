@@ -4,7 +4,7 @@ import type { StorageReason } from '../store/faults';
 import { activeAssignment } from '../store/active';
 import { coverage, type LevelCounts } from '../store/coverage';
 import { loadMigrations } from '../store/migrate';
-import { pendingWork } from '../store/pending';
+import { pendingWork, queuedIngest, type QueuedIngest } from '../store/pending';
 import type { ReplicaReport, ReplicaSet } from '../store/replicas';
 import { checkDataFolder, storageHealth } from '../store/storage-health';
 import { TIMED_OUT, withDeadline } from './deadline';
@@ -20,8 +20,11 @@ const PENDING_REUSE_MS = 5000;
 
 export type Pending = Awaited<ReturnType<typeof pendingWork>>;
 
-/** Documents and passages, and how many have a vector of the active document / passage model. */
-export type Coverage = { documents: Omit<LevelCounts, 'indexed'>; passages: Omit<LevelCounts, 'indexed'> };
+/**
+ * Documents and passages, and how many have a vector of the active document / passage model; and
+ * what ingest jobs hold but have not written yet, which neither total includes.
+ */
+export type Coverage = { documents: Omit<LevelCounts, 'indexed'>; passages: Omit<LevelCounts, 'indexed'>; queued: QueuedIngest };
 
 export interface ReadyReport {
   /** degraded: ready, but the store refuses writes (storage); reads are served, writes get STORAGE_UNAVAILABLE. */
@@ -105,14 +108,15 @@ export function readinessCheck(
   };
 }
 
-/** Pending work and coverage of the active models (none active: nothing embedded). */
+/** Pending work, coverage of the active models (none active: nothing embedded) and what ingest jobs hold. */
 async function counts(db: Database): Promise<{ pending: Pending; coverage: Coverage }> {
   const pending = await pendingWork(db);
   const active = await activeAssignment(db);
   const { documents, passages } = await coverage(db, { document: active.document?.id, passage: active.passage?.id });
+  const queued = await queuedIngest(db);
   return {
     pending,
-    coverage: { documents: { total: documents.total, embedded: documents.embedded }, passages: { total: passages.total, embedded: passages.embedded } },
+    coverage: { documents: { total: documents.total, embedded: documents.embedded }, passages: { total: passages.total, embedded: passages.embedded }, queued },
   };
 }
 

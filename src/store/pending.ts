@@ -26,6 +26,26 @@ export async function pendingWork(db: Database): Promise<{ unindexedPassages: nu
   return row;
 }
 
+/** Documents of ingest jobs not written yet: none of them is in pendingWork's counts, nor in any coverage. */
+export interface QueuedIngest {
+  /** Ingest jobs queued or running. */
+  jobs: number;
+  /** Their documents not yet written (a running job's written batches are rows, counted by pendingWork). */
+  documents: number;
+  /** Those documents' bytes, as JSON. */
+  bytes: number;
+}
+
+/** What queued and running ingest jobs still hold; a scan of the open jobs' rows (ingest_jobs_status_idx). */
+export async function queuedIngest(db: Queryable): Promise<QueuedIngest> {
+  const [row] = await db.query<QueuedIngest>(
+    `SELECT count(*)::int AS jobs, coalesce(sum(documents_total - documents_done), 0)::int AS documents,
+            coalesce(sum(bytes_total - bytes_done), 0)::float8 AS bytes
+     FROM ingest_jobs WHERE status IN ('queued', 'running')`,
+  );
+  return row;
+}
+
 /** A recorded document and the write it was recorded for. */
 export interface PendingDocument {
   documentId: number;

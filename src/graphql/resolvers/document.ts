@@ -1,5 +1,5 @@
 import { Arg, Authorized, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
-import { pendingWork } from '../../store/pending';
+import { pendingWork, queuedIngest } from '../../store/pending';
 import { documentPage } from '../../store/pages';
 import { countDocuments, storeStats } from '../../store/reads';
 import { deleteDocument } from '../../store/write';
@@ -47,8 +47,8 @@ export class DocumentResolver {
 
   @Query(() => StoreStats, { description: 'How much is stored.' })
   async stats(@Ctx() ctx: Context): Promise<StoreStats> {
-    const [counts, pending] = await Promise.all([storeStats(ctx.db), pendingWork(ctx.db)]);
-    return { ...counts, pending };
+    const [counts, pending, queued] = await Promise.all([storeStats(ctx.db), pendingWork(ctx.db), queuedIngest(ctx.db)]);
+    return { ...counts, pending: { ...pending, queued } };
   }
 
   @Authorized<Role>('admin')

@@ -1,5 +1,5 @@
 import { GraphQLJSONObject } from 'graphql-scalars';
-import { Field, Int, ObjectType } from 'type-graphql';
+import { Field, Float, Int, ObjectType } from 'type-graphql';
 import { Node } from './node';
 
 @ObjectType({ description: 'A document: the root of a title tree.', implements: Node })
@@ -35,8 +35,23 @@ export class Document {
   updatedAt!: Date;
 }
 
-@ObjectType({ description: 'Work an ingest has not finished yet: done by the next ingest, the server at start, or a job worker.' })
+@ObjectType({ description: 'Documents of ingest jobs (queued or running) not written yet: in no other count of stats or embeddingModels until a batch writes them.' })
+export class QueuedIngest {
+  @Field(() => Int, { description: 'Ingest jobs queued or running.' })
+  jobs!: number;
+
+  @Field(() => Int, { description: 'Their documents not written yet.' })
+  documents!: number;
+
+  @Field(() => Float, { description: 'Those documents’ size, in bytes of their JSON.' })
+  bytes!: number;
+}
+
+@ObjectType({ description: 'Work an ingest has not finished yet: done by the next ingest, the server at start, or a job worker. The corpus is all in when every count here, queued ones included, is 0.' })
 export class PendingWork {
+  @Field(() => QueuedIngest, { description: 'Documents still waiting in ingest jobs: not yet passages, so not in the counts beside this one.' })
+  queued!: QueuedIngest;
+
   @Field(() => Int, { description: 'Passages without their full-text index (invisible to LEXICAL and BM25).' })
   unindexedPassages!: number;
 
