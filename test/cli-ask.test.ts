@@ -36,6 +36,17 @@ describe('dhr ask on the local store', () => {
     expect(result.passages[0]).toMatchObject({ rank: 1, passage: { titlePath: ['Pemba', 'Boats'] }, answer: { text: 'Zanzibar' } });
   });
 
+  it('--context prints the blocks a frontend would send, each under its title path, within the budget', async () => {
+    const { code, stdout } = await dhr(['ask', 'When is the clove harvest?', '--context', '1500', '--mode', 'LEXICAL'], env);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/\ncontext: 2 block\(s\), \d+ of 1500 tokens \(use-lite\)\n/);
+    expect(stdout).toMatch(/\n\[1\] Pemba › Harvest {2}\(rank 1 · score [\d.]+ · 1 passage\(s\) · \d+ tokens\)\nPemba is an island\. harvest month: October; crop: cloves\.\n/);
+    expect(stdout).toContain('Pemba › Boats');
+    const tooSmall = await dhr(['ask', 'When is the clove harvest?', '--context', '2', '--mode', 'LEXICAL'], env);
+    expect(tooSmall.code).toBe(1);
+    expect(tooSmall.stderr).toMatch(/tokens: a budget of 2 holds no block; the smallest block here holds \d+ tokens/);
+  });
+
   it('refuses bad input with the argument named and exit code 1', async () => {
     const { code, stderr } = await dhr(['ask', 'x'.repeat(2001)], env);
     expect(code).toBe(1);

@@ -10,6 +10,10 @@ export interface AskOptions {
   lambda?: number;
   alpha?: number;
   perDocument?: number;
+  /** A token budget: print the context blocks a frontend would send its model instead of the passages. */
+  context?: number;
+  expand?: string;
+  window?: number;
   json?: boolean;
   /** A running server's GraphQL URL; without it, the local store (DATABASE_URL or DATA_DIR). */
   url?: string;
@@ -19,10 +23,15 @@ export interface AskOptions {
 }
 
 /** One query for both transports, so `dhr ask` shows what any client of the API would get. */
-export const ASK_QUERY = `query Ask($q: String!, $mode: RetrievalMode, $k1: Int, $k2: Int, $lambda: Float, $alpha: Float, $perDocument: Int) {
+export const ASK_QUERY = `query Ask($q: String!, $mode: RetrievalMode, $k1: Int, $k2: Int, $lambda: Float, $alpha: Float, $perDocument: Int,
+    $withContext: Boolean! = false, $tokens: Int = 1, $expand: ContextExpand, $window: Int) {
   retrieve(question: $q, mode: $mode, k1: $k1, k2: $k2, lambda: $lambda, alpha: $alpha, perDocument: $perDocument) {
     mode k1 k2 lambda alpha perDocument model warnings
     timings { totalMs }
+    context(tokens: $tokens, expand: $expand, window: $window) @include(if: $withContext) {
+      tokens budget truncated tokenizer
+      blocks { rank score tokens titlePath text passageIds }
+    }
     passages {
       rank score passageScore documentScore denseScore lexicalScore
       answer { text start end score sentence { text start end } }
@@ -41,8 +50,27 @@ interface AskPassage {
   answer: { text: string; start: number; end: number; score: number; sentence: { text: string; start: number; end: number } } | null;
   passage: { id: string; titlePath: string[]; text: string; document: { id: string; key: string; title: string } };
 }
+interface AskContext {
+  tokens: number;
+  budget: number;
+  truncated: number;
+  tokenizer: string;
+  blocks: { rank: number; score: number; tokens: number; titlePath: string[]; text: string; passageIds: string[] }[];
+}
 export interface AskResult {
-  retrieve: { mode: string; k1: number; k2: number; lambda: number; alpha: number; perDocument: number | null; model: string; warnings: string[]; timings: { totalMs: number }; passages: AskPassage[] };
+  retrieve: {
+    mode: string;
+    k1: number;
+    k2: number;
+    lambda: number;
+    alpha: number;
+    perDocument: number | null;
+    model: string;
+    warnings: string[];
+    timings: { totalMs: number };
+    passages: AskPassage[];
+    context?: AskContext;
+  };
 }
 
 /** The query through the in-process API (the same schema, resolvers and guards as the server). */
@@ -98,9 +126,24 @@ function sentenceWithSpan(p: AskPassage, color: boolean): string {
   return `${before}${color ? styleText(['bold', 'underline'], span) : `**${span}**`}${after}`;
 }
 
+const headOf = (question: string, r: AskResult['retrieve']) =>
+  `${question}\n${r.mode} · k1 ${r.k1} · k2 ${r.k2} · λ ${r.lambda} · alpha ${r.alpha}${r.perDocument !== null ? ` · ≤ ${r.perDocument} per document` : ''} · ${r.model} · ${r.timings.totalMs.toFixed(0)} ms\n`;
+
+/** The context blocks as a frontend would send them: each under its title path, then its text whole. */
+export function formatContext(question: string, r: AskResult['retrieve'], c: AskContext, color = false): string {
+  const left = c.truncated > 0 ? ` · ${c.truncated} ranked passage(s) did not fit` : '';
+  const head = `${headOf(question, r)}context: ${c.blocks.length} block(s), ${c.tokens} of ${c.budget} tokens (${c.tokenizer})${left}\n`;
+  const blocks = c.blocks.map((b) => {
+    const title = b.titlePath.join(' › ');
+    const facts = `rank ${b.rank} · score ${num(b.score)} · ${b.passageIds.length} passage(s) · ${b.tokens} tokens`;
+    return `[${b.rank}] ${color ? styleText('bold', title) : title}  (${facts})\n${b.text}`;
+  });
+  return `${head}\n${blocks.join('\n\n')}\n`;
+}
+
 /** What a person wants to read: title path, the answer in its sentence, the scores. */
 export function formatAnswers(question: string, r: AskResult['retrieve'], color = false): string {
-  const head = `${question}\n${r.mode} · k1 ${r.k1} · k2 ${r.k2} · λ ${r.lambda} · alpha ${r.alpha}${r.perDocument !== null ? ` · ≤ ${r.perDocument} per document` : ''} · ${r.model} · ${r.timings.totalMs.toFixed(0)} ms\n`;
+  const head = headOf(question, r);
   if (r.passages.length === 0) return `${head}\nno passages found\n`;
   const blocks = r.passages.map((p) => {
     const title = p.passage.titlePath.join(' › ');
@@ -117,7 +160,17 @@ export function formatAnswers(question: string, r: AskResult['retrieve'], color 
 export async function askCommand(config: Config, question: string, options: AskOptions): Promise<number> {
   // Options left out are left out of the variables, so the schema's defaults apply.
   const variables = Object.fromEntries(
-    Object.entries({ q: question, mode: options.mode, k1: options.k1, k2: options.k2 ?? 5, lambda: options.lambda, alpha: options.alpha, perDocument: options.perDocument }).filter(([, v]) => v !== undefined),
+    Object.entries({
+      q: question,
+      mode: options.mode,
+      k1: options.k1,
+      // Context is assembled from the ranked passages: retrieve's own default of 20 gives it material.
+      k2: options.k2 ?? (options.context !== undefined ? 20 : 5),
+      lambda: options.lambda,
+      alpha: options.alpha,
+      perDocument: options.perDocument,
+      ...(options.context !== undefined ? { withContext: true, tokens: options.context, expand: options.expand, window: options.window } : {}),
+    }).filter(([, v]) => v !== undefined),
   );
   const result = options.url
     ? await remoteGraphQL<AskResult>(options.url, ASK_QUERY, variables, { apiKey: options.apiKey, explain: options.explain })
@@ -127,6 +180,8 @@ export async function askCommand(config: Config, question: string, options: AskO
     return 0;
   }
   for (const w of result.retrieve.warnings) console.error(`warning: ${w}`);
-  process.stdout.write(formatAnswers(question, result.retrieve, process.stdout.isTTY === true));
+  const color = process.stdout.isTTY === true;
+  const context = result.retrieve.context;
+  process.stdout.write(context ? formatContext(question, result.retrieve, context, color) : formatAnswers(question, result.retrieve, color));
   return 0;
 }

@@ -3,6 +3,7 @@ import { ADAPTER_LEVELS, type AdapterLevel } from '../adapters/linear';
 import { TRAIN_DEFAULTS } from '../adapters/train';
 import type { Config } from '../config';
 import { ADAPT_DEFAULTS } from '../pipeline/adapt';
+import { CONTEXT_EXPANSIONS, CONTEXT_LIMITS } from '../pipeline/context/options';
 import { ENCODER_ROLES } from '../encoders/types';
 import { FILE_EXTENSIONS } from '../ingest/formats';
 import { RETRIEVAL_MODES } from '../retrieval/modes';
@@ -223,10 +224,13 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
     .argument('<question>', 'the question (1–2000 characters)')
     .addOption(new Option('--mode <mode>', 'retrieval mode (default: HYBRID_HIERARCHICAL)').choices([...RETRIEVAL_MODES]))
     .option('--k1 <n>', 'documents stage 1 keeps (default 100)', integer(1, 1000))
-    .option('--k2 <n>', 'passages shown', integer(1, 1000), 5)
+    .option('--k2 <n>', 'passages shown (default 5; with --context, passages the blocks are built from, default 20)', integer(1, 1000))
     .option('--lambda <x>', "weight of the document score (default: the mode's tuned one)", decimal(0, 10))
     .option('--alpha <x>', "hybrid modes: weight of the dense score (default: the mode's tuned one)", decimal(0, 1))
     .option('--per-document <n>', "at most n passages of one document (default: the server's PER_DOCUMENT, else none)", integer(1, 1000))
+    .option('--context <tokens>', 'print the context blocks a frontend would send its model, within this token budget (Retrieval.context)', integer(1, CONTEXT_LIMITS.maxTokens))
+    .addOption(new Option('--expand <how>', 'with --context: grow each ranked passage into its neighbours or its section (default NONE)').choices([...CONTEXT_EXPANSIONS]))
+    .option('--window <n>', `with --context --expand WINDOW: neighbours each side (default ${CONTEXT_LIMITS.defaultWindow})`, integer(0, CONTEXT_LIMITS.maxWindow))
     .option('--json', 'print the retrieval as JSON')
     .option('--url <server>', 'ask a running server (its GraphQL URL) instead of the local store', serverUrl)
     .addOption(new Option('--key <key>', 'API key for --url (servers with READ_ACCESS=key); prefer the environment variable').env('DHR_API_KEY'))
