@@ -490,6 +490,58 @@ describe('hybrid modes against brute force', () => {
     }
   });
 
+  it('HYBRID_HIERARCHICAL with titleLink: documents whose title the question holds are promoted, their names\' words left out of stage 2', async () => {
+    const { passages, docs } = await loadItems(t.db);
+    const allPassages = await t.db.query<{ id: number; document_id: number }>('SELECT id, document_id FROM passages ORDER BY id');
+    const titles = await t.db.query<{ id: number; title: string; lexemes: string[] }>(
+      `SELECT id, title, tsvector_to_array(to_tsvector('english', title)) AS lexemes FROM documents ORDER BY id`,
+    );
+    const [a, b] = [titles[4], titles[11]];
+    for (const [q, k1, k2, lambda, alpha, link] of [
+      [`Which castle is near the river in ${a.title}?`, 5, 10, 0.5, 0.3, 1],
+      [`${a.title} or ${b.title}: the railway museum`, 4, 12, 1, 0.1, 0.4],
+      // nothing but the name: stage 2 keeps every term rather than none
+      [a.title, 3, 8, 0.5, 0.5, 2],
+      // no document named: the same as without linking
+      [QUESTIONS[0], 5, 10, 0.5, 0.3, 1],
+    ] as const) {
+      const terms = await questionTerms(t.db, q);
+      const qd = randomUnit();
+      const qp = randomUnit();
+      // Linking in JS: names (title lexemes; here every head is the title) held whole, the longest kept.
+      const held = titles.filter((d) => d.lexemes.length > 0 && d.lexemes.every((l) => terms.includes(l)));
+      const longest = Math.max(0, ...held.map((d) => d.lexemes.length));
+      const linked = held.filter((d) => d.lexemes.length === longest);
+      if (q !== QUESTIONS[0]) expect(linked.length).toBeGreaterThan(0);
+      else expect(linked).toHaveLength(0);
+      const mention = new Set(linked.flatMap((d) => d.lexemes));
+      const reduced = terms.filter((x) => !mention.has(x));
+      const stage2Terms = reduced.length > 0 ? reduced : terms;
+      const docBm25 = bm25(docs, terms, DEFAULT_BM25);
+      const dense = new Map([...docVec].map(([id, v]) => [id, dot(qd, v)] as [number, number]));
+      const cands = [...new Set([...ranked(dense).slice(0, k1), ...ranked(docBm25).slice(0, k1), ...linked.map((d) => [d.id])].map(([id]) => id))];
+      const dn = minMax(minMax(cands.map((id) => dense.get(id))));
+      const ln = minMax(cands.map((id) => docBm25.get(id) ?? 0));
+      const isLinked = new Set(linked.map((d) => d.id));
+      const topDocs = ranked(new Map(cands.map((id, i) => [id, alpha * dn[i] + (1 - alpha) * ln[i] + (isLinked.has(id) ? link : 0)]))).slice(0, k1);
+      const chosen = new Map(topDocs);
+      for (const d of linked) expect(chosen.has(d.id)).toBe(true);
+      const ps = allPassages.filter((p) => chosen.has(p.document_id));
+      const passageBm25 = bm25(passages, stage2Terms, DEFAULT_BM25);
+      const pdn = minMax(ps.map((p) => (passageVec.has(p.id) ? dot(qp, passageVec.get(p.id)!) : undefined)));
+      const pln = minMax(ps.map((p) => passageBm25.get(p.id) ?? 0));
+      const expected = ranked(new Map(ps.map((p, i) => [p.id, alpha * pdn[i] + (1 - alpha) * pln[i] + lambda * chosen.get(p.document_id)!])));
+
+      const r = await search(t.db, {
+        mode: 'HYBRID_HIERARCHICAL', documentModel: model, passageModel: model, questionForDocuments: qd, questionForPassages: qp,
+        questionText: q, k1, k2, lambda, alpha, documentAlpha: alpha, summaryShare: 1, titleLink: link, exact: true,
+      });
+      expectScores(r.documents.map((d) => ({ id: d.documentId, score: d.score })), topDocs, k1);
+      expectScores(r.passages.map((p) => ({ id: p.passageId, score: p.score })), expected, k2);
+      for (const p of r.passages) expect(p.lexicalScore).toBeCloseTo(passageBm25.get(p.passageId) ?? 0, 4);
+    }
+  });
+
   it('HYBRID (flat): the union of both top lists, fused', async () => {
     const { passages } = await loadItems(t.db);
     const docOf = new Map(passages.map((p) => [p.id, p.documentId]));

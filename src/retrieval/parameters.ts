@@ -32,6 +32,8 @@ export interface Ranking {
   perDocumentDecay: number;
   /** HYBRID_HIERARCHICAL: stage 2 scores the passages of stage 1's best documents, whole, until this many are taken (null: every passage of the k1 documents). */
   passageBudget: number | null;
+  /** HYBRID_HIERARCHICAL: added to the document score of documents the question names (title or title head); their names' words are left out of stage 2's BM25 (0: no linking). */
+  titleLink: number;
 }
 
 export type RankingName = keyof Ranking;
@@ -57,7 +59,7 @@ const number = (min: number, max: number, what = '') => (v: unknown) =>
 const integer = (min: number, max: number, what = '') => (v: unknown) =>
   typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max ? undefined : `must be an integer from ${min} to ${max}${what}, got ${String(v)}`;
 
-export const RANKING_LIMITS = { lambdaMin: 0, lambdaMax: 10, alphaMin: 0, alphaMax: 1, perDocumentMax: 1000, perDocumentDecayMax: 1, passageBudgetMax: 1_000_000 } as const;
+export const RANKING_LIMITS = { lambdaMin: 0, lambdaMax: 10, alphaMin: 0, alphaMax: 1, perDocumentMax: 1000, perDocumentDecayMax: 1, passageBudgetMax: 1_000_000, titleLinkMax: 10 } as const;
 
 export const RANKING: { [K in RankingName]: Spec<Ranking[K]> } = {
   lambda: {
@@ -114,6 +116,12 @@ export const RANKING: { [K in RankingName]: Spec<Ranking[K]> } = {
     problem: (v) => (v === null ? undefined : integer(1, RANKING_LIMITS.passageBudgetMax)(v)),
     builtIn: null,
     request: true,
+  },
+  titleLink: {
+    description: `HYBRID_HIERARCHICAL: documents whose title (or title head: the title before a parenthesis, comma, colon or dash) the question holds whole get this much more document score (0–${RANKING_LIMITS.titleLinkMax}, in fused-score units), and stage 2's BM25 leaves out their names' words, so that it scores what the question asks of the entity rather than the passages repeating its name (0: no linking).`,
+    problem: number(0, RANKING_LIMITS.titleLinkMax),
+    builtIn: 0,
+    request: false,
   },
 };
 

@@ -126,6 +126,7 @@ export async function retrieve(
     perDocument: args.perDocument,
     perDocumentDecay: args.perDocumentDecay,
     passageBudget: args.passageBudget,
+    titleLink: args.titleLink,
     bm25: options.bm25,
     filter: args.filter,
     exact: options.exact,

@@ -189,10 +189,10 @@ export function documentTop(s: SearchInput, p: Params, limit: number, exact: boo
   });
 }
 
-/** Exact BM25 of the passages of the documents in CTE `docs` (columns passage_id, lexical). */
-export function passagesOfDocuments(s: SearchInput, p: Params, docs: string): string {
+/** Exact BM25 of the passages of the documents in CTE `docs` (columns passage_id, lexical), for the question's terms in CTE `terms` (pterms' columns). */
+export function passagesOfDocuments(s: SearchInput, p: Params, docs: string, terms = 'pterms'): string {
   return `SELECT pp.passage_id, sum(${passageTerm(s, p)}) AS lexical
-    FROM ${docs} x CROSS JOIN pterms t
+    FROM ${docs} x CROSS JOIN ${terms} t
     ${probeJoin(s, 'passage_postings', 'pp', 'pp.passage_id, pp.tf, pp.length', 'pp.lexeme = t.lexeme AND pp.document_id = x.document_id')}
     GROUP BY pp.passage_id`;
 }

@@ -3,6 +3,7 @@ import { RANKING } from '../parameters';
 import { bm25Of, documentsExact, documentTop, passagesExact, passagesOfDocuments, passageTop, termCtes } from './bm25';
 import { documentStage, passageStage } from './dense';
 import { budgetedDocuments } from './passage-budget';
+import { titleLinkCtes } from './title-links';
 import type { Params } from './params';
 import { DOCUMENTS_JSON, innerProduct, minMax, NO_DOCUMENTS, PASSAGES_JSON, probeJoin, type ModeStatement } from './parts';
 
@@ -93,12 +94,15 @@ export function hybridHierarchical(s: SearchInput, p: Params, exact: boolean): M
   // Stage 2's documents: every one of the k1, or those its passage budget reaches.
   const budget = s.passageBudget ?? RANKING.passageBudget.builtIn;
   const stage2 = budget === null ? 'docs' : 'stage2_docs';
+  // Documents the question names: promoted in stage 1, their names' words left out of stage 2.
+  const link = s.titleLink ?? RANKING.titleLink.builtIn;
   const sql = `WITH ${termCtes(lexical, p, { passages: true, documents: true })},
+    ${link > 0 ? `${titleLinkCtes(s, p)},` : ''}
     dense_docs AS MATERIALIZED (${documentStage(s, p, exact)}),
     lexical_docs AS MATERIALIZED (${documentTop(lexical, p, s.k1, exact)}),
     ${bestPassages}
     doc_candidates AS MATERIALIZED (
-      SELECT document_id FROM dense_docs UNION SELECT document_id FROM lexical_docs${share < 1 ? ' UNION SELECT document_id FROM best_docs' : ''}),
+      SELECT document_id FROM dense_docs UNION SELECT document_id FROM lexical_docs${share < 1 ? ' UNION SELECT document_id FROM best_docs' : ''}${link > 0 ? ' UNION SELECT document_id FROM linked' : ''}),
     ${passagePartSql}
     doc_scored AS MATERIALIZED (
       SELECT c.document_id, ${summaryScore} AS document_dense, coalesce(l.lexical, 0) AS document_lexical,
@@ -113,11 +117,13 @@ export function hybridHierarchical(s: SearchInput, p: Params, exact: boolean): M
     ),
     docs AS MATERIALIZED (
       SELECT document_id, document_dense, document_lexical, document_score FROM (
-        SELECT *, ${fuse(p, documentAlpha, 'dense_part', 'document_lexical')} AS document_score FROM doc_dense) f
+        SELECT *, ${fuse(p, documentAlpha, 'dense_part', 'document_lexical')}${
+          link > 0 ? ` + CASE WHEN document_id IN (SELECT document_id FROM linked) THEN ${p.add(link)}::float8 ELSE 0 END` : ''
+        } AS document_score FROM doc_dense) f
       ORDER BY document_score DESC, document_id LIMIT ${p.add(s.k1)}
     ),
     ${budget === null ? '' : `stage2_docs AS MATERIALIZED (${budgetedDocuments(s, p, 'docs', budget)}),`}
-    passage_lexical AS MATERIALIZED (${passagesOfDocuments(s, p, stage2)}),
+    passage_lexical AS MATERIALIZED (${passagesOfDocuments(s, p, stage2, link > 0 ? 'stage2_terms' : 'pterms')}),
     ${mergeScores('passage_scored', [
       // every passage of the documents, embedded or not (a passage without a vector still ranks by BM25)
       `SELECT ps.id AS passage_id, ps.document_id, NULL::float8 AS dense_score, NULL::float8 AS lexical FROM ${stage2} d
