@@ -1,10 +1,13 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { gql } from './api';
+import { CONTEXT_FIELDS, ContextView, EXPANSIONS, type Context } from './context';
 import { href, type Route } from './route';
 
-const RETRIEVE = `query($q: String!, $mode: RetrievalMode, $k1: Int, $k2: Int, $lambda: Float, $alpha: Float, $perDocument: Int, $perDocumentDecay: Float) {
+const RETRIEVE = `query($q: String!, $mode: RetrievalMode, $k1: Int, $k2: Int, $lambda: Float, $alpha: Float, $perDocument: Int, $perDocumentDecay: Float,
+    $withContext: Boolean! = false, $tokens: Int = 1, $expand: ContextExpand) {
   retrieve(question: $q, mode: $mode, k1: $k1, k2: $k2, lambda: $lambda, alpha: $alpha, perDocument: $perDocument, perDocumentDecay: $perDocumentDecay) {
     mode k1 k2 lambda alpha perDocument model warnings
+    context(tokens: $tokens, expand: $expand) @include(if: $withContext) { ${CONTEXT_FIELDS} }
     parameters { name value source }
     coverage { documents { total embedded indexed } passages { total embedded indexed } }
     timings { totalMs }
@@ -45,6 +48,7 @@ interface Result {
   coverage: { documents: Level; passages: Level };
   timings: { totalMs: number };
   passages: Scored[];
+  context?: Context;
 }
 
 /** The score parts drawn as bars: the two parts the ranking adds, then the raw signals they came from. */
@@ -107,6 +111,8 @@ export function SearchView({ route }: { route: Route }) {
     alpha: p.get('alpha') ?? '',
     perDocument: p.get('perDocument') ?? '',
     perDocumentDecay: p.get('perDocumentDecay') ?? '',
+    context: p.get('context') ?? '',
+    expand: p.get('expand') ?? '',
   });
   const [modes, setModes] = useState<{ name: string; description: string }[]>([]);
   const [result, setResult] = useState<Result | null>(null);
@@ -125,7 +131,8 @@ export function SearchView({ route }: { route: Route }) {
     const num = (name: string) => (p.get(name) ? Number(p.get(name)) : undefined);
     setBusy(true);
     setError('');
-    gql<{ retrieve: Result }>(RETRIEVE, { q, mode: p.get('mode') || undefined, k1: num('k1'), k2: num('k2'), lambda: num('lambda'), alpha: num('alpha'), perDocument: num('perDocument'), perDocumentDecay: num('perDocumentDecay') })
+    gql<{ retrieve: Result }>(RETRIEVE, { q, mode: p.get('mode') || undefined, k1: num('k1'), k2: num('k2'), lambda: num('lambda'), alpha: num('alpha'), perDocument: num('perDocument'), perDocumentDecay: num('perDocumentDecay'),
+      ...(p.get('context') ? { withContext: true, tokens: num('context'), expand: p.get('expand') || undefined } : {}) })
       .then((d) => setResult(d.retrieve), (e: Error) => (setError(e.message), setResult(null)))
       .finally(() => setBusy(false));
   }, [key]);
@@ -166,6 +173,17 @@ export function SearchView({ route }: { route: Route }) {
           <label><span>passages per document (at most)</span><input name="perDocument" type="number" min={1} max={1000} value={form.perDocument} onChange={set('perDocument')} placeholder={result ? String(result.perDocument ?? 'no bound') : 'mode default'} /></label>
           <label><span>decay per further passage of a document</span><input name="perDocumentDecay" type="number" min={0} max={1} step="any" value={form.perDocumentDecay} onChange={set('perDocumentDecay')} placeholder={result ? String(result.parameters.find((x) => x.name === 'perDocumentDecay')?.value ?? 0) : 'mode default'} /></label>
         </fieldset>
+        <fieldset className="controls">
+          <legend>Context for a model</legend>
+          <label><span>token budget (empty: none)</span><input name="context" type="number" min={1} max={100000} value={form.context} onChange={set('context')} placeholder="e.g. 1500" /></label>
+          <label>
+            <span>expand</span>
+            <select name="expand" value={form.expand} onChange={set('expand')}>
+              <option value="">NONE</option>
+              {EXPANSIONS.filter((x) => x !== 'NONE').map((x) => <option key={x} value={x}>{x}</option>)}
+            </select>
+          </label>
+        </fieldset>
       </form>
       {error && <p className="error" role="alert">{error}</p>}
       {result && (
@@ -184,6 +202,7 @@ export function SearchView({ route }: { route: Route }) {
           {result.warnings.length > 0 && (
             <ul className="warnings">{result.warnings.map((w) => <li key={w}>{w}</li>)}</ul>
           )}
+          {result.context && <ContextView context={result.context} />}
           <ol className="passages">
             {result.passages.map((x) => (
               <li key={x.passage.id} className="scored">
