@@ -124,6 +124,8 @@ export interface Config {
   logLevel: LogLevel;
   /** Who may read /metrics: public, or key (a reader or admin key). Default: as READ_ACCESS. */
   metricsAccess: ReadAccess;
+  /** MCP_ENABLED: `dhr serve` answers the Model Context Protocol at /mcp (Streamable HTTP; the same keys and roles as GraphQL). */
+  mcpEnabled: boolean;
   /** On SIGTERM/SIGINT, how long in-flight requests may take to finish before their connections are cut. */
   shutdownGraceMs: number;
 }
@@ -224,6 +226,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // --- observability and shutdown
     logLevel: choiceSetting(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     metricsAccess: choiceSetting(env, 'METRICS_ACCESS', ['public', 'key'] as const, choiceSetting(env, 'READ_ACCESS', ['public', 'key'] as const, 'public')),
+    mcpEnabled: boolSetting(env, 'MCP_ENABLED', false),
     shutdownGraceMs: intSetting(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
   };
 }

@@ -24,6 +24,7 @@ import type { ReplicaSet } from './store/replicas';
 import type { DestinationStream } from 'pino';
 import { readinessCheck } from './http/readiness';
 import { operationalRoutes } from './http/routes';
+import { mcpRoute } from './mcp/http';
 import { logRequestWhenDone, noteOperationName } from './observability/http-log';
 import { createLogger, type Logger } from './observability/logger';
 import { ServerMetrics } from './observability/metrics';
@@ -94,6 +95,14 @@ export async function startServer(
     authorizeMetrics: (req) => authorizeMetrics(db, config, authFailures, req),
     sendError: (res, error) => sendError(res, error),
   });
+  // /mcp (MCP_ENABLED): agents' tools over the same store, keys and roles as GraphQL.
+  const mcp = mcpRoute({
+    session: { db, config, models, settings },
+    authenticate: async (req) => {
+      const header = req.headers.authorization;
+      return header === undefined ? undefined : authenticate(db, authFailures, req.socket.remoteAddress ?? 'unknown', header);
+    },
+  });
   const serveConsole = consoleHandler();
   const httpServer = createServer((req, res) => {
     // Background embedding waits while requests are in flight (pipeline/foreground.ts).
@@ -102,10 +111,10 @@ export async function startServer(
     res.setHeader('x-request-id', requestId);
     const scope: RequestScope = { id: requestId, log };
     logRequestWhenDone(req, res, scope);
-    // The console's pages and assets (src/http/console.ts); then /healthz, /readyz, /metrics; the rest is GraphQL.
+    // The console's pages and assets (src/http/console.ts); then /healthz, /readyz, /metrics, /mcp; the rest is GraphQL.
     if (serveConsole(req, res)) return;
     const serve = async () =>
-      (await routes(req, res)) || (await handle(server!, req, res, db, config, models, metrics, replicas, authFailures, settings));
+      (await routes(req, res)) || (await mcp(req, res)) || (await handle(server!, req, res, db, config, models, metrics, replicas, authFailures, settings));
     runInRequest(scope, serve).catch((error: unknown) => {
       log.error({ requestId, err: error }, 'request failed');
       if (!res.headersSent) {

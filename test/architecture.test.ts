@@ -18,6 +18,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['tuning'],
   ['config'],
   ['graphql', 'http'],
+  // The MCP server's tools call what the resolvers call, with the resolvers' per-request context.
+  ['mcp'],
   ['server', 'eval'],
   ['cli'],
 ];

@@ -30,6 +30,7 @@ const evalCli = () => require('./eval') as typeof import('./eval');
 const ingestCli = () => require('./ingest') as typeof import('./ingest');
 const jobsCli = () => require('./jobs') as typeof import('./jobs');
 const keysCli = () => require('./keys') as typeof import('./keys');
+const mcpCli = () => require('./mcp') as typeof import('./mcp');
 const pairsCli = () => require('./pairs') as typeof import('./pairs');
 const remoteCli = () => require('./remote-commands') as typeof import('./remote-commands');
 const serveCli = () => require('./serve') as typeof import('./serve');
@@ -53,6 +54,7 @@ Environment:
   ENCODER_PASSAGE, MODEL_CACHE_DIR (.cache/models), ENCODER_THREADS (0 = all cores), EMBED_BATCH_SIZE (64), EMBED_ON_INGEST (true),
   BULK_DEFER_INDEXES_PASSAGES (10000: a bulk ingest into an empty store indexes its postings once at the end; 0 = never),
   JOB_WORKERS (1), JOB_BATCH_SIZE (32), JOB_POLL_MS (1000),
+  MCP_ENABLED (false: dhr serve answers MCP agents at /mcp, with the keys and roles of /graphql),
   READ_ACCESS (public | key), MAX_QUERY_DEPTH (12), MAX_QUERY_COST (500000), MAX_BODY_BYTES (4194304),
   MAX_QUERY_TOKENS (5000), MAX_ALIASES (30), MAX_DIRECTIVES (50), MAX_QUERY_NODES (10000), MAX_ARGUMENT_LENGTH (4096),
   DHR_DISTRIBUTED (citus: DATABASE_URL is a Citus coordinator, docs/scale-out.md),
@@ -240,6 +242,14 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
         return askCli().askCommand(config, question, { ...options, url: target?.url, apiKey: target?.apiKey, explain: target?.explain });
       }),
     );
+
+  program
+    .command('mcp')
+    .description(
+      'serve the Model Context Protocol over stdio, for an agent that starts dhr as its tool server: search, get_document, get_section, get_passage, list_documents (and ingest, job_status with an admin key)',
+    )
+    .addOption(new Option('--key <key>', "an API key of this store: an admin key adds the admin tools; prefer the environment variable").env('DHR_API_KEY'))
+    .action((options: { key?: string }) => run(async (config) => mcpCli().mcpCommand(config, options)));
 
   remotable(program.command('stats').description('count documents, sections, passages, links and embeddings per model')).action(
     (options: RemoteOptions) =>
