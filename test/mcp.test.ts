@@ -214,6 +214,15 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     expect(await names(await connect(server.url))).toEqual(READER_TOOLS);
   });
 
+  it('answers POST only, and a body that is not JSON as a JSON-RPC parse error', async () => {
+    const get = await fetch(new URL('/mcp', server.url), { headers: { accept: 'text/event-stream' } });
+    expect(get.status).toBe(405);
+    expect(get.headers.get('allow')).toBe('POST');
+    const garbled = await fetch(new URL('/mcp', server.url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":' });
+    expect(garbled.status).toBe(400);
+    expect(((await garbled.json()) as Json).error).toMatchObject({ code: -32700, data: { code: 'BAD_REQUEST' } });
+  });
+
   it('is off unless MCP_ENABLED, saying so', async () => {
     const log = captureLog();
     const off = await startServer(server.db, loadConfig({ PORT: '0' }), undefined, { logDestination: log.destination });
