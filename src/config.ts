@@ -5,7 +5,7 @@ import { DEFAULT_QUESTION_QUEUE, type QuestionQueueOptions } from './encoders/qu
 import { DEFAULT_MODEL, type EncoderSpec } from './encoders/spec';
 import { DEFAULT_MAX_METADATA_DEPTH, DEFAULT_MAX_SECTION_DEPTH } from './ingest/depth';
 import { DEFAULT_INGEST_OPTIONS, type IngestOptions } from './ingest/types';
-import { LOG_LEVELS, type LogLevel } from './observability/logger';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './observability/logger';
 import { RANKING_LIMITS, type RankingLayer } from './retrieval/parameters';
 import { DEFAULT_BM25, DEFAULT_EF_FACTOR, DEFAULT_MAX_SCAN_TUPLES, ITERATIVE_SCANS, type Bm25Settings, type IterativeScan } from './retrieval/types';
 import { DEFER_INDEXES_FROM_PASSAGES } from './store/deferred-indexes';
@@ -120,8 +120,10 @@ export interface Config {
   /** Failed authentications (unknown, revoked or malformed keys) per client address per window; 0: unlimited. */
   rateLimitAuthFailures: number;
   // --- observability and shutdown (docs/operations.md#observability)
-  /** pino level of the server's JSON log. */
+  /** pino level of the server's log. */
   logLevel: LogLevel;
+  /** LOG_FORMAT: json, pretty (a line a person reads), or auto: pretty on a terminal, else json; json under NODE_ENV=production unless LOG_FORMAT says otherwise. */
+  logFormat: LogFormat;
   /** Who may read /metrics: public, or key (a reader or admin key). Default: as READ_ACCESS. */
   metricsAccess: ReadAccess;
   /** MCP_ENABLED: `dhr serve` answers the Model Context Protocol at /mcp (Streamable HTTP; the same keys and roles as GraphQL). */
@@ -225,6 +227,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitAuthFailures: intSetting(env, 'RATE_LIMIT_AUTH_FAILURES', 20, 0, 1_000_000_000),
     // --- observability and shutdown
     logLevel: choiceSetting(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    logFormat: ((f) => (f === 'auto' && env.NODE_ENV === 'production' ? 'json' : f))(choiceSetting(env, 'LOG_FORMAT', LOG_FORMATS, 'auto')),
     metricsAccess: choiceSetting(env, 'METRICS_ACCESS', ['public', 'key'] as const, choiceSetting(env, 'READ_ACCESS', ['public', 'key'] as const, 'public')),
     mcpEnabled: boolSetting(env, 'MCP_ENABLED', false),
     shutdownGraceMs: intSetting(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),

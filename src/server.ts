@@ -80,7 +80,7 @@ export async function startServer(
   } = {},
 ): Promise<{ url: string; stop: () => Promise<void>; log: Logger }> {
   // Observability (docs/operations.md#observability): JSON log, /metrics, /healthz, /readyz.
-  const log = createLogger({ level: config.logLevel, destination: options.logDestination });
+  const log = createLogger({ level: config.logLevel, format: config.logFormat, destination: options.logDestination });
   const { replicas } = options;
   const metrics = new ServerMetrics(db, replicas);
   const unwatch = replicas ? watchReplicas(replicas, models, log) : undefined;

@@ -60,6 +60,7 @@ Environment:
   DHR_DISTRIBUTED (citus: DATABASE_URL is a Citus coordinator, docs/scale-out.md),
   STATEMENT_TIMEOUT_MS (30000), REQUEST_TIMEOUT_MS (60000), DB_CONNECT_TIMEOUT_MS (5000),
   RATE_LIMIT_QUERIES (1200), RATE_LIMIT_MUTATIONS (120), RATE_LIMIT_WINDOW_S (60),
+  LOG_LEVEL (info), LOG_FORMAT (auto: human lines on a terminal, JSON otherwise and under NODE_ENV=production | json | pretty),
   BM25_K1 (0.9), BM25_B (0.6), BM25_SUMMARY_WEIGHT (3), BM25_TERM_CAP (20000), BM25_RESCORE (1000), BM25_CANDIDATE_CAP (5000), HYBRID_ALPHA (each mode's tuned default), PER_DOCUMENT (none),
   MAX_SECTION_DEPTH (64), MAX_METADATA_DEPTH (32), MODELS_DIR (DATA_DIR/models: the folders registerEmbeddingModel may load),
   DHR_API_KEY (the key for --url), DHR_DEBUG (1: error responses carry stack traces; never in production)`;
@@ -192,8 +193,9 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
         '--job <id>',
         'with --url, instead of paths: follow this ingest job until it ends (repeatable)',
         (value: string, previous: number[] = []) => [...previous, integer(1, 2 ** 31 - 1)(value)],
-      ),
-  ).action((paths: string[], options: { source?: string; embed: boolean; batchPassages?: number; job?: number[] } & RemoteOptions) =>
+      )
+      .option('--retry-for <seconds>', 'with --url: how long to keep asking a server that does not answer (restarting) before giving up (default 60; 0: never)', integer(0, 86_400)),
+  ).action((paths: string[], options: { source?: string; embed: boolean; batchPassages?: number; job?: number[]; retryFor?: number } & RemoteOptions) =>
     run(async (config) => {
       const target = remoteTarget(options);
       // With --url the files become durable ingest jobs on the server; the command waits for them (Ctrl-C: they go on).
@@ -210,7 +212,7 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
         console.error('ingest: --no-embed cannot be used with --url (the server embeds when its EMBED_ON_INGEST is on)');
         return 1;
       }
-      return remoteCli().remoteIngest(config, target, paths, { source: options.source, jobs: options.job });
+      return remoteCli().remoteIngest(config, target, paths, { source: options.source, jobs: options.job, retryForS: options.retryFor });
     }),
   );
 

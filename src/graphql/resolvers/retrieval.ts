@@ -141,6 +141,7 @@ export class RetrievalResolver {
     // One snapshot of the active models for the whole query, even if an activation lands meanwhile.
     const targets = await ctx.models?.current();
     const corpus = await (ctx.settings?.get() ?? currentSettings(ctx.db).then(corpusSettingsOf));
+    const rows = retrieveRowFetch(info);
     const result = await retrieve(
       ctx.db,
       targets,
@@ -172,7 +173,7 @@ export class RetrievalResolver {
         corpus,
         environment: ctx.config.ranking,
         // The columns the selection reads come back with the ranking: one statement, one snapshot.
-        rows: retrieveRowFetch(info),
+        rows,
       },
     );
     ctx.metrics?.observeRetrieval(result.args.mode, result.timings);
@@ -182,8 +183,10 @@ export class RetrievalResolver {
     // warning, ranks renumbered, rather than failing the whole answer on its fields.
     const documentRows = new Map((result.documentRows ?? []).map((d) => [d.id!, d as DocumentRow]));
     const passageRows = new Map((result.passageRows ?? []).map((p) => [p.id!, withPreloadedDocument(p as PassageRow, documentRows.get(p.documentId!))]));
+    // Only items whose rows were fetched can be missing: without a field of the ranked documents
+    // selected (ofDocuments false), document rows are the passages' documents only, not stage 1's.
     const passages = result.passageRows ? result.passages.filter((p) => passageRows.has(p.passageId)) : result.passages;
-    const documents = result.documentRows ? result.documents.filter((d) => documentRows.has(d.documentId)) : result.documents;
+    const documents = result.documentRows && rows.ofDocuments !== false ? result.documents.filter((d) => documentRows.has(d.documentId)) : result.documents;
     const warnings = [...result.warnings];
     const gone = result.passages.length - passages.length + result.documents.length - documents.length;
     if (gone > 0) warnings.push(`${gone} ranked item(s) were removed or replaced by a concurrent ingest or delete while this question was answered, and are left out`);
