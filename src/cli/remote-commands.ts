@@ -11,6 +11,7 @@ import type { ApiKeyListing, Role } from '../store/keys';
 import { printKeyTable } from './keys';
 import { ProgressBar } from './progress';
 import { remoteGraphQL } from './remote';
+import { GaveUp, withRetry, type RetryPolicy } from './retry';
 
 /**
  * `dhr keys|stats|ingest --url <server>`: the same commands against a running server's GraphQL
@@ -258,19 +259,23 @@ const FINISHED = new Set(['SUCCEEDED', 'FAILED', 'CANCELLED']);
  * locally; a path given that cannot be read, or no documents at all, is refused before anything is
  * sent), then sent as durable ingest jobs (startIngest, one per request-sized part) that the
  * server's workers write and embed; this command shows their progress and waits for them. Ctrl-C
- * stops waiting only: the jobs go on, and it prints how to follow them. Exit code 2 when any
- * document failed, 1 when a job failed, 130 when interrupted.
+ * stops waiting only: the jobs go on, and it prints how to follow them. A server that does not
+ * answer (restarting: connection refused, 503) is asked again with backoff for `retryForS`
+ * seconds; the jobs are durable, so they go on once it is back, and giving up names them and
+ * the command that follows them. Exit code 2 when any document failed, 1 when a job failed or
+ * the server stayed away, 130 when interrupted.
  */
 export function remoteIngest(
   config: Config,
   target: RemoteTarget,
   paths: string[],
-  options: { source?: string; jobs?: number[] },
+  options: { source?: string; jobs?: number[]; retryForS?: number },
 ): Promise<number> {
   return remote('ingest', async () => {
     const interrupt = interruption();
+    const retry = retryPolicy(target, options.retryForS ?? DEFAULT_RETRY_S, interrupt);
     try {
-      if (options.jobs?.length) return await follow(target, options.jobs.map(String), new Map(), 0, [], interrupt);
+      if (options.jobs?.length) return await follow(target, options.jobs.map(String), new Map(), 0, [], interrupt, retry);
       for (const given of paths) {
         try {
           await access(given, constants.R_OK);
@@ -320,23 +325,70 @@ export function remoteIngest(
       // Origins by job and position, for the failures the server reports.
       const origins = new Map<string, string[]>();
       const ids: string[] = [];
-      for (const part of sendable) {
+      for (const [n, part] of sendable.entries()) {
         if (interrupt.stopped) break;
-        const { startIngest: job } = await remoteGraphQL<{ startIngest: { id: string } }>(
-          target.url,
-          'mutation($docs: [DocumentInput!]!) { startIngest(documents: $docs) { id } }',
-          { docs: part.map((b) => b.input) },
-          target,
-        );
+        let job: { id: string };
+        try {
+          // Sent again after a connection that failed mid-request too: if the server had queued the
+          // part, the second job finds its documents unchanged (content hash) and writes nothing.
+          ({ startIngest: job } = await withRetry(
+            () =>
+              remoteGraphQL<{ startIngest: { id: string } }>(
+                target.url,
+                'mutation($docs: [DocumentInput!]!) { startIngest(documents: $docs) { id } }',
+                { docs: part.map((b) => b.input) },
+                target,
+              ),
+            retry,
+          ));
+        } catch (error) {
+          if (!(error instanceof GaveUp)) throw error;
+          const unsent = sendable.slice(n).reduce((k, p) => k + p.length, 0);
+          console.error(
+            `ingest: ${gaveUp(error, target)}; ${unsent} documents were not sent. Run the same command again once it answers ` +
+              `(documents already in are found unchanged)${ids.length ? `.\n${followHint(target, ids, QUEUED_AWAY)}` : ''}`,
+          );
+          return interrupt.stopped ? 130 : 1;
+        }
         ids.push(job.id);
         origins.set(job.id, part.map((b) => b.origin));
         console.error(`ingest job ${job.id}: ${part.length} documents queued on ${target.url}`);
       }
-      return await follow(target, ids, origins, failures.length, failures, interrupt);
+      return await follow(target, ids, origins, failures.length, failures, interrupt, retry);
     } finally {
       interrupt.dispose();
     }
   });
+}
+
+/** How long `dhr ingest --url` keeps asking a server that does not answer (--retry-for). */
+export const DEFAULT_RETRY_S = 60;
+
+/** Retries that say on stderr when the server went and when it is back, and stop on Ctrl-C. */
+function retryPolicy(target: RemoteTarget, seconds: number, interrupt: ReturnType<typeof interruption>): RetryPolicy {
+  return {
+    forMs: seconds * 1000,
+    wait: (ms) => interrupt.wait(ms),
+    stopped: () => interrupt.stopped,
+    onDown: (error) => console.error(`ingest: ${error.message}; trying again for up to ${seconds} s (--retry-for)`),
+    onBack: (ms) => console.error(`ingest: the server at ${target.url} answers again (after ${(ms / 1000).toFixed(1)} s)`),
+  };
+}
+
+const gaveUp = (error: GaveUp, target: RemoteTarget) => `gave up on the server at ${target.url} after ${Math.round(error.afterMs / 1000)} s: ${error.message}`;
+
+const GOING_ON = { many: 'go on in the server', one: 'goes on in the server' };
+const STORED_AWAY = { many: 'are stored on the server and go on when it is back', one: 'is stored on the server and goes on when it is back' };
+const QUEUED_AWAY = { many: 'are queued on the server and go on when it is back', one: 'is queued on the server and goes on when it is back' };
+
+/** The jobs by id, and the command and query that follow them. */
+function followHint(target: RemoteTarget, ids: string[], state: { many: string; one: string }): string {
+  const many = ids.length > 1;
+  return (
+    `ingest job${many ? 's' : ''} ${ids.join(', ')} ${many ? state.many : state.one}. Follow ${many ? 'them' : 'it'} with:\n` +
+    `  dhr ingest --url ${target.url} ${ids.map((id) => `--job ${id}`).join(' ')}\n` +
+    `or the query { ingestJob(id: "${ids[0]}") { status documents { done total } passages { done total } failed etaSeconds } }`
+  );
 }
 
 /** SIGINT while this command runs: noted, not fatal, so it can say what goes on without it. */
@@ -370,12 +422,36 @@ async function follow(
   failedHere: number,
   failures: string[],
   interrupt: ReturnType<typeof interruption>,
+  retry: RetryPolicy,
+): Promise<number> {
+  try {
+    return await followJobs(target, ids, origins, failedHere, failures, interrupt, retry);
+  } catch (error) {
+    if (!(error instanceof GaveUp)) throw error;
+    // Interrupted while the server was away, or it stayed away: the jobs are stored on it either way.
+    if (interrupt.stopped) {
+      console.error(`stopped waiting; ${followHint(target, ids, GOING_ON)}`);
+      return 130;
+    }
+    console.error(`ingest: ${gaveUp(error, target)}.\n${followHint(target, ids, STORED_AWAY)}`);
+    return 1;
+  }
+}
+
+async function followJobs(
+  target: RemoteTarget,
+  ids: string[],
+  origins: Map<string, string[]>,
+  failedHere: number,
+  failures: string[],
+  interrupt: ReturnType<typeof interruption>,
+  retry: RetryPolicy,
 ): Promise<number> {
   const query = `query { ${ids.map((id, i) => `j${i}: ingestJob(id: "${id}") { ${JOB_FIELDS} }`).join(' ')} }`;
   const bar = new ProgressBar(0, 'ingest');
   let jobs: RemoteIngestJob[] = [];
   for (;;) {
-    const data = await remoteGraphQL<Record<string, RemoteIngestJob | null>>(target.url, query, {}, target);
+    const data = await withRetry(() => remoteGraphQL<Record<string, RemoteIngestJob | null>>(target.url, query, {}, target), retry);
     const missing = ids.filter((_, i) => !data[`j${i}`]);
     if (missing.length > 0) {
       console.error(`ingest: the server at ${target.url} has no ingest job ${missing.join(', ')}`);
@@ -391,23 +467,22 @@ async function follow(
     if (jobs.every((j) => FINISHED.has(j.status))) break;
     if (interrupt.stopped) {
       bar.finish();
-      const list = ids.join(', ');
-      console.error(
-        `stopped waiting; ingest job${ids.length > 1 ? 's' : ''} ${list} go${ids.length > 1 ? '' : 'es'} on in the server. Follow ${ids.length > 1 ? 'them' : 'it'} with:\n` +
-          `  dhr ingest --url ${target.url} ${ids.map((id) => `--job ${id}`).join(' ')}\n` +
-          `or the query { ingestJob(id: "${ids[0]}") { status documents { done total } passages { done total } failed etaSeconds } }`,
-      );
+      console.error(`stopped waiting; ${followHint(target, ids, GOING_ON)}`);
       return 130;
     }
     await interrupt.wait(POLL_MS);
   }
   bar.finish();
   for (const job of jobs.filter((j) => j.failed > 0)) {
-    const { ingestJob } = await remoteGraphQL<{ ingestJob: { outcomes: { index: number; key: string | null; message: string | null }[] } }>(
-      target.url,
-      'query($id: ID!) { ingestJob(id: $id) { outcomes(status: FAILED) { index key message } } }',
-      { id: job.id },
-      target,
+    const { ingestJob } = await withRetry(
+      () =>
+        remoteGraphQL<{ ingestJob: { outcomes: { index: number; key: string | null; message: string | null }[] } }>(
+          target.url,
+          'query($id: ID!) { ingestJob(id: $id) { outcomes(status: FAILED) { index key message } } }',
+          { id: job.id },
+          target,
+        ),
+      retry,
     );
     for (const o of ingestJob.outcomes) failures.push(`${origins.get(job.id)?.[o.index] ?? `job ${job.id} #${o.index} (${o.key ?? 'no key'})`}: ${o.message}`);
   }

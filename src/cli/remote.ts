@@ -1,6 +1,8 @@
 import { DomainError, ErrorCode, messageOf } from '../errors';
 
 const CODES = new Set<string>(Object.values(ErrorCode));
+/** details.transport of an answer whose connection closed before its end, with no code of its own. */
+export const ANSWER_CUT = 'ANSWER_CUT';
 
 interface GraphQLReply<T> {
   data?: T | null;
@@ -12,7 +14,9 @@ interface GraphQLReply<T> {
  * with `Authorization: Bearer <apiKey>` when given, and returns `data`. The server's first error
  * comes back as a DomainError with its code (codes this version does not know become
  * BAD_REQUEST, the server's code kept in details.remoteCode) and message; an unreachable server
- * or an answer that is not GraphQL is SERVICE_UNAVAILABLE naming the URL. `explain` may restate
+ * or an answer that is not GraphQL is SERVICE_UNAVAILABLE naming the URL. details.transport is the
+ * connection's error code (ECONNREFUSED, …) and details.httpStatus the answer's status, so a
+ * caller can tell a server that is restarting from a refusal (cli/retry.ts). `explain` may restate
  * the server's refusal for the caller (cli/running-server.ts: no key configured).
  */
 export async function remoteGraphQL<T>(
@@ -28,15 +32,28 @@ export async function remoteGraphQL<T>(
     response = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ query, variables: variables ?? {} }) });
   } catch (error) {
     const cause = (error as { cause?: unknown }).cause;
-    const unreachable = new DomainError(ErrorCode.SERVICE_UNAVAILABLE, `cannot reach the server at ${url}: ${messageOf(cause ?? error)}`);
+    const transport = (cause as { code?: unknown } | undefined)?.code;
+    const unreachable = new DomainError(ErrorCode.SERVICE_UNAVAILABLE, `cannot reach the server at ${url}: ${messageOf(cause ?? error)}`, {
+      details: typeof transport === 'string' ? { transport } : undefined,
+    });
     throw options?.explain ? options.explain(unreachable) : unreachable;
   }
-  const text = await response.text();
+  const httpStatus = response.status;
+  let text: string;
+  try {
+    text = await response.text();
+  } catch (error) {
+    // The connection closed in the middle of the answer (the server stopped).
+    const transport = ((error as { cause?: unknown }).cause as { code?: unknown } | undefined)?.code;
+    throw new DomainError(ErrorCode.SERVICE_UNAVAILABLE, `the server at ${url} closed the connection while answering: ${messageOf(error)}`, {
+      details: { httpStatus, transport: typeof transport === 'string' ? transport : ANSWER_CUT },
+    });
+  }
   let reply: GraphQLReply<T>;
   try {
     reply = JSON.parse(text) as GraphQLReply<T>;
   } catch {
-    throw new DomainError(ErrorCode.SERVICE_UNAVAILABLE, `the server at ${url} answered HTTP ${response.status} without a GraphQL response`);
+    throw new DomainError(ErrorCode.SERVICE_UNAVAILABLE, `the server at ${url} answered HTTP ${response.status} without a GraphQL response`, { details: { httpStatus } });
   }
   const first = reply.errors?.[0];
   if (first) {
@@ -44,12 +61,12 @@ export async function remoteGraphQL<T>(
     const code = CODES.has(remoteCode) ? (remoteCode as ErrorCode) : ErrorCode.BAD_REQUEST;
     const error = new DomainError(code, first.message ?? `the server at ${url} answered ${remoteCode}`, {
       argument: first.extensions?.argument,
-      details: code === remoteCode ? undefined : { remoteCode },
+      details: { httpStatus, ...(code === remoteCode ? {} : { remoteCode }) },
     });
     throw options?.explain ? options.explain(error) : error;
   }
   if (reply.data === undefined || reply.data === null) {
-    throw new DomainError(ErrorCode.SERVICE_UNAVAILABLE, `the server at ${url} answered HTTP ${response.status} with no data`);
+    throw new DomainError(ErrorCode.SERVICE_UNAVAILABLE, `the server at ${url} answered HTTP ${response.status} with no data`, { details: { httpStatus } });
   }
   return reply.data;
 }

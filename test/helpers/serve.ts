@@ -21,15 +21,17 @@ export interface ServeOptions {
   root?: string;
   /** Node's own flags, before the script (e.g. --cpu-prof). */
   nodeArgs?: string[];
+  /** The port to listen on (default 0: any free one); a fixed one lets a restarted server keep its URL. */
+  port?: number;
 }
 
 /** A `dhr serve --port 0` process as spawned, before it is ready. */
 export type SpawnedServe = Omit<ServeProcess, 'url'> & { stdout(): string };
 
-/** Spawns the real `dhr serve --port 0` (the build when current, else TypeScript through tsx: cli-entry.ts) with only the given environment, without waiting for it. */
+/** Spawns the real `dhr serve --port 0` (or options.port; the build when current, else TypeScript through tsx: cli-entry.ts) with only the given environment, without waiting for it. */
 export function spawnServe(env: Record<string, string>, options: ServeOptions = {}): SpawnedServe {
   const root = options.root ?? packageRoot();
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...cliEntry(root), 'serve', '--port', '0'], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...cliEntry(root), 'serve', '--port', String(options.port ?? 0)], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ENCODER_THREADS: '1', ...env },
   });
