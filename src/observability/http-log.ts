@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { writesForPeople } from './logger';
 import type { RequestScope } from './request-scope';
 
 /** Longest client-given operation name kept for the log line: it is free text from the request. */
@@ -21,6 +22,8 @@ export function noteOperationName(scope: RequestScope | undefined, name: unknown
  * id, method, path (without the query string, which may carry variables), status, duration, and
  * for GraphQL the client's operationName (when it sent one or the document names its
  * operation) and the operation and outcome. Headers are never logged (they carry API keys).
+ * On a person's terminal (human lines) an answered request is logged at debug, so the lines a
+ * browser's requests make do not bury the demo's progress; failed ones stay at info and error.
  */
 export function logRequestWhenDone(req: IncomingMessage, res: ServerResponse, scope: RequestScope): void {
   const started = process.hrtime.bigint();
@@ -39,6 +42,7 @@ export function logRequestWhenDone(req: IncomingMessage, res: ServerResponse, sc
       ...(scope.operation ? { operation: scope.operation, type: scope.type, outcome: scope.outcome } : {}),
     };
     if (status >= 500) scope.log.error(line, 'request');
+    else if (status < 400 && writesForPeople(scope.log)) scope.log.debug(line, 'request');
     else scope.log.info(line, 'request');
   };
   res.once('finish', done);
