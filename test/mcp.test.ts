@@ -214,6 +214,17 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     expect(await names(await connect(server.url))).toEqual(READER_TOOLS);
   });
 
+  it('counts tool calls against the rate limits, per key', async () => {
+    const log = captureLog();
+    const limited = await startServer(server.db, loadConfig({ PORT: '0', MCP_ENABLED: 'true', RATE_LIMIT_QUERIES: '2' }), undefined, { logDestination: log.destination });
+    others.push(limited.stop);
+    const client = await connect(limited.url, readerKey);
+    for (let i = 0; i < 2; i++) await ok(client, 'get_document', { key: 'glaciers' });
+    expect(await refused(client, 'get_document', { key: 'glaciers' })).toMatch(/^RATE_LIMITED: .*RATE_LIMIT_QUERIES/);
+    // Another key has its own budget.
+    expect((await ok(await connect(limited.url, server.adminKey), 'get_document', { key: 'glaciers' })).key).toBe('glaciers');
+  });
+
   it('answers POST only, and a body that is not JSON as a JSON-RPC parse error', async () => {
     const get = await fetch(new URL('/mcp', server.url), { headers: { accept: 'text/event-stream' } });
     expect(get.status).toBe(405);

@@ -3,7 +3,9 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { DomainError, ErrorCode, unauthenticated } from '../errors';
 import { httpStatusOf, retryAfterOf } from '../graphql/errors';
 import { BodyTooLargeError, readBody } from '../http/body';
+import { requestsInFlight } from '../pipeline/foreground';
 import type { Principal } from '../store/keys';
+import { toolRateLimit } from './rate-limit';
 import { createMcpServer, type McpSession } from './server';
 
 /** Where agents reach the MCP server on `dhr serve` (MCP_ENABLED). */
@@ -19,12 +21,14 @@ export interface McpRouteOptions {
  * POST /mcp: the MCP Streamable HTTP transport, stateless (a server and transport per request, no
  * session to keep, so any instance behind a balancer answers), with JSON responses. The same keys
  * and roles as /graphql: a bad key is refused before anything is read, no key is refused under
- * READ_ACCESS=key, and the tools offered are the key's role's. Off unless MCP_ENABLED: then 404
+ * READ_ACCESS=key, and the tools offered are the key's role's; MAX_IN_FLIGHT, MAX_BODY_BYTES and the
+ * rate limits (rate-limit.ts) bound it as they bound GraphQL. Off unless MCP_ENABLED: then 404
  * naming the setting. Returns false for every other path.
  */
 export function mcpRoute(options: McpRouteOptions): (req: IncomingMessage, res: ServerResponse) => Promise<boolean> {
   const { session } = options;
   const { config } = session;
+  const limit = toolRateLimit(config);
   return async (req, res) => {
     if (new URL(req.url ?? '/', 'http://localhost').pathname !== MCP_PATH) return false;
     if (!config.mcpEnabled) {
@@ -37,6 +41,13 @@ export function mcpRoute(options: McpRouteOptions): (req: IncomingMessage, res: 
       req.resume();
       res.setHeader('allow', 'POST');
       refuse(res, new DomainError(ErrorCode.BAD_REQUEST, `${req.method} is not served at ${MCP_PATH}: send MCP messages with POST`), 405);
+      return true;
+    }
+    // Load shedding as for GraphQL (MAX_IN_FLIGHT): refused before the body is read.
+    if (config.maxInFlight > 0 && requestsInFlight() > config.maxInFlight) {
+      req.resume();
+      res.setHeader('retry-after', '1');
+      refuse(res, new DomainError(ErrorCode.OVERLOADED, `the server has ${config.maxInFlight} requests in flight already (MAX_IN_FLIGHT); retry shortly`));
       return true;
     }
     let principal: Principal | undefined;
@@ -64,7 +75,8 @@ export function mcpRoute(options: McpRouteOptions): (req: IncomingMessage, res: 
       } else throw error;
       return true;
     }
-    const server = createMcpServer({ ...session, principal });
+    const caller = principal ? { keyId: principal.keyId } : { address: req.socket.remoteAddress ?? 'unknown' };
+    const server = createMcpServer({ ...session, principal, rateLimit: { limit, caller } });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.once('close', () => {
       void transport.close();

@@ -3,13 +3,16 @@ import { join } from 'node:path';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Config } from '../config';
+import { DomainError, ErrorCode } from '../errors';
 import { createContext } from '../graphql/context';
+import { TIMED_OUT, withDeadline } from '../http/deadline';
 import { packageRoot } from '../paths';
 import type { ModelRegistry } from '../pipeline/jobs/registry';
 import type { CorpusSettingsSource } from '../retrieval/settings';
 import type { Database } from '../store/db';
 import type { Principal } from '../store/keys';
 import { toolError } from './errors';
+import type { Caller, ToolRateLimit } from './rate-limit';
 import { toolsFor } from './tools';
 
 /** What one MCP session serves from: the store, settings and models of `dhr serve` or `dhr mcp`, and who is asking. */
@@ -20,6 +23,8 @@ export interface McpSession {
   settings?: CorpusSettingsSource;
   /** The API key's holder; absent: no key (the reader tools only, where READ_ACCESS allows). */
   principal?: Principal;
+  /** Over HTTP: the rate limit each call counts against, and who is calling. */
+  rateLimit?: { limit: ToolRateLimit; caller: Caller };
 }
 
 let version: string | undefined;
@@ -43,7 +48,11 @@ export function createMcpServer(session: McpSession): McpServer {
       async (args: Record<string, unknown>): Promise<CallToolResult> => {
         const ctx = { ...createContext(db, config, models, principal), settings };
         try {
-          const result = await tool.run(ctx, args);
+          const refusal = await session.rateLimit?.limit(session.rateLimit.caller, !tool.readOnly);
+          if (refusal) throw refusal;
+          // As a GraphQL request: answered TIMEOUT past REQUEST_TIMEOUT_MS (its statements are bounded by STATEMENT_TIMEOUT_MS).
+          const result = await withDeadline(tool.run(ctx, args), config.requestTimeoutMs);
+          if (result === TIMED_OUT) throw new DomainError(ErrorCode.TIMEOUT, `the call took longer than ${config.requestTimeoutMs} ms (REQUEST_TIMEOUT_MS)`);
           return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result };
         } catch (error) {
           return toolError(error, config.statementTimeoutMs, db.location);
