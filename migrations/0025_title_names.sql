@@ -8,4 +8,4 @@
 CREATE INDEX documents_title_lexemes_idx ON documents
   USING gin (tsvector_to_array(to_tsvector('english'::regconfig, title)));
 CREATE INDEX documents_title_head_lexemes_idx ON documents
-  USING gin (tsvector_to_array(to_tsvector('english'::regconfig, regexp_replace(title, '\s*(\(|,|:|;|—|–| - ).*$', ''))));
+  USING gin (tsvector_to_array(to_tsvector('english'::regconfig, regexp_replace(title, '\s*(\(|,|:|;|—|–|--| - ).*$', ''))));

@@ -7,12 +7,14 @@ import { buildReport, writeReport, type EvalReport } from './report';
 import { evaluate, type EvalOutcome, type EvalSettings } from './evaluate';
 import { buildFactbook } from './factbook';
 import { buildPydocs } from './pydocs';
+import { buildPyapi } from './pyapi';
 import { loadCorpus, type RunSetup } from './run';
 import type { EvalDataset } from './types';
 
 export const DATASETS: Record<string, (cacheDir: string) => EvalDataset> = {
   pydocs: (cacheDir) => buildPydocs(cacheDir),
   factbook: (cacheDir) => buildFactbook(cacheDir),
+  pyapi: (cacheDir) => buildPyapi(cacheDir),
 };
 
 export interface EvalCommandOptions extends RunSetup {

@@ -116,13 +116,24 @@ function questionSections(sections: SectionInput[], parents: string[] = []): Arr
 
 const slug = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
 
-/** Build the data set from an extracted python3.11-doc (`root`), or fetch it into `cacheDir`. */
-export function buildPydocs(cacheDir: string, root = debianPackage('python3.11-doc', cacheDir)): EvalDataset {
+/** The corpus of the Python docs: every non-FAQ source that has text, links resolved to the corpus; the FAQ's sections and every document's targets beside it. */
+export interface PydocsCorpus {
+  sources: number;
+  empty: number;
+  documents: DocumentInput[];
+  faqs: Array<{ name: string; sections: SectionInput[] }>;
+  index: TargetIndex;
+  /** Per corpus document (its key), the targets its source defines. */
+  targets: Map<string, RstTarget[]>;
+}
+
+export function readPydocs(root: string): PydocsCorpus {
   const sourceDir = path.join(root, SOURCES);
   const names = listSources(sourceDir);
   const index = new TargetIndex();
   const documents: DocumentInput[] = [];
   const faqs: Array<{ name: string; sections: SectionInput[] }> = [];
+  const targets = new Map<string, RstTarget[]>();
   let empty = 0;
   for (const name of names) {
     const parsed = parseRst(readFileSync(path.join(sourceDir, `${name}.rst.txt`), 'utf8'), { fallbackTitle: name, docName: name });
@@ -147,13 +158,19 @@ export function buildPydocs(cacheDir: string, root = debianPackage('python3.11-d
     }
     documents.push(input);
     index.add(name, parsed.targets);
+    targets.set(input.key!, parsed.targets);
   }
   // Only once every document's targets are known: a link may point forward.
   for (const d of documents) {
     if (d.abstract !== undefined) d.abstract = resolveCorpusLinks(d.abstract, index);
     if (d.sections) d.sections = resolveSectionLinks(d.sections, index);
   }
+  return { sources: names.length, empty, documents, faqs, index, targets };
+}
 
+/** Build the data set from an extracted python3.11-doc (`root`), or fetch it into `cacheDir`. */
+export function buildPydocs(cacheDir: string, root = debianPackage('python3.11-doc', cacheDir)): EvalDataset {
+  const { sources, empty, documents, faqs, index } = readPydocs(root);
   const questions: EvalQuestion[] = [];
   let asked = 0;
   let links = 0;
@@ -190,7 +207,7 @@ export function buildPydocs(cacheDir: string, root = debianPackage('python3.11-d
     documents,
     questions,
     stats: {
-      sourceDocuments: names.length,
+      sourceDocuments: sources,
       faqDocuments: faqs.length,
       emptyDocumentsSkipped: empty,
       corpusDocuments: documents.length,

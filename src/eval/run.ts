@@ -85,7 +85,7 @@ function cacheFolder(dataset: EvalDataset, setup: RunSetup): string | undefined 
   if (!setup.corpusCacheDir) return undefined;
   const hash = createHash('sha256');
   hash.update(JSON.stringify({ documents: dataset.documents, ingest: setup.ingest, encoders: setup.encoders }));
-  return path.join(setup.corpusCacheDir, `${dataset.name}-${hash.digest('hex').slice(0, 16)}`);
+  return path.join(setup.corpusCacheDir, `${dataset.corpus ?? dataset.name}-${hash.digest('hex').slice(0, 16)}`);
 }
 
 /**

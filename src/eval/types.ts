@@ -20,6 +20,8 @@ export interface EvalQuestion {
 
 export interface EvalDataset {
   name: string;
+  /** The corpus's name when another set shares it (its cached load is reused): the set's name otherwise. */
+  corpus?: string;
   /** One line: where corpus and questions come from. */
   description: string;
   documents: DocumentInput[];

@@ -43,12 +43,13 @@ describe('parseRst on library/modulefinder (real source)', () => {
   it('returns the targets the document defines, qualified by module and class, with their sections', () => {
     expect(parsed.targets).toEqual([
       { kind: 'module', name: 'modulefinder', sectionPath: [] },
-      { kind: 'object', name: 'modulefinder.AddPackagePath', sectionPath: [] },
-      { kind: 'object', name: 'modulefinder.ReplacePackage', sectionPath: [] },
-      { kind: 'object', name: 'modulefinder.ModuleFinder', sectionPath: [] },
-      { kind: 'object', name: 'modulefinder.ModuleFinder.report', sectionPath: [] },
-      { kind: 'object', name: 'modulefinder.ModuleFinder.run_script', sectionPath: [] },
-      { kind: 'object', name: 'modulefinder.ModuleFinder.modules', sectionPath: [] },
+      // each object with its directive and its signature as the text holds it (the entity–attribute set asks about them)
+      { kind: 'object', name: 'modulefinder.AddPackagePath', sectionPath: [], object: { directive: 'function', signature: 'AddPackagePath(pkg_name, path)' } },
+      { kind: 'object', name: 'modulefinder.ReplacePackage', sectionPath: [], object: { directive: 'function', signature: 'ReplacePackage(oldname, newname)' } },
+      { kind: 'object', name: 'modulefinder.ModuleFinder', sectionPath: [], object: { directive: 'class', signature: 'ModuleFinder(path=None, debug=0, excludes=[], replace_paths=[])' } },
+      { kind: 'object', name: 'modulefinder.ModuleFinder.report', sectionPath: [], object: { directive: 'method', signature: 'report()' } },
+      { kind: 'object', name: 'modulefinder.ModuleFinder.run_script', sectionPath: [], object: { directive: 'method', signature: 'run_script(pathname)' } },
+      { kind: 'object', name: 'modulefinder.ModuleFinder.modules', sectionPath: [], object: { directive: 'attribute', signature: 'modules' } },
       // The label right before a heading names the section it opens.
       { kind: 'label', name: 'modulefinder-example', sectionPath: ['Example usage of ModuleFinder'] },
     ]);

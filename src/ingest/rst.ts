@@ -18,6 +18,8 @@ export interface RstTarget {
   name: string;
   /** Section titles from the top level down; empty for the document level (before any section). */
   sectionPath: string[];
+  /** An object's directive (`function`, `class`, `method`…) and its signature as the passage text holds it. */
+  object?: { directive: string; signature: string };
 }
 
 export interface ParsedRst {
@@ -177,8 +179,8 @@ function scan(source: string, docName: string | undefined, fence = false): Chunk
     }
     paragraph = [];
   };
-  const target = (kind: RstTarget['kind'], name: string): void => {
-    chunk.targets.push({ kind, name });
+  const target = (kind: RstTarget['kind'], name: string, object?: RstTarget['object']): void => {
+    chunk.targets.push({ kind, name, ...(object ? { object } : {}) });
   };
   const startSection = (title: string, style: string): void => {
     chunk = { heading: { title, style }, paragraphs: [], targets: pending.map((name) => ({ kind: 'label' as const, name })) };
@@ -301,10 +303,11 @@ function scan(source: string, docName: string | undefined, fence = false): Chunk
               : module && !objName.startsWith(`${module}.`)
                 ? `${module}.${objName}`
                 : objName;
-          target('object', qualified);
-          first ??= qualified;
           // The signature is text too: it names what the section documents.
-          chunk.paragraphs.push(signature.replace(/\\(.)/g, '$1'));
+          const text = signature.replace(/\\(.)/g, '$1');
+          target('object', qualified, { directive: kind, signature: text });
+          first ??= qualified;
+          chunk.paragraphs.push(text);
         }
         if (first) scopes.push({ indent, name: first, container: CONTAINER.has(kind) });
         i = body;

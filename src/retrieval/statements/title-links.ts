@@ -12,7 +12,7 @@ import { filterSql } from './parts';
  * also "Korea, North" by its head; "Papua New Guinea" not also "Guinea".
  */
 export const TITLE_LEXEMES = `tsvector_to_array(to_tsvector('english'::regconfig, d.title))`;
-export const TITLE_HEAD_LEXEMES = `tsvector_to_array(to_tsvector('english'::regconfig, regexp_replace(d.title, '\\s*(\\(|,|:|;|—|–| - ).*$', '')))`;
+export const TITLE_HEAD_LEXEMES = `tsvector_to_array(to_tsvector('english'::regconfig, regexp_replace(d.title, '\\s*(\\(|,|:|;|—|–|--| - ).*$', '')))`;
 
 /**
  * CTEs `linked` (document_id, lexemes: the name found) and `stage2_terms` (pterms without the
