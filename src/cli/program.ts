@@ -526,7 +526,7 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
     .description(
       'build a data set, load it into a fresh in-memory PGlite (DATABASE_URL is not used), run every retrieval mode and the dev sweeps (λ, alpha, BM25), write the report',
     )
-    .addOption(new Option('--dataset <name>', 'the data set').choices(['pydocs', 'factbook', 'prose-highlights']).makeOptionMandatory())
+    .addOption(new Option('--dataset <name>', 'the data set').choices(['pydocs', 'pyapi', 'factbook', 'prose-highlights']).makeOptionMandatory())
     .option('--out <dir>', 'where the report goes (default .cache/eval; docs/eval with --update-docs)')
     .option('--update-docs', 'refresh the committed report in docs/eval')
     .option('--reuse-corpus', 'keep the loaded, embedded corpus in .cache/eval-corpus and reuse it on the next run with the same data, model and settings (for tuning runs)')
