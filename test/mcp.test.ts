@@ -285,5 +285,10 @@ describe('MCP over stdio (dhr mcp)', () => {
     await readerRoundTrip(client);
     await badArguments(client);
     await adminRoundTrip(client);
+    // With encoders: the default mode, and blocks counted with the passage encoder's tokenizer.
+    const found = await ok(client, 'search', { question: 'How often does Old Faithful erupt?', k: 3 });
+    expect(found.mode).toBe('HYBRID_HIERARCHICAL');
+    expect(found.tokenizer).not.toMatch(/^approximate/);
+    expect(found.blocks[0].document.key).toBe('geysers');
   });
 });
