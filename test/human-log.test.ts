@@ -41,9 +41,7 @@ describe('which log format', () => {
          createLogger({ format: loadConfig().logFormat }).warn({ jobs: 2 }, 'queue is long');`,
       );
       const node = `${JSON.stringify(process.execPath)} --import tsx ${JSON.stringify(script)}`;
-      const env = { ...process.env, NODE_ENV: '', LOG_FORMAT: '' };
-      delete env.LOG_FORMAT;
-      delete env.NODE_ENV;
+      const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'LOG_FORMAT' && k !== 'NODE_ENV'));
       const onTerminal = execFileSync('script', ['-qec', node, '/dev/null'], { cwd: packageRoot(), env, encoding: 'utf8' });
       // eslint-disable-next-line no-control-regex
       expect(onTerminal.replace(/\u001b\[[0-9;]*m/g, '')).toMatch(/^\d\d:\d\d:\d\d\.\d{3} WARN {2}queue is long jobs=2\r?\n$/);
