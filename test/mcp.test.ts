@@ -108,10 +108,11 @@ async function readerRoundTrip(client: Client): Promise<void> {
 
   const first = await ok(client, 'list_documents', { first: 1 });
   expect(first.totalCount).toBe(2);
-  expect(first.documents.map((d: Json) => d.key)).toEqual(['volcanoes']);
+  expect(first.documents).toHaveLength(1);
   expect(first.pageInfo.hasNextPage).toBe(true);
   const second = await ok(client, 'list_documents', { first: 1, after: first.pageInfo.endCursor });
-  expect(second.documents.map((d: Json) => d.key)).toEqual(['glaciers']);
+  // Ingest order: on PostgreSQL the two documents are written concurrently, so either comes first.
+  expect([...first.documents, ...second.documents].map((d: Json) => d.key).sort()).toEqual(['glaciers', 'volcanoes']);
   expect(second.pageInfo.hasNextPage).toBe(false);
 }
 
