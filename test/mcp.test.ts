@@ -98,6 +98,14 @@ async function readerRoundTrip(client: Client): Promise<void> {
   expect(eruptions.passages.length).toBeGreaterThanOrEqual(3);
   expect(eruptions.passages.map((p: Json) => p.text).join(' ')).toContain('Lava eruption fact number 4');
 
+  // The context's options reach it: one hit grown into its whole section.
+  const grown = await ok(client, 'search', { question: 'lava eruption', mode: 'LEXICAL', k: 1, expand: 'SECTION' });
+  expect(grown.blocks.map((b: Json) => b.passageIds)).toEqual([eruptions.passages.map((p: Json) => p.id)]);
+  // A documents-only mode ranks documents, and builds no blocks.
+  const ranked = await ok(client, 'search', { question: 'lava eruption', mode: 'LEXICAL_DOCUMENTS' });
+  expect(ranked.blocks).toEqual([]);
+  expect(ranked.documents[0]).toMatchObject({ rank: 1, key: 'volcanoes' });
+
   const middle = eruptions.passages[1];
   const around = await ok(client, 'get_passage', { id: middle.id, window: 1 });
   expect(around.passage.text).toBe(middle.text);
