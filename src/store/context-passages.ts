@@ -10,23 +10,34 @@ export interface ContextPassage {
   titlePath: string[];
 }
 
+const COLUMNS = `p.id, p.document_id AS "documentId", p.section_id AS "sectionId", p.ordinal, p.text, p.title_path AS "titlePath"`;
+
 /**
  * Every passage of the sections that hold the given passages (for a passage before the first
- * heading: its document's other such passages), in one statement. Keyed by document id too, so on
- * Citus it runs on the shards that hold those documents only, each part within one shard.
+ * heading: its document's other such passages). First the hits' sections, by primary key; then
+ * their passages by the section index, and the text before the headings by the document's.
+ * Every statement is keyed by document id too, so on Citus each runs on the shards that hold those
+ * documents only. (One statement that tested each candidate row against the hits took 3–58 ms on
+ * the demo; these take a few ms together: bench:demo-store with BENCH_CONTEXT.)
  */
-export function passagesOfSectionsHolding(
+export async function passagesOfSectionsHolding(
   db: Queryable,
   hits: readonly { passageId: number; documentId: number }[],
 ): Promise<ContextPassage[]> {
-  return db.query<ContextPassage>(
-    `SELECT p.id, p.document_id AS "documentId", p.section_id AS "sectionId", p.ordinal, p.text, p.title_path AS "titlePath"
-     FROM passages p
-     WHERE p.document_id = ANY($2::int[])
-       AND EXISTS (SELECT 1 FROM passages h
-                   WHERE h.document_id = p.document_id AND h.id = ANY($1::int[])
-                     AND h.section_id IS NOT DISTINCT FROM p.section_id)
-     ORDER BY p.document_id, p.ordinal`,
-    [hits.map((h) => h.passageId), [...new Set(hits.map((h) => h.documentId))]],
+  const documents = [...new Set(hits.map((h) => h.documentId))];
+  const held = await db.query<{ documentId: number; sectionId: number | null }>(
+    `SELECT document_id AS "documentId", section_id AS "sectionId" FROM passages WHERE id = ANY($1::int[]) AND document_id = ANY($2::int[])`,
+    [hits.map((h) => h.passageId), documents],
   );
+  const sections = [...new Set(held.flatMap((h) => (h.sectionId === null ? [] : [h.sectionId])))];
+  const beforeHeadings = [...new Set(held.flatMap((h) => (h.sectionId === null ? [h.documentId] : [])))];
+  const [inSections, before] = await Promise.all([
+    sections.length === 0
+      ? []
+      : db.query<ContextPassage>(`SELECT ${COLUMNS} FROM passages p WHERE p.section_id = ANY($1::int[]) AND p.document_id = ANY($2::int[])`, [sections, documents]),
+    beforeHeadings.length === 0
+      ? []
+      : db.query<ContextPassage>(`SELECT ${COLUMNS} FROM passages p WHERE p.section_id IS NULL AND p.document_id = ANY($1::int[])`, [beforeHeadings]),
+  ]);
+  return [...inSections, ...before];
 }

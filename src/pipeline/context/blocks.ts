@@ -53,8 +53,14 @@ export function buildBlocks(
   hits: readonly ContextHit[],
   passages: readonly ContextPassage[],
   options: ResolvedContextOptions,
-  tokenizer: ContextTokenizer,
+  counter: ContextTokenizer,
 ): AssembledContext {
+  // A section taken whole is counted for the sectionTokens check and again as its block: once.
+  const counts = new Map<string, number>();
+  const tokenizer: ContextTokenizer = {
+    name: counter.name,
+    count: (text) => counts.get(text) ?? counts.set(text, counter.count(text)).get(text)!,
+  };
   const sections = new Map<string, ContextPassage[]>();
   for (const p of passages) {
     const key = sectionKey(p.documentId, p.sectionId);
