@@ -95,3 +95,23 @@ export function forbidden(message: string): DomainError {
 export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
+
+/** Longest echo of a refused value in a message; longer ones are cut with an ellipsis. */
+const ECHO_MAX = 80;
+
+/**
+ * A refused value as the caller wrote it, for "got …" in a message: JSON (`{"x":1}`, `[1]`, `"3"`),
+ * so an object, a list and a string are told apart from a number; numbers JSON cannot write
+ * (NaN, Infinity) as JavaScript writes them.
+ */
+export function echo(value: unknown): string {
+  if (typeof value === 'number' || typeof value === 'bigint') return String(value);
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch {
+    text = undefined; // a cycle: no caller input holds one, but never throw while refusing
+  }
+  text ??= value === undefined ? 'nothing' : String(value);
+  return text.length > ECHO_MAX ? `${text.slice(0, ECHO_MAX - 1)}…` : text;
+}

@@ -4,7 +4,7 @@
  * src/retrieval — so a bad one is refused by name (BAD_USER_INPUT with its argument path) before
  * anything is written. Pure: the models' names and dimensions come in as values.
  */
-import { DomainError, ErrorCode } from '../errors';
+import { DomainError, echo, ErrorCode } from '../errors';
 import { SOURCE_FIELDS } from './formats';
 
 /** The largest magnitude a stored vector component can hold (float4, pgvector's element type). */
@@ -21,7 +21,7 @@ export function vectorProblem(value: unknown, dimension?: number): string | unde
   for (let k = 0; k < value.length; k++) {
     const x: unknown = value[k];
     if (typeof x !== 'number' || !Number.isFinite(x) || Math.abs(x) > FLOAT4_MAX) {
-      return `has ${String(x)} at [${k}]: every number must be finite (no NaN or Infinity) and within float4's range`;
+      return `has ${echo(x)} at [${k}]: every number must be finite (no NaN or Infinity) and within float4's range`;
     }
   }
   if (dimension !== undefined && value.length !== dimension) return `has ${value.length} numbers, but the model stores ${dimension}-d vectors`;

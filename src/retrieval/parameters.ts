@@ -1,3 +1,4 @@
+import { echo } from '../errors';
 /**
  * A document's dense score from its passages (issue 13 §3, each measured on dev by `dhr eval`):
  * 'best': its best passage among the passage ANN hits (missing: the stage's minimum);
@@ -55,9 +56,9 @@ interface Spec<T> {
 }
 
 const number = (min: number, max: number, what = '') => (v: unknown) =>
-  typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max ? undefined : `must be a finite number from ${min}${what ? ` (${what.split('|')[0]})` : ''} to ${max}${what ? ` (${what.split('|')[1]})` : ''}, got ${String(v)}`;
+  typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max ? undefined : `must be a finite number from ${min}${what ? ` (${what.split('|')[0]})` : ''} to ${max}${what ? ` (${what.split('|')[1]})` : ''}, got ${echo(v)}`;
 const integer = (min: number, max: number, what = '') => (v: unknown) =>
-  typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max ? undefined : `must be an integer from ${min} to ${max}${what}, got ${String(v)}`;
+  typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max ? undefined : `must be an integer from ${min} to ${max}${what}, got ${echo(v)}`;
 
 export const RANKING_LIMITS = { lambdaMin: 0, lambdaMax: 10, alphaMin: 0, alphaMax: 1, perDocumentMax: 1000, perDocumentDecayMax: 1, passageBudgetMax: 1_000_000, titleLinkMax: 10 } as const;
 
@@ -89,13 +90,13 @@ export const RANKING: { [K in RankingName]: Spec<Ranking[K]> } = {
   },
   documentPassages: {
     description: `HYBRID_HIERARCHICAL: a document's dense score from its passages when summaryShare < 1 (${DOCUMENT_PASSAGES.join(', ')}).`,
-    problem: (v) => (DOCUMENT_PASSAGES.includes(v as DocumentPassages) ? undefined : `must be one of ${DOCUMENT_PASSAGES.join(', ')}, got ${String(v)}`),
+    problem: (v) => (DOCUMENT_PASSAGES.includes(v as DocumentPassages) ? undefined : `must be one of ${DOCUMENT_PASSAGES.join(', ')}, got ${echo(v)}`),
     builtIn: 'best',
     request: false,
   },
   summaryPieces: {
     description: 'HYBRID_HIERARCHICAL: score a document by the best of its summary vector and its pieces’ vectors.',
-    problem: (v) => (typeof v === 'boolean' ? undefined : `must be true or false, got ${String(v)}`),
+    problem: (v) => (typeof v === 'boolean' ? undefined : `must be true or false, got ${echo(v)}`),
     builtIn: false,
     request: false,
   },

@@ -1,4 +1,5 @@
-import { DomainError, ErrorCode } from '../errors';
+import { DomainError, echo, ErrorCode } from '../errors';
+import { unreadProblem } from './mode-parameters';
 import { MODES, RETRIEVAL_MODES, type RetrievalMode } from './modes';
 import type { CorpusSettings } from './retrieve';
 import { RANKING, RANKING_NAMES, rankingProblem, resolveRanking, type RankingLayer, type RankingName } from './parameters';
@@ -11,7 +12,7 @@ const bad = (argument: string, message: string) => new DomainError(ErrorCode.BAD
 
 /** A mode's settings as given (a JSON object of parameter → value), checked against the parameter table; refuses naming the field. */
 export function checkModeSettings(mode: string, values: Record<string, unknown>): { mode: RetrievalMode; layer: RankingLayer } {
-  if (!RETRIEVAL_MODES.includes(mode as RetrievalMode)) throw bad('mode', `mode must be one of ${RETRIEVAL_MODES.join(', ')}, got ${mode}`);
+  if (!RETRIEVAL_MODES.includes(mode as RetrievalMode)) throw bad('mode', `mode must be one of ${RETRIEVAL_MODES.join(', ')}, got ${echo(mode)}`);
   for (const name of Object.keys(values)) {
     if (!RANKING_NAMES.includes(name as RankingName)) {
       throw bad(`values.${name}`, `${name} is not a ranking parameter; the parameters are ${RANKING_NAMES.join(', ')}`);
@@ -19,6 +20,10 @@ export function checkModeSettings(mode: string, values: Record<string, unknown>)
   }
   const problem = rankingProblem(values as RankingLayer);
   if (problem) throw bad(`values.${problem.name}`, problem.message);
+  for (const name of Object.keys(values) as RankingName[]) {
+    const unread = unreadProblem(mode as RetrievalMode, name);
+    if (unread) throw bad(`values.${name}`, unread);
+  }
   return { mode: mode as RetrievalMode, layer: values as RankingLayer };
 }
 

@@ -66,6 +66,10 @@ export function validateRetrieveArgs(args: RetrieveArgs): RetrieveArgs {
   for (const name of VECTOR_ARGUMENTS) {
     const problem = args[name] === undefined ? undefined : vectorProblem(args[name]);
     if (problem) throw new RetrievalInputError(name, `${name} ${problem}`);
+    // Cosine and inner product with a zero vector score every item alike: a ranking by nothing.
+    if (args[name]?.every((x) => Math.fround(x) === 0)) {
+      throw new RetrievalInputError(name, `${name} is all zeros (as float4): the vector has no direction, so it cannot rank anything; give the question's own vector`);
+    }
   }
   if (args.question === undefined) {
     if (VECTOR_ARGUMENTS.every((n) => args[n] === undefined)) {
