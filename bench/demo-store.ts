@@ -14,17 +14,21 @@
  * server first: one process holds a PGlite folder). The bench only reads.
  *   BENCH_QUESTIONS (150: distinct Factbook-style questions)  BENCH_WARMUP (5)  BENCH_BUDGETS (1000,2000,8000)
  *   BENCH_DECAY=d (the store's settings with perDocumentDecay d too, e.g. 0: what the default's decay costs)
+ *   BENCH_CONTEXT=t (then also: what Retrieval.context adds for k2 = 20 within t tokens, each expand form,
+ *   against the same retrieve alone: the whole call's wall time, p50 ratio in the same run, shuffled order)
  */
 import 'reflect-metadata';
 import { shuffle } from '../src/adapters/random';
 import { loadEmbedding } from '../src/cli/embed';
 import { loadConfig } from '../src/config';
 import { percentile } from '../src/eval/metrics';
+import { assembleContext, contextTokenizer, type ContextOptions } from '../src/pipeline/context';
 import type { RetrievalMode } from '../src/retrieval/modes';
 import { retrieve } from '../src/retrieval/retrieve';
 import { corpusSettingsOf } from '../src/retrieval/settings';
 import { currentSettings } from '../src/store/retrieval-settings';
 import type { RetrieveArgs } from '../src/retrieval/validate';
+import type { Database } from '../src/store/db';
 import { openMigratedDatabase } from '../src/store/open';
 import { prng } from '../test/helpers/prng';
 
@@ -107,10 +111,62 @@ async function main() {
         `| ${v.label} | ${p50(x).toFixed(2)} | ${percentile(times[x], 95).toFixed(2)} | ${(p50(x) / p50(0)).toFixed(2)}× | ${(p50(x) / p50(baseline)).toFixed(2)}× | ${overlap(x).toFixed(3)} |`,
       ),
     );
+    if (process.env.BENCH_CONTEXT) await contextCost(db, targets, Number(process.env.BENCH_CONTEXT), asked, (question) => run(variants[1], question));
   } finally {
     await models.close();
     await db.close();
   }
+}
+
+/**
+ * retrieve alone against retrieve then assembleContext on its 20 passages (as Retrieval.context
+ * runs: one read of the hits' sections, the active passage encoder's tokenizer), per question in
+ * shuffled order; the figure is the whole call's wall time.
+ */
+async function contextCost(
+  db: Database,
+  targets: Awaited<ReturnType<typeof loadEmbedding>>['targets'],
+  tokens: number,
+  asked: string[],
+  ask: (q: string) => ReturnType<typeof retrieve>,
+) {
+  const tokenizer = contextTokenizer(targets?.encoders.byRole.passage);
+  const forms: { label: string; options?: ContextOptions }[] = [
+    { label: 'retrieve alone (baseline)' },
+    { label: `+ context ${tokens} tokens, expand NONE`, options: { tokens } },
+    { label: `+ context ${tokens} tokens, expand WINDOW 1`, options: { tokens, expand: 'WINDOW', window: 1 } },
+    { label: `+ context ${tokens} tokens, expand SECTION`, options: { tokens, expand: 'SECTION' } },
+  ];
+  const random = prng(53);
+  const times = forms.map(() => [] as number[]);
+  const extra = forms.map(() => [] as number[]);
+  const blocks = forms.map(() => [] as number[]);
+  for (const question of asked) {
+    for (const x of shuffle(forms.map((_, i) => i), random)) {
+      const started = process.hrtime.bigint();
+      const r = await ask(question);
+      const retrieved = process.hrtime.bigint();
+      const options = forms[x].options;
+      if (options) {
+        const c = await assembleContext(db, r.passages.map((p) => ({ passageId: p.passageId, documentId: p.documentId, score: p.score })), options, tokenizer);
+        blocks[x].push(c.blocks.length);
+      }
+      const done = process.hrtime.bigint();
+      times[x].push(Number(done - started) / 1e6);
+      extra[x].push(Number(done - retrieved) / 1e6);
+    }
+  }
+  const p50 = (x: number) => percentile(times[x], 50);
+  console.log(`\ncontext for k2 20 (the default mode, the store's settings), tokenizer ${tokenizer.name}; the whole call's wall ms\n`);
+  console.log('| variant | p50 ms | p95 ms | p50 / baseline | the context step alone, p50 ms | blocks, mean |');
+  console.log('|---|---:|---:|---:|---:|---:|');
+  forms.forEach((f, x) =>
+    console.log(
+      `| ${f.label} | ${p50(x).toFixed(2)} | ${percentile(times[x], 95).toFixed(2)} | ${(p50(x) / p50(0)).toFixed(2)}× | ${
+        x === 0 ? '–' : percentile(extra[x], 50).toFixed(2)
+      } | ${x === 0 ? '–' : (blocks[x].reduce((a, b) => a + b, 0) / blocks[x].length).toFixed(1)} |`,
+    ),
+  );
 }
 
 main().catch((error) => {
