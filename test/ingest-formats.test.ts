@@ -23,7 +23,8 @@ describe('ingesting a directory of real HTML, reST and Markdown files', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'dhr-ingest-formats-'));
     cpSync(join(packageRoot(), 'test', 'fixtures', 'formats'), dir, { recursive: true });
-    writeFileSync(join(dir, 'bad-bytes.html'), Buffer.from('<title>T</title><p>\xff\xfe</p>', 'latin1'));
+    // Markdown names no encoding: bytes that are not UTF-8 are refused (HTML's are read as windows-1252, as browsers do).
+    writeFileSync(join(dir, 'bad-bytes.md'), Buffer.from('# T\n\n\xff\xfe\n', 'latin1'));
     writeFileSync(join(dir, 'bad-deep.html'), `<title>Deep</title>${'<div>'.repeat(MAX_HTML_DEPTH + 1)}text`);
     writeFileSync(join(dir, 'bad-empty.rst'), 'Title only\n==========\n');
     const items: Array<DocumentInput | IngestError> = [];
@@ -38,7 +39,7 @@ describe('ingesting a directory of real HTML, reST and Markdown files', () => {
 
   it('fails each bad file alone, with its path and the reason, and ingests the others', () => {
     const byOrigin = Object.fromEntries(outcomes.map((o) => [origins[o.index], o]));
-    expect(byOrigin['bad-bytes.html'].message).toBe(`document "${join(dir, 'bad-bytes.html')}": invalid UTF-8`);
+    expect(byOrigin['bad-bytes.md'].message).toBe(`document "${join(dir, 'bad-bytes.md')}": invalid UTF-8`);
     expect(byOrigin['bad-deep.html'].message).toBe(`document "${join(dir, 'bad-deep.html')}": HTML nested deeper than ${MAX_HTML_DEPTH} elements`);
     expect(byOrigin['bad-empty.rst'].message).toMatch(/^document "bad-empty": empty document/);
     expect(outcomes.filter((o) => o.status === 'failed')).toHaveLength(3);

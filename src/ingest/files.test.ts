@@ -108,20 +108,20 @@ describe('readInputFiles', () => {
     ]);
   });
 
-  it('reads an HTML page that is not UTF-8 in the encoding it declares, and refuses one that declares none', async () => {
+  it('reads an HTML page that is not UTF-8 in the encoding it declares, else as windows-1252, as browsers do; Markdown stays UTF-8 only', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'dhr-charset-'));
     const latin1 = (html: string) => Buffer.from(html, 'latin1');
     // libxslt's manual pages declare ISO-8859-1 so; the second names it in an XML declaration only.
     writeFileSync(path.join(dir, 'a.html'), latin1('<html><head><meta http-equiv="Content-Type" content="text/html; charset=ISO-8859-1" /><title>Caf\u00e9</title></head><body><p>cr\u00e8me</p></body></html>'));
     writeFileSync(path.join(dir, 'b.html'), latin1('<?xml version="1.0" encoding="ISO-8859-1"?><html><title>Na\u00efve</title><p>x</p></html>'));
-    writeFileSync(path.join(dir, 'c.html'), latin1('<title>Caf\u00e9</title><p>x</p>'));
+    writeFileSync(path.join(dir, 'c.html'), latin1('<title>Caf\u00e9 \u00bfs\u00ed?</title><p>x</p>'));
     writeFileSync(path.join(dir, 'd.md'), latin1('<meta charset="iso-8859-1">\n# Caf\u00e9\n'));
     try {
       const items = await collect([dir]);
       expect(items.map((i) => [path.basename(i.origin), i.error?.problem ?? prepareDocument(i.input!).title])).toEqual([
         ['a.html', 'Caf\u00e9'],
         ['b.html', 'Na\u00efve'],
-        ['c.html', 'invalid UTF-8'],
+        ['c.html', 'Caf\u00e9 \u00bfs\u00ed?'],
         ['d.md', 'invalid UTF-8'], // Markdown declares no encoding
       ]);
       expect(prepareDocument(items[0].input!).abstract).toBe('cr\u00e8me');

@@ -74,12 +74,12 @@ function clashingNames(names: readonly string[]): Set<string> {
   return new Set([...byStem.values()].filter((group) => group.length > 1).flat());
 }
 
-/** Read a whole file after checking its size (UTF-8, or the encoding its format finds it declares); an error item when it can't be. */
-async function readSmallFile(file: string, limit: number, declared?: SourceFormat['declaredCharset']): Promise<{ text?: string; error?: InputItem }> {
+/** Read a whole file after checking its size (UTF-8, or the encoding its format reads it in otherwise); an error item when it can't be. */
+async function readSmallFile(file: string, limit: number, charsetOf?: SourceFormat['charsetOf']): Promise<{ text?: string; error?: InputItem }> {
   try {
     const { size } = await stat(file);
     if (size > limit) return { error: fail(file, `file is ${size} bytes, over the limit of ${limit} bytes`) };
-    const text = decodeSource(await readFile(file), declared);
+    const text = decodeSource(await readFile(file), charsetOf);
     return text === null ? { error: fail(file, 'invalid UTF-8') } : { text };
   } catch (e) {
     return { error: fail(file, `cannot read file: ${messageOf(e)}`) };
@@ -166,7 +166,7 @@ async function* readJsonLines(file: string, limit: number): AsyncGenerator<Input
 
 /** A one-document file, read as its format's DocumentInput field, keyed by its path. */
 async function readSource(format: SourceFormat, file: string, root: string, limit: number, keepExtension: boolean): Promise<InputItem> {
-  const { text, error } = await readSmallFile(file, limit, format.declaredCharset);
+  const { text, error } = await readSmallFile(file, limit, format.charsetOf);
   if (error) return error;
   try {
     return { origin: file, input: { key: keyOf(file, root, keepExtension), ...format.fromFile(text!, path.basename(file, path.extname(file))) } };

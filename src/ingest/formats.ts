@@ -4,7 +4,7 @@
  * walker (files.ts), the GraphQL DocumentInput and the CLI are derived from this table
  * (test/formats.test.ts checks that they agree).
  */
-import { declaredHtmlCharset } from './charset';
+import { htmlCharset } from './charset';
 import { parseHtml, findHtmlTitle } from './html';
 import { findMarkdownTitle, parseMarkdown } from './markdown';
 import { findRstTitle, parseRst } from './rst';
@@ -31,8 +31,8 @@ export interface SourceFormat {
   parse(source: string, given: { title?: string; key?: string; label: string }): ParsedTree;
   /** The DocumentInput a file of this format is read as (the walker adds the key). */
   fromFile(source: string, fileName: string): DocumentInput;
-  /** The encoding a file of this format names itself, read when it is not UTF-8 (charset.ts); absent: UTF-8 only. */
-  declaredCharset?: (bytes: Uint8Array) => string | null;
+  /** The encoding a file of this format is read in when it is not UTF-8 (charset.ts: HTML's declared one, else windows-1252); absent: UTF-8 only. */
+  charsetOf?: (bytes: Uint8Array) => string;
 }
 
 /** The source in its field, titled by the file's name only when the source gives itself no title. */
@@ -70,7 +70,7 @@ export const SOURCE_FORMATS = {
     field: 'html',
     parse: (source, { title, label }) => parseHtml(source, title, label),
     fromFile: titledBy('html', findHtmlTitle),
-    declaredCharset: declaredHtmlCharset,
+    charsetOf: htmlCharset,
   },
   rst: {
     description:

@@ -129,3 +129,31 @@ describe('rstInline', () => {
     expect(rstInline(':class:`list[int] <list>`')).toBe('list[int]');
   });
 });
+
+describe('parseRst: a toctree', () => {
+  const index = [
+    '###################################',
+    '  Python Frequently Asked Questions',
+    '###################################',
+    '',
+    '.. toctree::',
+    '   :maxdepth: 1',
+    '',
+    '   general.rst',
+    '   Design and History <design>',
+    '   self',
+    '',
+    '.. toctree::',
+    '   :hidden:',
+    '',
+    '   legacy.rst',
+    '',
+  ].join('\n');
+
+  it('is the text of an index page that holds nothing else: a link a line to its documents, hidden ones left out', () => {
+    const parsed = parseRst(index, { docName: 'faq/index' });
+    expect(parsed.abstract).toBe('- [general](<doc:faq/general>)\n- [Design and History](<doc:faq/design>)');
+    const doc = prepareDocument({ key: 'faq/index', rst: index });
+    expect(doc.passages.map((p) => p.links.map((l) => l.target))).toEqual([['doc:faq/general', 'doc:faq/design']]);
+  });
+});

@@ -46,9 +46,9 @@ const DIRECTIVE = /^(\s*)\.\.\s+([\w:-]+)::(?:\s+(.*))?$/;
 const LABEL = /^\s*\.\.\s+_([^:]+):\s*$/;
 const COMMENT = /^(\s*)\.\.(\s|$)/;
 
-/** Directives whose body is not prose (tables of contents, index entries, raw output…): skipped. */
+/** Directives whose body is not prose (index entries, raw output…): skipped. A toctree is read apart (its entries as links). */
 const SKIPPED = new Set([
-  'toctree', 'index', 'contents', 'highlight', 'sectionauthor', 'moduleauthor', 'include', 'literalinclude', 'raw',
+  'index', 'contents', 'highlight', 'sectionauthor', 'moduleauthor', 'include', 'literalinclude', 'raw',
   'image', 'figure', 'testsetup', 'testcleanup', 'productionlist', 'tabularcolumns',
   'audit-event-table', 'c:namespace', 'default-role', 'role', 'rst-class', 'cssclass', 'program',
 ]);
@@ -135,6 +135,26 @@ export function rstInline(text: string, docName?: string): string {
   out = out.replace(/\*\*([^*]+)\*\*/g, '$1').replace(/(^|[\s(/"'])\*([^*\s](?:[^*]*[^*\s])?)\*(?=$|[\s).,;:!?/"'-])/g, '$1$2');
   out = out.replace(/\|([\w -]+)\|/g, '$1').replace(/\\ /g, '').replace(/\\(.)/g, '$1');
   return out.replace(/\u0001(\d+)\u0002/g, (_, i: string) => tokens[Number(i)]);
+}
+
+/**
+ * A toctree's entries as list lines of links (`- [Title](<doc:faq/general>)`, or the document's
+ * name as its words): none for a hidden one; `self` and glob patterns name no one document.
+ */
+function toctreeEntries(body: string[], docName: string | undefined): string[] {
+  const options = body.filter((l) => /^\s+:[\w-]+:/.test(l)).map((l) => l.trim());
+  if (options.some((o) => o.startsWith(':hidden:'))) return [];
+  const glob = options.some((o) => o.startsWith(':glob:'));
+  const out: string[] = [];
+  for (const raw of body) {
+    const entry = raw.trim();
+    if (!entry || /^:[\w-]+:/.test(entry) || entry === 'self' || (glob && /[*?[]/.test(entry))) continue;
+    const titled = /^(.*?)\s*<([^<>]+)>$/.exec(entry);
+    const target = (titled ? titled[2] : entry).trim();
+    const shown = titled?.[1] || target.replace(/\.(rst|txt)$/, '');
+    out.push(`- ${/^[a-z][\w+.-]*:\/\//i.test(target) ? link(shown, target) : link(shown, `doc:${docTarget(target.replace(/\.(rst|txt)$/, ''), docName)}`)}`);
+  }
+  return out;
 }
 
 const indentOf = (line: string): number => line.length - line.trimStart().length;
@@ -283,6 +303,12 @@ function scan(source: string, docName: string | undefined, fence = false): Chunk
       if (name === 'module' || name === 'currentmodule' || name === 'py:module' || name === 'py:currentmodule') {
         module = argument && argument !== 'None' ? argument : null;
         if (name.endsWith('module') && !name.endsWith('currentmodule') && module) target('module', module);
+        i = end;
+      } else if (name === 'toctree') {
+        // A visible table of contents is the text of an index page that holds nothing else (the
+        // Python docs' contents.rst, faq/index.rst): its entries, a link a line, to the documents.
+        const entries = toctreeEntries(lines.slice(i + 1, end), docName);
+        if (entries.length > 0) chunk.paragraphs.push(entries.join('\n'));
         i = end;
       } else if (SKIPPED.has(name) || name.startsWith('latex')) {
         i = end;
