@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
+import { TITLE_HEAD_LEXEMES, TITLE_LEXEMES } from '../src/retrieval/statements/title-links';
 import { retrieve } from '../src/retrieval/retrieve';
 import { search } from '../src/retrieval/search';
 import { DEFAULT_BM25, type Bm25Settings } from '../src/retrieval/types';
@@ -598,5 +601,13 @@ describe('hybrid modes against brute force', () => {
         }
       }
     }
+  });
+});
+
+describe('title links', () => {
+  it('are found by the indexes of migration 0025: the statement’s name expressions are the indexed ones', () => {
+    const migration = readFileSync(join(__dirname, '../migrations/0025_title_names.sql'), 'utf8');
+    const indexed = [...migration.matchAll(/USING gin \((.*)\);/g)].map((m) => m[1]);
+    expect(indexed).toEqual([TITLE_LEXEMES, TITLE_HEAD_LEXEMES].map((e) => e.replace(/d\.title/g, 'title')));
   });
 });

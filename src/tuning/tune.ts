@@ -37,6 +37,8 @@ export const TUNE_GRID = {
    * document's best (on the Python docs' dev split the decay still gained at 0.1: docs/eval).
    */
   perDocumentDecay: [0, 0.01, 0.03, 0.1, 0.3],
+  /** Question → document linking by title: off, or the boost that puts a named document first (HYBRID_HIERARCHICAL). */
+  titleLink: [0, 1],
 } as const;
 
 export interface TuneOptions {
@@ -168,6 +170,10 @@ function gridPoints(mode: RetrievalMode, inForce: Ranking): { label: string; val
       const values = { ...inForce, documentAlpha };
       out.push({ label: describe(mode, values), values });
     }
+    for (const titleLink of TUNE_GRID.titleLink) {
+      const values = { ...inForce, titleLink };
+      out.push({ label: describe(mode, values), values });
+    }
   }
   if (!spec.documentsOnly) {
     for (const perDocument of TUNE_GRID.perDocument) {
@@ -193,6 +199,7 @@ export function describe(mode: RetrievalMode, v: Ranking): string {
     spec.usesLambda ? `λ ${v.lambda}` : '',
     spec.usesAlpha ? `α ${v.alpha}` : '',
     mode === 'HYBRID_HIERARCHICAL' ? `document α ${v.documentAlpha}` : '',
+    mode === 'HYBRID_HIERARCHICAL' ? `title links ${v.titleLink}` : '',
     `per document ${v.perDocument ?? 'any'}`,
     spec.documentsOnly ? '' : `decay ${v.perDocumentDecay}`,
   ];
