@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import type { Config } from '../config';
+import { inBackground } from '../encoders/priority';
 import type { EmbeddingTargets, EmbedSummary } from '../pipeline/embed';
 import { yieldToRequests } from '../pipeline/foreground';
 import { finishPending } from '../pipeline/pending';
@@ -50,13 +51,16 @@ export async function embedWhileServing(
   const progress = embedProgress(stream);
   let result;
   try {
-    result = await finishPending(db, {
-      embedWith: async () => targets,
-      embedBatchSize: Math.min(config.embedBatchSize, SERVE_EMBED_BATCH),
-      onEmbedProgress: progress.update,
-      signal: options.signal,
-      yieldTo: () => yieldToRequests(),
-    });
+    // Background work: its batches go to the corpus thread of lower priority (encoders/priority.ts).
+    result = await inBackground(() =>
+      finishPending(db, {
+        embedWith: async () => targets,
+        embedBatchSize: Math.min(config.embedBatchSize, SERVE_EMBED_BATCH),
+        onEmbedProgress: progress.update,
+        signal: options.signal,
+        yieldTo: () => yieldToRequests(),
+      }),
+    );
   } finally {
     progress.finish();
   }

@@ -15,19 +15,21 @@ interface Request {
   batchSize?: number;
 }
 
+const { source, options, nice } = workerData as { source: string; options: EncoderSetOptions; nice: number };
 /**
- * The thread's nice value: below the main thread, so when the cores are contended (a busy or shared
- * machine) the requests' thread runs first and the corpus waits. On Linux a thread's own value
- * (setpriority on the calling thread; onnxruntime's pool threads, created later, inherit it).
+ * The thread's nice value (BulkThreadEncoder's choice: 0 for an ingest a request waits for, 10 for
+ * background work, below the main thread, so when the cores are contended the requests' thread
+ * runs first and the corpus waits). On Linux a thread's own value (setpriority on the calling
+ * thread; onnxruntime's pool threads, created later, inherit it).
  */
-const BULK_NICE = 10;
-try {
-  setPriority(0, BULK_NICE);
-} catch {
-  // Not permitted or not supported here: the thread keeps the process's priority.
+if (nice !== 0) {
+  try {
+    setPriority(0, nice);
+  } catch {
+    // Not permitted or not supported here: the thread keeps the process's priority.
+  }
 }
 
-const { source, options } = workerData as { source: string; options: EncoderSetOptions };
 const port = parentPort!;
 // One session here: questions never come to this thread.
 const encoder = loadEncoder(source, { ...options, queryThreads: options.threads ?? 0, bulkThread: false });

@@ -123,6 +123,27 @@ describe('the console', () => {
     await page.close();
   });
 
+  it('shows the context blocks a frontend would send, within the budget typed in the form', async () => {
+    const page = await newPage();
+    await page.goto(`${url}#/search?q=${encodeURIComponent('What is the capital of Algeria?')}`, { waitUntil: 'networkidle0' });
+    expect(await page.$('.context')).toBeNull();
+    await page.type('input[name=context]', '300');
+    await page.select('select[name=expand]', 'WINDOW');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('.context-blocks li');
+    expect(page.url()).toMatch(/context=300&expand=WINDOW|expand=WINDOW.*context=300/);
+    const summary = await textOf(page, '.context .summary');
+    const [, used] = /(\d+) of 300 tokens \(use-lite\)/.exec(summary)!;
+    expect(Number(used)).toBeLessThanOrEqual(300);
+    const blocks = await page.$$eval('.context-blocks li', (items) =>
+      items.map((li) => ({ title: li.querySelector('.title-path')?.textContent ?? '', text: li.querySelector('pre')?.textContent ?? '' })),
+    );
+    expect(blocks.length).toBeGreaterThan(0);
+    expect(blocks.some((b) => b.title.startsWith('Algeria › Government › Capital') && b.text.includes('Algiers'))).toBe(true);
+    await page.screenshot({ path: join(SHOTS, 'context.png') });
+    await page.close();
+  });
+
   it('opens a result as its document, and the tree and previous/next navigate', async () => {
     const page = await newPage();
     await page.goto(`${url}#/search?q=${encodeURIComponent('What is the capital of Algeria?')}`, { waitUntil: 'networkidle0' });

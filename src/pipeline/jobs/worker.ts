@@ -1,5 +1,6 @@
 import { appendFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { inBackground } from '../../encoders/priority';
 import { EncoderError } from '../../encoders/types';
 import type { IngestOptions } from '../../ingest/types';
 import { messageOf } from '../../errors';
@@ -100,9 +101,12 @@ export class JobWorker {
     private readonly options: WorkerOptions,
   ) {}
 
-  /** Works one batch, or finishes jobs whose batches are all done; false when there was nothing to do (then it prunes finished jobs, when due). */
+  /**
+   * Works one batch, or finishes jobs whose batches are all done; false when there was nothing to do (then it prunes finished jobs, when due).
+   * Its encoding is background work (encoders/priority.ts): no request waits on a batch, so it yields the cores to those that do.
+   */
   async step(): Promise<boolean> {
-    const worked = await this.work();
+    const worked = await inBackground(() => this.work());
     if (!worked) await this.prune();
     return worked;
   }
