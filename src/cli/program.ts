@@ -526,7 +526,7 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
     .description(
       'build a data set, load it into a fresh in-memory PGlite (DATABASE_URL is not used), run every retrieval mode and the dev sweeps (λ, alpha, BM25), write the report',
     )
-    .addOption(new Option('--dataset <name>', 'the data set').choices(['pydocs', 'pyapi', 'factbook', 'prose-highlights']).makeOptionMandatory())
+    .addOption(new Option('--dataset <name>', 'the data set').choices(['pydocs', 'pyapi', 'factbook', 'factbook-attributes', 'prose-highlights']).makeOptionMandatory())
     .option('--out <dir>', 'where the report goes (default .cache/eval; docs/eval with --update-docs)')
     .option('--update-docs', 'refresh the committed report in docs/eval')
     .option('--reuse-corpus', 'keep the loaded, embedded corpus in .cache/eval-corpus and reuse it on the next run with the same data, model and settings (for tuning runs)')
@@ -538,7 +538,9 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
     .option('--adapters', 'also train query-side adapters (mined pairs, dev-split labels, both) and score them on the test split (minutes more per set)')
     .option('--question-encoder <folder>', 'also score a fine-tuned question encoder (a custom-model folder, e.g. from training/) on the test split; passages keep their stored vectors')
     .option('--question-roles <roles>', 'the question roles that folder serves: questionPassage, questionDocument (comma-separated)', 'questionPassage')
-    .action((options: { dataset: string; out?: string; cache?: string; k1Sweep: string; updateDocs?: boolean; reuseCorpus?: boolean; reuseSweeps?: string; skipSweep: string[]; adapters?: boolean; selfTune?: boolean; questionEncoder?: string; questionRoles: string }) =>
+    .option('--points <json>', 'only score this point (a JSON object of ranking parameters, and mode, k1, k2) on --split, no sweeps (repeatable: a row each)', (v: string, all: string[]) => [...all, v], [] as string[])
+    .addOption(new Option('--split <split>', 'the split --points are scored on').choices(['dev', 'test']).default('test'))
+    .action((options: { points: string[]; split: 'dev' | 'test'; dataset: string; out?: string; cache?: string; k1Sweep: string; updateDocs?: boolean; reuseCorpus?: boolean; reuseSweeps?: string; skipSweep: string[]; adapters?: boolean; selfTune?: boolean; questionEncoder?: string; questionRoles: string }) =>
       run(async (config) => evalCli().evalCommand(config, options)),
     );
 

@@ -8,6 +8,9 @@ import { evaluate, type EvalOutcome, type EvalSettings } from './evaluate';
 import { buildFactbook } from './factbook';
 import { buildPydocs } from './pydocs';
 import { buildPyapi } from './pyapi';
+import { buildFactbookAttributes } from './factbook-attributes';
+import { pointsMarkdown, scorePoints, writePoints, type PointInput } from './points';
+import type { Split } from './split';
 import { loadCorpus, type RunSetup } from './run';
 import type { EvalDataset } from './types';
 
@@ -15,6 +18,7 @@ export const DATASETS: Record<string, (cacheDir: string) => EvalDataset> = {
   pydocs: (cacheDir) => buildPydocs(cacheDir),
   factbook: (cacheDir) => buildFactbook(cacheDir),
   pyapi: (cacheDir) => buildPyapi(cacheDir),
+  'factbook-attributes': () => buildFactbookAttributes(),
 };
 
 export interface EvalCommandOptions extends RunSetup {
@@ -36,6 +40,8 @@ export interface EvalCommandOptions extends RunSetup {
   selfTune?: { perKind: number; seed: number };
   /** Also score a fine-tuned question encoder (a custom-model folder) for these roles on the test split. */
   questionEncoder?: { folder: string; roles: QuestionRoles[] };
+  /** Only score these points on one split (no protocol, no report): `dhr eval --points`. */
+  points?: { split: Split; points: PointInput[] };
 }
 
 export async function runEvaluation(options: EvalCommandOptions): Promise<string[]> {
@@ -46,6 +52,12 @@ export async function runEvaluation(options: EvalCommandOptions): Promise<string
   options.log(`${dataset.name}: ${dataset.documents.length} documents, ${dataset.questions.length} questions`);
   const corpus = await loadCorpus(dataset, options);
   try {
+    if (options.points) {
+      const result = await scorePoints(dataset, corpus, options.points.split, options.points.points, { k1: options.k1, k2: options.k2 }, options.log);
+      const markdown = pointsMarkdown(dataset, options.points.split, result, `dhr eval --dataset ${dataset.name} ${options.commandFlags ?? ''}`.trim());
+      console.log(markdown);
+      return [writePoints(options.outDir, dataset, options.points.split, markdown)];
+    }
     const settings = { k1: options.k1, k2: options.k2, k1Sweep: options.k1Sweep };
     const reuse = options.reuseSweepsFrom ? reusableSweeps(options.reuseSweepsFrom, buildReport(dataset, corpus, EMPTY_OUTCOME, settings, 0)) : undefined;
     const outcome = await evaluate(dataset, corpus, { ...settings, log: options.log, reuse, skipSweeps: options.skipSweeps });
