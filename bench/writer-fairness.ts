@@ -11,6 +11,7 @@
  * Printed: the writer's ingest time p50 / max and the readers' p50 / p99, alone and together, and
  * the ratios (goals: the writer within 3× of alone, the readers' p99 within 2× of alone). Ratios
  * are of one run's phases, so a machine shared with other work moves both sides alike.
+ * BENCH_ROOT: the tree whose `dhr serve` runs (an export of an older commit, to compare).
  */
 import 'reflect-metadata';
 import { availableParallelism, loadavg } from 'node:os';
@@ -28,6 +29,8 @@ const READERS = Number(process.env.BENCH_READERS ?? 8);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
 const NAME = process.env.BENCH_DATABASE ?? 'dhr_bench_writer';
 const WRITE_DOCUMENTS = 5;
+/** The tree whose `dhr serve` runs (default: this one; another checkout or export to compare with). */
+const ROOT = process.env.BENCH_ROOT;
 /** The readers' mode: left out, the default (which encodes each question); LEXICAL encodes nothing. */
 const MODE = process.env.BENCH_READER_MODE;
 
@@ -55,7 +58,7 @@ async function main(): Promise<void> {
   await migrate(db);
   const { key } = await createApiKey(db, { role: 'admin', name: 'bench' });
   await db.close();
-  const serve = await startServe({ ...inheritedEnv(), DATABASE_URL: dbUrl, RATE_LIMIT_QUERIES: '0', RATE_LIMIT_MUTATIONS: '0', LOG_LEVEL: 'error' });
+  const serve = await startServe({ ...inheritedEnv(), DATABASE_URL: dbUrl, RATE_LIMIT_QUERIES: '0', RATE_LIMIT_MUTATIONS: '0', LOG_LEVEL: 'error' }, 110_000, { root: ROOT });
   const post = async (query: string, variables: Record<string, unknown>, admin = false) => {
     const response = await fetch(serve.url, {
       method: 'POST',
