@@ -14,6 +14,7 @@
  * server first: one process holds a PGlite folder). The bench only reads.
  *   BENCH_QUESTIONS (150: distinct Factbook-style questions)  BENCH_WARMUP (5)  BENCH_BUDGETS (1000,2000,8000)
  *   BENCH_DECAY=d (the store's settings with perDocumentDecay d too, e.g. 0: what the default's decay costs)
+ *   BENCH_WITH='{"titleLink":0}' (the store's settings with these ranking parameters too, a JSON object: what they cost)
  *   BENCH_CONTEXT=t (then also: what Retrieval.context adds for k2 = 20 within t tokens, each expand form,
  *   against the same retrieve alone: the whole call's wall time, p50 ratio in the same run, shuffled order)
  */
@@ -68,6 +69,9 @@ async function main() {
       { label: "default mode, the store's settings (as the API answers)", mode: 'HYBRID_HIERARCHICAL' },
       { label: 'default, passageBudget null (baseline)', mode: 'HYBRID_HIERARCHICAL', args: { passageBudget: null } },
       ...budgets.map((b) => ({ label: `default, passageBudget ${b}`, mode: 'HYBRID_HIERARCHICAL' as const, args: { passageBudget: b } })),
+      ...(process.env.BENCH_WITH
+        ? [{ label: `default, the store's settings and ${process.env.BENCH_WITH}`, mode: 'HYBRID_HIERARCHICAL' as const, args: JSON.parse(process.env.BENCH_WITH) as Partial<RetrieveArgs> }]
+        : []),
       ...(process.env.BENCH_DECAY
         ? [{ label: `default, the store's settings, perDocumentDecay ${process.env.BENCH_DECAY}`, mode: 'HYBRID_HIERARCHICAL' as const, args: { perDocumentDecay: Number(process.env.BENCH_DECAY) } }]
         : []),
