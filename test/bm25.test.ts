@@ -493,20 +493,23 @@ describe('hybrid modes against brute force', () => {
     }
   });
 
-  it('HYBRID_HIERARCHICAL with titleLink: documents whose title the question holds are promoted, their names\' words left out of stage 2', async () => {
+  it('HYBRID_HIERARCHICAL with titleLink: documents the question names and stage 1 ranks high are promoted, their names\' words left out of stage 2', async () => {
     const { passages, docs } = await loadItems(t.db);
     const allPassages = await t.db.query<{ id: number; document_id: number }>('SELECT id, document_id FROM passages ORDER BY id');
     const titles = await t.db.query<{ id: number; title: string; lexemes: string[] }>(
       `SELECT id, title, tsvector_to_array(to_tsvector('english', title)) AS lexemes FROM documents ORDER BY id`,
     );
     const [a, b] = [titles[4], titles[11]];
-    for (const [q, k1, k2, lambda, alpha, link] of [
-      [`Which castle is near the river in ${a.title}?`, 5, 10, 0.5, 0.3, 1],
-      [`${a.title} or ${b.title}: the railway museum`, 4, 12, 1, 0.1, 0.4],
+    let unconfirmed = 0;
+    for (const [q, k1, k2, lambda, alpha, link, rank] of [
+      [`Which castle is near the river in ${a.title}?`, 5, 10, 0.5, 0.3, 1, 1000],
+      // two documents named: with rank 1 at most one of them is confirmed
+      [`${a.title} or ${b.title}: the railway museum`, 4, 12, 1, 0.1, 0.4, 1],
+      [`${a.title} or ${b.title}: the railway museum`, 6, 12, 1, 0.1, 0.4, 1000],
       // nothing but the name: stage 2 keeps every term rather than none
-      [a.title, 3, 8, 0.5, 0.5, 2],
+      [a.title, 3, 8, 0.5, 0.5, 2, 3],
       // no document named: the same as without linking
-      [QUESTIONS[0], 5, 10, 0.5, 0.3, 1],
+      [QUESTIONS[0], 5, 10, 0.5, 0.3, 1, 3],
     ] as const) {
       const terms = await questionTerms(t.db, q);
       const qd = randomUnit();
@@ -517,18 +520,23 @@ describe('hybrid modes against brute force', () => {
       const linked = held.filter((d) => d.lexemes.length === longest);
       if (q !== QUESTIONS[0]) expect(linked.length).toBeGreaterThan(0);
       else expect(linked).toHaveLength(0);
-      const mention = new Set(linked.flatMap((d) => d.lexemes));
-      const reduced = terms.filter((x) => !mention.has(x));
-      const stage2Terms = reduced.length > 0 ? reduced : terms;
       const docBm25 = bm25(docs, terms, DEFAULT_BM25);
       const dense = new Map([...docVec].map(([id, v]) => [id, dot(qd, v)] as [number, number]));
       const cands = [...new Set([...ranked(dense).slice(0, k1), ...ranked(docBm25).slice(0, k1), ...linked.map((d) => [d.id])].map(([id]) => id))];
       const dn = minMax(minMax(cands.map((id) => dense.get(id))));
       const ln = minMax(cands.map((id) => docBm25.get(id) ?? 0));
-      const isLinked = new Set(linked.map((d) => d.id));
-      const topDocs = ranked(new Map(cands.map((id, i) => [id, alpha * dn[i] + (1 - alpha) * ln[i] + (isLinked.has(id) ? link : 0)]))).slice(0, k1);
+      const base = new Map(cands.map((id, i) => [id, alpha * dn[i] + (1 - alpha) * ln[i]]));
+      // confirmed: a named document stage 1 ranks within `rank` on its own
+      const baseRank = new Map(ranked(base).map(([id], i) => [id, i + 1]));
+      const confirmed = linked.filter((d) => baseRank.get(d.id)! <= rank);
+      unconfirmed += linked.length - confirmed.length;
+      const isConfirmed = new Set(confirmed.map((d) => d.id));
+      const mention = new Set(confirmed.flatMap((d) => d.lexemes));
+      const reduced = terms.filter((x) => !mention.has(x));
+      const stage2Terms = reduced.length > 0 ? reduced : terms;
+      const topDocs = ranked(new Map([...base].map(([id, v]) => [id, v + (isConfirmed.has(id) ? link : 0)]))).slice(0, k1);
       const chosen = new Map(topDocs);
-      for (const d of linked) expect(chosen.has(d.id)).toBe(true);
+      for (const d of confirmed) expect(chosen.has(d.id)).toBe(true);
       const ps = allPassages.filter((p) => chosen.has(p.document_id));
       const passageBm25 = bm25(passages, stage2Terms, DEFAULT_BM25);
       const pdn = minMax(ps.map((p) => (passageVec.has(p.id) ? dot(qp, passageVec.get(p.id)!) : undefined)));
@@ -537,12 +545,14 @@ describe('hybrid modes against brute force', () => {
 
       const r = await search(t.db, {
         mode: 'HYBRID_HIERARCHICAL', documentModel: model, passageModel: model, questionForDocuments: qd, questionForPassages: qp,
-        questionText: q, k1, k2, lambda, alpha, documentAlpha: alpha, summaryShare: 1, titleLink: link, exact: true,
+        questionText: q, k1, k2, lambda, alpha, documentAlpha: alpha, summaryShare: 1, titleLink: link, titleLinkRank: rank, exact: true,
       });
       expectScores(r.documents.map((d) => ({ id: d.documentId, score: d.score })), topDocs, k1);
       expectScores(r.passages.map((p) => ({ id: p.passageId, score: p.score })), expected, k2);
       for (const p of r.passages) expect(p.lexicalScore).toBeCloseTo(passageBm25.get(p.passageId) ?? 0, 4);
     }
+    // some named document was not confirmed (the rule would pass vacuously otherwise)
+    expect(unconfirmed).toBeGreaterThan(0);
   });
 
   it('HYBRID (flat): the union of both top lists, fused', async () => {

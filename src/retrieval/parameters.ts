@@ -35,6 +35,8 @@ export interface Ranking {
   passageBudget: number | null;
   /** HYBRID_HIERARCHICAL: added to the document score of documents the question names (title or title head); their names' words are left out of stage 2's BM25 (0: no linking). */
   titleLink: number;
+  /** HYBRID_HIERARCHICAL: a named document is linked only when stage 1 ranks it within this many on its own. */
+  titleLinkRank: number;
 }
 
 export type RankingName = keyof Ranking;
@@ -60,7 +62,7 @@ const number = (min: number, max: number, what = '') => (v: unknown) =>
 const integer = (min: number, max: number, what = '') => (v: unknown) =>
   typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max ? undefined : `must be an integer from ${min} to ${max}${what}, got ${echo(v)}`;
 
-export const RANKING_LIMITS = { lambdaMin: 0, lambdaMax: 10, alphaMin: 0, alphaMax: 1, perDocumentMax: 1000, perDocumentDecayMax: 1, passageBudgetMax: 1_000_000, titleLinkMax: 10 } as const;
+export const RANKING_LIMITS = { lambdaMin: 0, lambdaMax: 10, alphaMin: 0, alphaMax: 1, perDocumentMax: 1000, perDocumentDecayMax: 1, passageBudgetMax: 1_000_000, titleLinkMax: 10, titleLinkRankMax: 1000 } as const;
 
 export const RANKING: { [K in RankingName]: Spec<Ranking[K]> } = {
   lambda: {
@@ -122,6 +124,12 @@ export const RANKING: { [K in RankingName]: Spec<Ranking[K]> } = {
     description: `HYBRID_HIERARCHICAL: documents whose title (or title head: the title before a parenthesis, comma, colon or dash) the question holds whole get this much more document score (0–${RANKING_LIMITS.titleLinkMax}, in fused-score units), and stage 2's BM25 leaves out their names' words, so that it scores what the question asks of the entity rather than the passages repeating its name (0: no linking).`,
     problem: number(0, RANKING_LIMITS.titleLinkMax),
     builtIn: 0,
+    request: false,
+  },
+  titleLinkRank: {
+    description: `HYBRID_HIERARCHICAL with titleLink: a document the question names is linked only when stage 1 ranks it within this many documents on its own (1–${RANKING_LIMITS.titleLinkRankMax}): a title that is a common word ("string", "Exceptions") is held by many questions that do not ask about that document, and stage 1's own ranking tells those apart.`,
+    problem: integer(1, RANKING_LIMITS.titleLinkRankMax),
+    builtIn: 3,
     request: false,
   },
 };

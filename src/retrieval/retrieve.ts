@@ -127,6 +127,7 @@ export async function retrieve(
     perDocumentDecay: args.perDocumentDecay,
     passageBudget: args.passageBudget,
     titleLink: args.titleLink,
+    titleLinkRank: args.titleLinkRank,
     bm25: options.bm25,
     filter: args.filter,
     exact: options.exact,

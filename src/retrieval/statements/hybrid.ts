@@ -3,7 +3,7 @@ import { RANKING } from '../parameters';
 import { bm25Of, documentsExact, documentTop, passagesExact, passagesOfDocuments, passageTop, termCtes } from './bm25';
 import { documentStage, passageStage } from './dense';
 import { budgetedDocuments } from './passage-budget';
-import { titleLinkCtes } from './title-links';
+import { stage2TermCtes, titleLinkCtes } from './title-links';
 import type { Params } from './params';
 import { DOCUMENTS_JSON, innerProduct, minMax, NO_DOCUMENTS, PASSAGES_JSON, probeJoin, type ModeStatement } from './parts';
 
@@ -96,6 +96,7 @@ export function hybridHierarchical(s: SearchInput, p: Params, exact: boolean): M
   const stage2 = budget === null ? 'docs' : 'stage2_docs';
   // Documents the question names: promoted in stage 1, their names' words left out of stage 2.
   const link = s.titleLink ?? RANKING.titleLink.builtIn;
+  const linkRank = s.titleLinkRank ?? RANKING.titleLinkRank.builtIn;
   const sql = `WITH ${termCtes(lexical, p, { passages: true, documents: true })},
     ${link > 0 ? `${titleLinkCtes(s, p)},` : ''}
     dense_docs AS MATERIALIZED (${documentStage(s, p, exact)}),
@@ -115,13 +116,11 @@ export function hybridHierarchical(s: SearchInput, p: Params, exact: boolean): M
     doc_dense AS (
       SELECT *, ${S}::float8 * ${minMax('document_dense')} + (1 - ${S}::float8) * ${minMax('best_passage')} AS dense_part FROM doc_scored
     ),
-    docs AS MATERIALIZED (
+    ${link > 0 ? linkedDocs(p, fuse(p, documentAlpha, 'dense_part', 'document_lexical'), link, s.k1, linkRank) : `docs AS MATERIALIZED (
       SELECT document_id, document_dense, document_lexical, document_score FROM (
-        SELECT *, ${fuse(p, documentAlpha, 'dense_part', 'document_lexical')}${
-          link > 0 ? ` + CASE WHEN document_id IN (SELECT document_id FROM linked) THEN ${p.add(link)}::float8 ELSE 0 END` : ''
-        } AS document_score FROM doc_dense) f
+        SELECT *, ${fuse(p, documentAlpha, 'dense_part', 'document_lexical')} AS document_score FROM doc_dense) f
       ORDER BY document_score DESC, document_id LIMIT ${p.add(s.k1)}
-    ),
+    ),`}
     ${budget === null ? '' : `stage2_docs AS MATERIALIZED (${budgetedDocuments(s, p, 'docs', budget)}),`}
     passage_lexical AS MATERIALIZED (${passagesOfDocuments(s, p, stage2, link > 0 ? 'stage2_terms' : 'pterms')}),
     ${mergeScores('passage_scored', [
@@ -139,6 +138,26 @@ export function hybridHierarchical(s: SearchInput, p: Params, exact: boolean): M
     fused AS (SELECT *, passage_score + ${p.add(s.lambda)}::float8 * document_score AS score FROM passage_fused)
     SELECT ${PASSAGES_JSON('fused', s, p)} AS passages, ${DOCUMENTS_JSON('docs')} AS documents, (SELECT count(*) FROM qterms)::int AS question_terms`;
   return { sql, annRows: share < 1 ? hits : s.k1 };
+}
+
+/**
+ * Stage 1's documents when the question names some (titleLinkCtes' `linked`): a named document
+ * that stage 1 ranks within its first `rank` on its own is confirmed, and only confirmed ones get
+ * the boost and have their names' words left out of stage 2 (`stage2_terms`). A title that is a
+ * common word ("string", "numbers", "Exceptions") is held by many questions that do not ask about
+ * that document; stage 1's own ranking tells them apart from the ones that do.
+ */
+function linkedDocs(p: Params, fused: string, boost: number, k1: number, rank: number): string {
+  return `doc_fused AS MATERIALIZED (SELECT *, ${fused} AS base_score FROM doc_dense),
+    doc_ranked AS (SELECT *, rank() OVER (ORDER BY base_score DESC, document_id) AS base_rank FROM doc_fused),
+    confirmed AS MATERIALIZED (
+      SELECT l.document_id, l.lexemes FROM linked l JOIN doc_ranked r ON r.document_id = l.document_id WHERE r.base_rank <= ${p.add(rank)}),
+    ${stage2TermCtes('confirmed')},
+    docs AS MATERIALIZED (
+      SELECT document_id, document_dense, document_lexical,
+             base_score + CASE WHEN document_id IN (SELECT document_id FROM confirmed) THEN ${p.add(boost)}::float8 ELSE 0 END AS document_score
+      FROM doc_ranked ORDER BY document_score DESC, document_id LIMIT ${p.add(k1)}
+    ),`;
 }
 
 /**

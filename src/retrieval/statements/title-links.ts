@@ -15,11 +15,8 @@ export const TITLE_LEXEMES = `tsvector_to_array(to_tsvector('english'::regconfig
 export const TITLE_HEAD_LEXEMES = `tsvector_to_array(to_tsvector('english'::regconfig, regexp_replace(d.title, '\\s*(\\(|,|:|;|—|–|--| - ).*$', '')))`;
 
 /**
- * CTEs `linked` (document_id, lexemes: the name found) and `stage2_terms` (pterms without the
- * lexemes of the names found, or all of pterms when that leaves none): stage 1 has explained the
- * entity the question names, so stage 2 scores what it asks of it — otherwise the passage that
- * repeats the entity's name (a "Country name" section) beats the one that holds the attribute.
- * Needs `qterms` and `pterms` (termCtes).
+ * CTEs `link_names` and `linked` (document_id, lexemes: the name found): the documents the
+ * question names, the longest names only. Needs `qterms` (termCtes).
  */
 export function titleLinkCtes(s: SearchInput, p: Params): string {
   const q = `(SELECT coalesce(array_agg(lexeme::text), '{}') FROM qterms)`;
@@ -32,8 +29,17 @@ export function titleLinkCtes(s: SearchInput, p: Params): string {
     linked AS MATERIALIZED (
       SELECT DISTINCT ON (document_id) document_id, lexemes FROM link_names
       WHERE cardinality(lexemes) = (SELECT max(cardinality(lexemes)) FROM link_names)
-      ORDER BY document_id),
-    mention AS MATERIALIZED (SELECT DISTINCT m.lexeme FROM linked, unnest(linked.lexemes) AS m(lexeme)),
+      ORDER BY document_id)`;
+}
+
+/**
+ * CTE `stage2_terms`: pterms without the lexemes of the names in `named` (document_id, lexemes),
+ * or all of pterms when that leaves none. Stage 1 has explained the entity the question names, so
+ * stage 2 scores what it asks of it; otherwise the passage that repeats the entity's name (a
+ * "Country name" section) beats the one that holds the attribute.
+ */
+export function stage2TermCtes(named: string): string {
+  return `mention AS MATERIALIZED (SELECT DISTINCT m.lexeme FROM ${named}, unnest(${named}.lexemes) AS m(lexeme)),
     stage2_terms AS MATERIALIZED (
       SELECT t.* FROM pterms t WHERE t.lexeme::text NOT IN (SELECT lexeme FROM mention)
       UNION ALL
