@@ -46,7 +46,7 @@ const DENSE: ModeNeeds = { documentVector: true, passageVector: true, text: fals
 export const MODES = {
   HYBRID_HIERARCHICAL: {
     description:
-      'Hybrid DHR (default): documents by their summary vectors (the summary and its pieces, best of them) fused with document BM25F, then their passages by passage vector fused with passage BM25 (weight alpha); score = passage + λ·document.',
+      'Hybrid DHR (default): documents by their summary vectors (the summary and its pieces, best of them) fused with document BM25F, a document the question names promoted; then their passages by passage vector fused with passage BM25 (weight alpha), without the named document’s title words; score = passage + λ·document.',
     needs: { documentVector: true, passageVector: true, text: true },
     usesLambda: true,
     usesAlpha: true,
@@ -57,8 +57,13 @@ export const MODES = {
     // gain over it (scripts/choose-defaults.ts). No passage budget: none is free of loss on both dev
     // splits (the Python docs lose recall@100 under every one tried); a corpus sets its own (the demo's, chosen by dhr tune, is 8,100).
     // perDocumentDecay 0.01: the largest that loses neither dev split a question at Top-1/5/20/100
-    // (the Python docs gain 2.3 points at Top-5 and 4.8 at Top-20; docs/eval/README.md, session 36).
-    defaults: { lambda: 0.5, alpha: 0.1, documentAlpha: 0.6, summaryShare: 1, summaryPieces: true, perDocumentDecay: 0.01 },
+    // (the Python docs gain 2.3 points at Top-5 and 4.8 at Top-20; docs/eval/README.md).
+    // titleLink 1 (title linking, confirmed within stage 1's top titleLinkRank 3) with alpha 0.5: the
+    // best worst margin over LEXICAL at Top-1/5/20 across the dev splits of the four sets (pydocs,
+    // pyapi, factbook, factbook-attributes; `dhr eval --points`, docs/eval/README.md "Current figures"):
+    // with the link, stage 2 chooses among one document's passages, where the dense side decides
+    // what BM25 cannot (a fact asked in words its section's title does not use).
+    defaults: { lambda: 0.5, alpha: 0.5, documentAlpha: 0.6, summaryShare: 1, summaryPieces: true, perDocumentDecay: 0.01, titleLink: 1 },
     build: hybridHierarchical,
   },
   HIERARCHICAL: {

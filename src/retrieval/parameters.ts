@@ -127,7 +127,7 @@ export const RANKING: { [K in RankingName]: Spec<Ranking[K]> } = {
     request: false,
   },
   titleLinkRank: {
-    description: `HYBRID_HIERARCHICAL with titleLink: a document the question names is linked only when stage 1 ranks it within this many documents on its own (1–${RANKING_LIMITS.titleLinkRankMax}): a title that is a common word ("string", "Exceptions") is held by many questions that do not ask about that document, and stage 1's own ranking tells those apart.`,
+    description: `HYBRID_HIERARCHICAL: with titleLink, a document the question names is linked only when stage 1 ranks it within this many documents on its own (1–${RANKING_LIMITS.titleLinkRankMax}): a title that is a common word ("string", "Exceptions") is held by many questions that do not ask about that document, and stage 1's own ranking tells those apart.`,
     problem: integer(1, RANKING_LIMITS.titleLinkRankMax),
     builtIn: 3,
     request: false,
