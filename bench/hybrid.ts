@@ -23,6 +23,7 @@
  *   BENCH_EXACT=0 (no exact forms, so no recall: a quick before/after of the bounded modes at 1M, where
  *   the exact forms take most of a run)  BENCH_BUDGET=n (the default with stage 2's passage budget n too)
  *   BENCH_DECAY=d (the default with perDocumentDecay d too, e.g. 0: what its decay costs)
+ *   BENCH_TITLE_LINK=t (the default with titleLink t too, e.g. 0: what its title links cost)
  */
 import 'reflect-metadata';
 import { MODES, type RetrievalMode } from '../src/retrieval/modes';
@@ -67,6 +68,8 @@ interface Variant {
   passageBudget?: number;
   /** The per-document decay other than the mode's default. */
   perDocumentDecay?: number;
+  /** Title links' boost other than the mode's default (0: off). */
+  titleLink?: number;
 }
 
 /** BENCH_DEFAULT_BM25="termCap=5000,rescore=200;termCap=2000": the default mode again with other BM25 bounds (recall against its exact form). */
@@ -82,6 +85,8 @@ const VARIANTS: Variant[] = [
   // BENCH_BUDGET=n: the default with stage 2's passage budget n too (at 10 passages a document, what counting the documents' passages costs where it binds nothing)
   ...(process.env.BENCH_BUDGET ? [{ label: `HYBRID_HIERARCHICAL, passageBudget ${process.env.BENCH_BUDGET}`, mode: 'HYBRID_HIERARCHICAL' as const, passageBudget: Number(process.env.BENCH_BUDGET) }] : []),
   ...(process.env.BENCH_DECAY ? [{ label: `HYBRID_HIERARCHICAL, perDocumentDecay ${process.env.BENCH_DECAY}`, mode: 'HYBRID_HIERARCHICAL' as const, perDocumentDecay: Number(process.env.BENCH_DECAY) }] : []),
+  // BENCH_TITLE_LINK=t: the default with titleLink t (0: what finding the documents a question names costs)
+  ...(process.env.BENCH_TITLE_LINK ? [{ label: `HYBRID_HIERARCHICAL, titleLink ${process.env.BENCH_TITLE_LINK}`, mode: 'HYBRID_HIERARCHICAL' as const, titleLink: Number(process.env.BENCH_TITLE_LINK) }] : []),
   // what the rows cost (issue 29 §3: the API's statement with row columns against the bare one)
   ...(['HIERARCHICAL', 'HYBRID_HIERARCHICAL'] as const).map((mode) => ({ label: `${mode} + passage text, document title`, mode, rows: true })),
   ...(withExact ? [...MEASURED, 'FLAT' as const] : []).map((mode) => ({ label: `${mode} exact`, mode, exact: true })),
@@ -140,6 +145,7 @@ async function main() {
       bm25: v.bm25,
       ...(v.passageBudget !== undefined ? { passageBudget: v.passageBudget } : {}),
       ...(v.perDocumentDecay !== undefined ? { perDocumentDecay: v.perDocumentDecay } : {}),
+      ...(v.titleLink !== undefined ? { titleLink: v.titleLink } : {}),
       rows: withRows || v.rows ? { passages: ['text'], documents: ['title'], ofPassages: true, ofDocuments: false } : undefined,
     });
 

@@ -4,28 +4,34 @@ import { filterSql } from './parts';
 
 /**
  * Question → document linking by name. A document's names are its title and its title head (the
- * title before a parenthesis, comma, colon or dash), each as the set of its English lexemes; a
- * question names a document when it holds every lexeme of one of its names. Set containment on
- * lexemes, not a phrase match: the BM25 analysis already drops stop words and case, and a GIN index
- * answers `name <@ question` (migration 0025, whose expressions these must equal).
- * Only the longest names found are kept (most lexemes): "South Korea" links "Korea, South", not
- * also "Korea, North" by its head; "Papua New Guinea" not also "Guinea".
+ * title before a parenthesis, comma, colon or dash), each stored as the set of its English
+ * lexemes, a tsvector without positions (migration 0025); a question names a document when a run
+ * of at most MAX_NAME_LEXEMES of its lexemes (in reading order, stop words dropped), as such a set,
+ * is one of its names: "What is the capital of South Korea?" holds 'korea' 'south', the name of
+ * "Korea, South". Only the longest names found are kept (most lexemes): that question does not
+ * also link "Korea, North" by its head "korea"; "Papua New Guinea" not also "Guinea".
  */
-export const TITLE_LEXEMES = `tsvector_to_array(to_tsvector('english'::regconfig, d.title))`;
-export const TITLE_HEAD_LEXEMES = `tsvector_to_array(to_tsvector('english'::regconfig, regexp_replace(d.title, '\\s*(\\(|,|:|;|—|–|--| - ).*$', '')))`;
+export const MAX_NAME_LEXEMES = 6;
 
 /**
- * CTEs `link_names` and `linked` (document_id, lexemes: the name found): the documents the
- * question names, the longest names only. Needs `qterms` (termCtes).
+ * CTEs `qgrams` (the question's runs of lexemes as names), `link_names` and `linked`
+ * (document_id, lexemes: the name found, longest only). The question's lexemes in reading order
+ * come from its tsvector's positions; array_to_tsvector makes a run a set as the stored names are.
  */
 export function titleLinkCtes(s: SearchInput, p: Params): string {
-  const q = `(SELECT coalesce(array_agg(lexeme::text), '{}') FROM qterms)`;
-  const names = (expression: string) =>
-    `SELECT d.id AS document_id, ${expression} AS lexemes FROM documents d
-        WHERE ${expression} <@ ${q} AND ${expression} <> '{}'${filterSql(p, s.filter)}`;
-  return `link_names AS MATERIALIZED (
-      ${names(TITLE_LEXEMES)}
-      UNION ${names(TITLE_HEAD_LEXEMES)}),
+  const q = p.add(s.questionText ?? '');
+  const names = (column: string) =>
+    `SELECT d.id AS document_id, tsvector_to_array(d.${column}) AS lexemes FROM documents d
+        WHERE d.${column} = ANY((SELECT array_agg(name) FROM qgrams)::tsvector[]) AND length(d.${column}) > 0${filterSql(p, s.filter)}`;
+  return `qseq AS MATERIALIZED (
+      SELECT t.lexeme::text AS lexeme, row_number() OVER (ORDER BY pos) AS i
+      FROM unnest(to_tsvector('english'::regconfig, ${q}::text)) t, unnest(t.positions) AS pos),
+    qgrams AS MATERIALIZED (
+      SELECT DISTINCT (SELECT array_to_tsvector(array_agg(DISTINCT b.lexeme)) FROM qseq b WHERE b.i BETWEEN a.i AND a.i + n - 1) AS name
+      FROM qseq a CROSS JOIN generate_series(1, ${MAX_NAME_LEXEMES}) AS n WHERE a.i + n - 1 <= (SELECT max(i) FROM qseq)),
+    link_names AS MATERIALIZED (
+      ${names('title_name')}
+      UNION ${names('title_head_name')}),
     linked AS MATERIALIZED (
       SELECT DISTINCT ON (document_id) document_id, lexemes FROM link_names
       WHERE cardinality(lexemes) = (SELECT max(cardinality(lexemes)) FROM link_names)
