@@ -7,12 +7,11 @@ import { RANKING, type Ranking, type RankingName } from '../../retrieval/paramet
 import { retrieve } from '../../retrieval/retrieve';
 import { RETRIEVAL_LIMITS } from '../../retrieval/validate';
 import { coverage } from '../../store/coverage';
-import { currentSettings } from '../../store/retrieval-settings';
-import { corpusSettingsOf } from '../../retrieval/settings';
 import type { DocumentRow, PassageRow } from '../../store/rows';
 import type { Context } from '../context';
 import { notFound } from '../errors';
 import { parseNodeId } from '../ids';
+import { serverRetrieveOptions } from '../retrieve-options';
 import { withPreloadedDocument } from '../loaders';
 import { retrieveRowFetch } from '../selection';
 import { Document } from '../types/document';
@@ -140,7 +139,6 @@ export class RetrievalResolver {
       : undefined;
     // One snapshot of the active models for the whole query, even if an activation lands meanwhile.
     const targets = await ctx.models?.current();
-    const corpus = await (ctx.settings?.get() ?? currentSettings(ctx.db).then(corpusSettingsOf));
     const rows = retrieveRowFetch(info);
     const result = await retrieve(
       ctx.db,
@@ -164,14 +162,8 @@ export class RetrievalResolver {
         autocut: a.autocut ?? undefined,
       },
       {
+        ...(await serverRetrieveOptions(ctx)),
         exact: a.exact,
-        efSearch: ctx.config.efSearch,
-        efFactor: ctx.config.efFactor,
-        iterativeScan: ctx.config.iterativeScan,
-        maxScanTuples: ctx.config.maxScanTuples,
-        bm25: ctx.config.bm25,
-        corpus,
-        environment: ctx.config.ranking,
         // The columns the selection reads come back with the ranking: one statement, one snapshot.
         rows,
       },

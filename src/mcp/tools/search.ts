@@ -3,10 +3,9 @@ import { parseNodeId, toGlobalId } from '../../graphql/ids';
 import { assembleContext, CONTEXT_EXPANSIONS, CONTEXT_LIMITS, contextTokenizer, validateContextOptions, type ContextOptions } from '../../pipeline/context';
 import { MODES, RETRIEVAL_MODES } from '../../retrieval/modes';
 import { retrieve } from '../../retrieval/retrieve';
-import { corpusSettingsOf } from '../../retrieval/settings';
 import { RETRIEVAL_LIMITS } from '../../retrieval/validate';
-import { currentSettings } from '../../store/retrieval-settings';
 import type { DocumentRow } from '../../store/rows';
+import { serverRetrieveOptions } from '../../graphql/retrieve-options';
 import { renamed } from '../errors';
 import { documentRef } from '../shapes';
 import { defineTool } from '../tool';
@@ -43,21 +42,12 @@ export const search = defineTool({
     validateContextOptions(options);
     const documentIds = args.documentIds?.map((id) => parseNodeId(id, 'Document', 'documentIds'));
     const targets = await ctx.models?.current();
-    const corpus = await (ctx.settings?.get() ?? currentSettings(ctx.db).then(corpusSettingsOf));
     const result = await retrieve(
       ctx.db,
       targets,
       // k1: the documents stage 1 keeps, the GraphQL API's default.
       { question: args.question, mode: args.mode as keyof typeof MODES | undefined, k1: 100, k2: args.k, filter: documentIds ? { documentIds } : undefined },
-      {
-        efSearch: ctx.config.efSearch,
-        efFactor: ctx.config.efFactor,
-        iterativeScan: ctx.config.iterativeScan,
-        maxScanTuples: ctx.config.maxScanTuples,
-        bm25: ctx.config.bm25,
-        corpus,
-        environment: ctx.config.ranking,
-      },
+      await serverRetrieveOptions(ctx),
     ).catch((error: unknown) => Promise.reject(renamed(error, ARGUMENTS)));
     const hits = result.passages.map((p) => ({ passageId: p.passageId, documentId: p.documentId, score: p.score }));
     const context = await assembleContext(ctx.db, hits, options, contextTokenizer(targets?.encoders.byRole.passage));
