@@ -19,7 +19,7 @@ export const BACKGROUND_NICE = 10;
  * token counts and budgets stay with the model loaded on the main thread. onnxruntime-node's run()
  * blocks the thread that calls it, so a server embedding on its main thread answers nothing while a
  * batch runs: a retrieve during the demo's first-start embedding waited for every batch in its way
- * (issue 32 §1). Two such threads, each started on its first batch: background work (priority.ts)
+ * (bench:responsive). Two such threads, each started on its first batch: background work (priority.ts)
  * at nice 10, so it yields the cores to requests, and the rest — an ingest a request waits for —
  * at the process's priority, so readers that keep the cores busy do not starve it. Each loads the
  * same model files (checked: same checksum) with the bulk thread count; the main thread's copy
