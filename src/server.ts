@@ -15,7 +15,7 @@ import { TIMED_OUT, withDeadline } from './http/deadline';
 import { authFailureLimit, type AuthFailureLimit } from './graphql/auth-failures';
 import { attachClientAddress } from './graphql/plugins/rate-limit';
 import type { ModelRegistry } from './pipeline/jobs/registry';
-import { ingestJobOptions, JobWorker } from './pipeline/jobs/worker';
+import { ingestJobOptions, jobWorkerSettings, JobWorker } from './pipeline/jobs/worker';
 import { requestStarted, requestsInFlight } from './pipeline/foreground';
 import { CorpusSettingsSource } from './retrieval/settings';
 import type { Database } from './store/db';
@@ -200,9 +200,7 @@ function startWorkers(db: Database, models: ModelRegistry | undefined, config: C
     { length: config.jobWorkers },
     () =>
       new JobWorker(db, models, {
-        batchSize: config.jobBatchSize,
-        pollMs: config.jobPollMs,
-        retentionSeconds: config.jobRetentionDays * 86_400,
+        ...jobWorkerSettings(config),
         log: (m) => log.info(m),
         logger: log,
         finishPendingNow,

@@ -3,7 +3,7 @@ import { ENCODER_ROLES, type EncoderRole } from '../encoders/types';
 import { DomainError } from '../errors';
 import { activateStoredModel, registerExternalModel, registerModelFromPath } from '../pipeline/jobs/models';
 import { ModelRegistry } from '../pipeline/jobs/registry';
-import { ingestJobOptions, JobWorker } from '../pipeline/jobs/worker';
+import { ingestJobOptions, jobWorkerSettings, JobWorker } from '../pipeline/jobs/worker';
 import { dropModel } from '../store/active';
 import type { Database } from '../store/db';
 import { modelCounts } from '../store/embeddings';
@@ -26,9 +26,7 @@ const FINAL = new Set(['succeeded', 'failed', 'cancelled']);
 
 function newWorker(db: Database, models: ModelRegistry, config: Config, trace?: string, ingest = false): JobWorker {
   return new JobWorker(db, models, {
-    batchSize: config.jobBatchSize,
-    pollMs: config.jobPollMs,
-    retentionSeconds: config.jobRetentionDays * 86_400,
+    ...jobWorkerSettings(config),
     trace,
     log: (m) => console.error(m),
     ingest: ingest ? ingestJobOptions(config) : undefined,

@@ -1,6 +1,6 @@
 import type { Config } from '../config';
 import { serveStdio } from '../mcp/stdio';
-import { ingestJobOptions, JobWorker } from '../pipeline/jobs/worker';
+import { ingestJobOptions, jobWorkerSettings, JobWorker } from '../pipeline/jobs/worker';
 import { CorpusSettingsSource } from '../retrieval/settings';
 import { authenticateKey, type Principal } from '../store/keys';
 import { openMigratedDatabase } from '../store/open';
@@ -34,9 +34,7 @@ export async function mcpCommand(config: Config, options: { key?: string }): Pro
             { length: config.jobWorkers },
             () =>
               new JobWorker(db, models, {
-                batchSize: config.jobBatchSize,
-                pollMs: config.jobPollMs,
-                retentionSeconds: config.jobRetentionDays * 86_400,
+                ...jobWorkerSettings(config),
                 log: (m) => console.error(m),
                 ingest: ingestJobOptions(config),
               }),

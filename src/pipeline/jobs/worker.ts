@@ -58,6 +58,11 @@ export interface WorkerOptions {
 
 class Cancelled extends Error {}
 
+/** How often a worker polls, how much a step takes and how long finished jobs are kept, from the settings (JOB_BATCH_SIZE, JOB_POLL_MS, JOB_RETENTION_DAYS). */
+export function jobWorkerSettings(config: { jobBatchSize: number; jobPollMs: number; jobRetentionDays: number }): Pick<WorkerOptions, 'batchSize' | 'pollMs' | 'retentionSeconds'> {
+  return { batchSize: config.jobBatchSize, pollMs: config.jobPollMs, retentionSeconds: config.jobRetentionDays * 86_400 };
+}
+
 /** How a worker runs ingest jobs, from the settings (INGEST_JOB_BATCH_DOCUMENTS, INGEST_JOB_BATCH_BYTES, EMBED_ON_INGEST). */
 export function ingestJobOptions(config: {
   ingest: IngestOptions;
