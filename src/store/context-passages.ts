@@ -1,14 +1,8 @@
+import type { PassageRow } from './rows';
 import type { Queryable } from './db';
 
-/** A passage as context assembly reads it. */
-export interface ContextPassage {
-  id: number;
-  documentId: number;
-  sectionId: number | null;
-  ordinal: number;
-  text: string;
-  titlePath: string[];
-}
+/** A passage as context assembly reads it: the passage row less its word count. */
+export type ContextPassage = Omit<PassageRow, 'wordCount'>;
 
 const COLUMNS = `p.id, p.document_id AS "documentId", p.section_id AS "sectionId", p.ordinal, p.text, p.title_path AS "titlePath"`;
 
