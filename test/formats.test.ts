@@ -21,7 +21,7 @@ const SAMPLES: Record<SourceField, string> = {
 
 /**
  * The table of formats is the one place a format is defined: the file walker, prepareDocument,
- * the GraphQL DocumentInput, the CLI's help and the README all follow it.
+ * the GraphQL DocumentInput, the CLI's help and docs/ingest.md all follow it.
  */
 describe('the table of ingest formats', () => {
   it('is the GraphQL DocumentInput: one String field per source field, with the same description', async () => {
@@ -124,9 +124,9 @@ describe('the table of ingest formats', () => {
     for (const ext of FILE_EXTENSIONS) expect(ingest.description()).toContain(ext);
   });
 
-  it("is the README's table of formats, row for row", () => {
-    const readme = readFileSync(join(packageRoot(), 'README.md'), 'utf8');
-    const from = readme.indexOf('### Ingest formats\n');
+  it("is docs/ingest.md's table of formats, row for row", () => {
+    const readme = readFileSync(join(packageRoot(), 'docs', 'ingest.md'), 'utf8');
+    const from = readme.indexOf('## Ingest formats\n');
     expect(from).toBeGreaterThan(0);
     const section = readme.slice(from, readme.indexOf('\n#', from + 1));
     const rows = [...section.matchAll(/^\| `(\w+)` \| (.+?) \| (.+) \|$/gm)];

@@ -7,8 +7,8 @@ import { DEFAULT_MODE, MODES, RETRIEVAL_MODES } from '../src/retrieval/modes';
 import { searchStatement } from '../src/retrieval/sql';
 
 /**
- * The table of modes is the one place a mode is defined: the GraphQL enum, the README's mode
- * table, the evaluation's reports and the statement builders all follow it.
+ * The table of modes is the one place a mode is defined: the GraphQL enum, the mode table
+ * of docs/retrieval.md, the evaluation's reports and the statement builders all follow it.
  */
 describe('the table of retrieval modes', () => {
   it('is the GraphQL enum, with the same descriptions', async () => {
@@ -22,9 +22,10 @@ describe('the table of retrieval modes', () => {
     expect(retrieve.args.find((a) => a.name === 'mode')!.description).toContain(DEFAULT_MODE);
   });
 
-  it("is the README's mode table, row for row", () => {
-    const readme = readFileSync(join(packageRoot(), 'README.md'), 'utf8');
-    const from = readme.indexOf('## Retrieval\n');
+  it("is docs/retrieval.md's mode table, row for row", () => {
+    const readme = readFileSync(join(packageRoot(), 'docs', 'retrieval.md'), 'utf8');
+    const from = readme.indexOf('## Modes\n');
+    expect(from).toBeGreaterThan(0);
     const section = readme.slice(from, readme.indexOf('\n## ', from + 1));
     const rows = [...section.matchAll(/^\| `([A-Z_]+)`( \(default\))? \| (.+) \|$/gm)];
     expect(rows.map((r) => r[1])).toEqual(RETRIEVAL_MODES);

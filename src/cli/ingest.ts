@@ -53,7 +53,7 @@ export async function ingestCommand(config: Config, paths: string[], options: { 
               return targets.encoders.byRole.passage;
             }
           : undefined,
-        // JSON documents may bring their own vectors for the active external models (README: bring your own vectors).
+        // JSON documents may bring their own vectors for the active external models (docs/models.md#bring-your-own-vectors).
         vectorsFor: embedding ? async () => externalLevels(targets) : undefined,
         embedWith: embedding ? async (pending) => (pending.length === 0 ? undefined : targets) : undefined,
         onEvent: (event) => {

@@ -184,7 +184,7 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
   remotable(
     program
       .command('ingest')
-      .description(`ingest ${FILE_EXTENSIONS.join(', ')} files (see the README's ingest formats), then embed them`)
+      .description(`ingest ${FILE_EXTENSIONS.join(', ')} files (formats: docs/ingest.md#ingest-formats), then embed them`)
       .argument('[paths...]', 'files or directories')
       .option('--source <s>', 'source recorded on documents that name none')
       .option('--no-embed', 'write and index only; embed later with `dhr embed` (not with --url: the server decides)')

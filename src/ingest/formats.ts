@@ -20,7 +20,7 @@ export interface DocumentsFormat {
 
 /** A format whose file is one document, its whole text one DocumentInput field. */
 export interface SourceFormat {
-  /** One line: the GraphQL field's description, the README's format table. */
+  /** One line: the GraphQL field's description, the format table of docs/ingest.md. */
   description: string;
   extensions: readonly string[];
   field: SourceField;
