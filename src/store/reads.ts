@@ -1,4 +1,4 @@
-import type { Prisma } from '../generated/prisma/client';
+import type { Document, Prisma } from '../generated/prisma/client';
 import type { Database, Queryable } from './db';
 import { PASSAGE_COLUMNS, type DocumentRow, type LinkRow, type PassageRow, type SectionRow } from './rows';
 
@@ -8,7 +8,7 @@ import { PASSAGE_COLUMNS, type DocumentRow, type LinkRow, type PassageRow, type 
  * client; what Prisma cannot express in one statement (per-document pages, positional joins) is SQL.
  */
 
-const asDocument = (row: { metadata: Prisma.JsonValue } & Omit<DocumentRow, 'metadata'>): DocumentRow => ({
+const asDocument = (row: Document): DocumentRow => ({
   ...row,
   metadata: row.metadata as Record<string, unknown>,
 });
