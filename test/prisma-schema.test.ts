@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../src/paths';
+import { DOCUMENT_ROW, PASSAGE_ROW, SECTION_ROW, type Column } from '../src/store/rows';
 import { useTestDatabase } from './helpers/database';
 
 /**
@@ -81,6 +82,23 @@ describe('prisma/schema.prisma agrees with migrations/', () => {
       expect(`${key(c.table, c.column)} nullable=${col.nullable === 'YES'}`).toBe(
         `${key(c.table, c.column)} nullable=${c.optional}`,
       );
+    }
+  });
+
+  // The raw SQL's column lists come from these maps; their fields are the Prisma models' (the compiler checks that).
+  it('has the row maps of src/store/rows.ts name every column Prisma reads, with its type', async () => {
+    const prisma = parsePrismaSchema(readFileSync(join(packageRoot(), 'prisma/schema.prisma'), 'utf8'));
+    const udt: Record<Column['type'], string> = { int: 'int4', text: 'text', 'text[]': '_text', jsonb: 'jsonb', timestamptz: 'timestamptz' };
+    const maps: [string, Record<string, Column>][] = [['documents', DOCUMENT_ROW], ['sections', SECTION_ROW], ['passages', PASSAGE_ROW]];
+    for (const [table, map] of maps) {
+      const scalars = prisma.filter((c) => c.table === table && !c.type.startsWith('Unsupported')).map((c) => c.column);
+      expect(Object.values(map).map((c) => c.column).sort()).toEqual(scalars.sort());
+      const db = await t.db.query<{ column: string; udt: string }>(
+        `SELECT column_name AS column, udt_name AS udt FROM information_schema.columns WHERE table_schema = 'public' AND table_name = $1`,
+        [table],
+      );
+      const dbUdt = new Map(db.map((c) => [c.column, c.udt]));
+      for (const c of Object.values(map)) expect(`${table}.${c.column} ${udt[c.type]}`).toBe(`${table}.${c.column} ${dbUdt.get(c.column)}`);
     }
   });
 });

@@ -1,10 +1,10 @@
-import type { PassageRow } from './rows';
+import { fieldsOf, PASSAGE_ROW, selectList, type PassageRow } from './rows';
 import type { Queryable } from './db';
 
 /** A passage as context assembly reads it: the passage row less its word count. */
 export type ContextPassage = Omit<PassageRow, 'wordCount'>;
 
-const COLUMNS = `p.id, p.document_id AS "documentId", p.section_id AS "sectionId", p.ordinal, p.text, p.title_path AS "titlePath"`;
+const COLUMNS = selectList(PASSAGE_ROW, 'p', fieldsOf(PASSAGE_ROW).filter((f) => f !== 'wordCount'));
 
 /**
  * Every passage of the sections that hold the given passages (for a passage before the first

@@ -1,6 +1,6 @@
 import type { Queryable } from './db';
 import { escapeLike, type DocumentListFilter } from './reads';
-import { PASSAGE_COLUMNS, type DocumentRow, type PassageRow } from './rows';
+import { DOCUMENT_COLUMNS, PASSAGE_COLUMNS, type DocumentRow, type PassageRow } from './rows';
 
 /**
  * Keyset pages of the API's cursor connections, both ways, one statement per page: up to `limit`
@@ -34,10 +34,6 @@ function split<R>(rows: (R & { beyond: boolean })[], keyOf: (row: R) => number):
   const window = rows.filter((r) => !r.beyond).map(({ beyond: _, ...row }) => row as unknown as R);
   return { rows: window.sort((a, b) => keyOf(a) - keyOf(b)), beyond: rows.some((r) => r.beyond) };
 }
-
-
-const DOCUMENT_COLUMNS = `d.id, d.key, d.title, d.abstract, d.summary, d.source, d.metadata,
-  d.content_hash AS "contentHash", d.created_at AS "createdAt", d.updated_at AS "updatedAt"`;
 
 /** A page of documents in id order, filtered by title substring (case-insensitive) and source. */
 export async function documentPage(db: Queryable, filter: DocumentListFilter, page: PageQuery): Promise<Page<DocumentRow>> {

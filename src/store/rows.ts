@@ -1,4 +1,8 @@
-/** Row shapes read by the API (Prisma's field names), and the SQL column list for raw passage reads. */
+/**
+ * The row shapes the API reads and ingest writes: their TypeScript types, and one column map per
+ * shape from which the raw SQL's column lists are made (SELECT lists here and in
+ * retrieval/statements/rows.ts, ingest's INSERT lists in write.ts and bulk-write.ts).
+ */
 import type { Document, Link, Passage, Section } from '../generated/prisma/client';
 
 /**
@@ -11,5 +15,73 @@ export type LinkRow = Link;
 /** metadata is always a JSON object (ingest checks it; the API serves it as one); Prisma types Json as any JSON value. */
 export type DocumentRow = Omit<Document, 'metadata'> & { metadata: Record<string, unknown> };
 
-export const PASSAGE_COLUMNS = `p.id, p.document_id AS "documentId", p.section_id AS "sectionId", p.ordinal, p.text,
-  p.title_path AS "titlePath", p.word_count AS "wordCount"`;
+/** A column of a row shape: its SQL name and type. */
+export interface Column {
+  readonly column: string;
+  readonly type: 'int' | 'text' | 'text[]' | 'jsonb' | 'timestamptz';
+  /**
+   * Ingest writes it from the prepared document's field of the same name (ingest/types.ts); the
+   * other columns are ids the writer draws or links, or have their default.
+   */
+  readonly ingested?: true;
+}
+
+/** One entry per field of the row type, no more: a column Prisma's model gains fails to compile until it is here. */
+export type Columns<R> = { readonly [F in keyof R]-?: Column };
+
+/** Order is the SELECT lists' and INSERT lists' order. */
+export const PASSAGE_ROW = {
+  id: { column: 'id', type: 'int' },
+  documentId: { column: 'document_id', type: 'int' },
+  sectionId: { column: 'section_id', type: 'int' },
+  ordinal: { column: 'ordinal', type: 'int', ingested: true },
+  text: { column: 'text', type: 'text', ingested: true },
+  titlePath: { column: 'title_path', type: 'text[]', ingested: true },
+  wordCount: { column: 'word_count', type: 'int', ingested: true },
+} as const satisfies Columns<PassageRow>;
+
+export const SECTION_ROW = {
+  id: { column: 'id', type: 'int' },
+  documentId: { column: 'document_id', type: 'int' },
+  parentId: { column: 'parent_id', type: 'int' },
+  title: { column: 'title', type: 'text', ingested: true },
+  depth: { column: 'depth', type: 'int', ingested: true },
+  ordinal: { column: 'ordinal', type: 'int', ingested: true },
+  position: { column: 'position', type: 'int', ingested: true },
+  titlePath: { column: 'title_path', type: 'text[]', ingested: true },
+} as const satisfies Columns<SectionRow>;
+
+export const DOCUMENT_ROW = {
+  id: { column: 'id', type: 'int' },
+  key: { column: 'key', type: 'text', ingested: true },
+  title: { column: 'title', type: 'text', ingested: true },
+  abstract: { column: 'abstract', type: 'text', ingested: true },
+  summary: { column: 'summary', type: 'text', ingested: true },
+  source: { column: 'source', type: 'text', ingested: true },
+  metadata: { column: 'metadata', type: 'jsonb', ingested: true },
+  contentHash: { column: 'content_hash', type: 'text', ingested: true },
+  createdAt: { column: 'created_at', type: 'timestamptz' },
+  updatedAt: { column: 'updated_at', type: 'timestamptz' },
+} as const satisfies Columns<DocumentRow>;
+
+type ColumnMap = Record<string, Column>;
+
+/** Each field's column under a table alias (`p.document_id`), typed to the letter. */
+export type Qualified<M extends ColumnMap, A extends string> = { readonly [F in keyof M]: `${A}.${M[F]['column']}` };
+
+export function qualified<M extends ColumnMap, A extends string>(map: M, alias: A): Qualified<M, A> {
+  return Object.fromEntries(Object.entries(map).map(([field, c]) => [field, `${alias}.${c.column}`])) as Qualified<M, A>;
+}
+
+/** The map's fields, in its order. */
+export const fieldsOf = <M extends ColumnMap>(map: M): (keyof M & string)[] => Object.keys(map);
+
+/** A SELECT list of the fields (all by default), each under its field name: `p.document_id AS "documentId"`. */
+export function selectList<M extends ColumnMap>(map: M, alias: string, fields: readonly (keyof M & string)[] = fieldsOf(map)): string {
+  return fields.map((f) => (map[f].column === f ? `${alias}.${f}` : `${alias}.${map[f].column} AS "${f}"`)).join(', ');
+}
+
+/** Every passage column, as the API reads it (PassageRow). */
+export const PASSAGE_COLUMNS = selectList(PASSAGE_ROW, 'p');
+/** Every document column, as the API reads it (DocumentRow, metadata and timestamps as the driver gives them). */
+export const DOCUMENT_COLUMNS = selectList(DOCUMENT_ROW, 'd');

@@ -1,3 +1,5 @@
+import { DOCUMENT_ROW, PASSAGE_ROW, qualified } from '../../store/rows';
+
 /**
  * The ranked rows' own columns, fetched by the search statement itself: the API asks for the
  * columns its GraphQL selection reads, and they come back in the same round trip, from the same
@@ -5,29 +7,10 @@
  */
 
 /** Passage columns by the name the API reads them under (PassageRow). */
-export const PASSAGE_FIELDS = {
-  id: 'p.id',
-  documentId: 'p.document_id',
-  sectionId: 'p.section_id',
-  ordinal: 'p.ordinal',
-  text: 'p.text',
-  titlePath: 'p.title_path',
-  wordCount: 'p.word_count',
-} as const;
+export const PASSAGE_FIELDS = qualified(PASSAGE_ROW, 'p');
 
 /** Document columns by the name the API reads them under (DocumentRow). */
-export const DOCUMENT_FIELDS = {
-  id: 'd.id',
-  key: 'd.key',
-  title: 'd.title',
-  abstract: 'd.abstract',
-  summary: 'd.summary',
-  source: 'd.source',
-  metadata: 'd.metadata',
-  contentHash: 'd.content_hash',
-  createdAt: 'd.created_at',
-  updatedAt: 'd.updated_at',
-} as const;
+export const DOCUMENT_FIELDS = qualified(DOCUMENT_ROW, 'd');
 
 export type PassageField = keyof typeof PASSAGE_FIELDS;
 export type DocumentField = keyof typeof DOCUMENT_FIELDS;
