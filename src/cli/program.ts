@@ -2,6 +2,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { ADAPTER_LEVELS, type AdapterLevel } from '../adapters/linear';
 import { TRAIN_DEFAULTS } from '../adapters/train';
 import type { Config } from '../config';
+import { environmentHelp } from '../config/variables';
 import { ADAPT_DEFAULTS } from '../pipeline/adapt';
 import { CONTEXT_EXPANSIONS, CONTEXT_LIMITS } from '../pipeline/context/options';
 import { ENCODER_ROLES } from '../encoders/types';
@@ -45,25 +46,8 @@ const tuneCli = () => require('./tune') as typeof import('./tune');
  */
 export type Action = (config: Config) => Promise<number>;
 
-const ENVIRONMENT = `
-Environment:
-  DATABASE_URL (PostgreSQL server; unset = embedded PGlite in DATA_DIR, default ./data),
-  DATABASE_READ_URL (dhr serve: comma-separated streaming replicas of DATABASE_URL for queries), REPLICA_MAX_LAG_MS (5000), REPLICA_CHECK_MS (200),
-  PORT (4000), HOST (127.0.0.1), MAX_WORDS (100), MAX_DOCUMENT_BYTES, MAX_INGEST_BATCH, MAX_PAGE_SIZE,
-  ENCODER (use-lite | custom model folder), ENCODER_QUESTION_DOCUMENT, ENCODER_DOCUMENT, ENCODER_QUESTION_PASSAGE,
-  ENCODER_PASSAGE, MODEL_CACHE_DIR (.cache/models), ENCODER_THREADS (0 = all cores), EMBED_BATCH_SIZE (64), EMBED_ON_INGEST (true),
-  BULK_DEFER_INDEXES_PASSAGES (10000: a bulk ingest into an empty store indexes its postings once at the end; 0 = never),
-  JOB_WORKERS (1), JOB_BATCH_SIZE (32), JOB_POLL_MS (1000),
-  MCP_ENABLED (false: dhr serve answers MCP agents at /mcp, with the keys and roles of /graphql),
-  READ_ACCESS (public | key), MAX_QUERY_DEPTH (12), MAX_QUERY_COST (500000), MAX_BODY_BYTES (4194304),
-  MAX_QUERY_TOKENS (5000), MAX_ALIASES (30), MAX_DIRECTIVES (50), MAX_QUERY_NODES (10000), MAX_ARGUMENT_LENGTH (4096),
-  DHR_DISTRIBUTED (citus: DATABASE_URL is a Citus coordinator, docs/scale-out.md),
-  STATEMENT_TIMEOUT_MS (30000), REQUEST_TIMEOUT_MS (60000), DB_CONNECT_TIMEOUT_MS (5000),
-  RATE_LIMIT_QUERIES (1200), RATE_LIMIT_MUTATIONS (120), RATE_LIMIT_WINDOW_S (60),
-  LOG_LEVEL (info), LOG_FORMAT (auto: human lines on a terminal, JSON otherwise and under NODE_ENV=production | json | pretty),
-  BM25_K1 (0.9), BM25_B (0.6), BM25_SUMMARY_WEIGHT (3), BM25_TERM_CAP (20000), BM25_RESCORE (1000), BM25_CANDIDATE_CAP (5000), HYBRID_ALPHA (each mode's tuned default), PER_DOCUMENT (none),
-  MAX_SECTION_DEPTH (64), MAX_METADATA_DEPTH (32), MODELS_DIR (DATA_DIR/models: the folders registerEmbeddingModel may load),
-  DHR_API_KEY (the key for --url), DHR_DEBUG (1: error responses carry stack traces; never in production)`;
+/** `dhr --help`'s environment list: every variable the product reads (src/config/variables.ts). */
+const ENVIRONMENT = environmentHelp();
 
 function integer(min: number, max: number) {
   return (value: string): number => {
@@ -539,8 +523,9 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
     .option('--question-encoder <folder>', 'also score a fine-tuned question encoder (a custom-model folder, e.g. from training/) on the test split; passages keep their stored vectors')
     .option('--question-roles <roles>', 'the question roles that folder serves: questionPassage, questionDocument (comma-separated)', 'questionPassage')
     .option('--points <json>', 'only score this point (a JSON object of ranking parameters, and mode, k1, k2) on --split, no sweeps (repeatable: a row each)', (v: string, all: string[]) => [...all, v], [] as string[])
-    .addOption(new Option('--split <split>', 'the split --points are scored on').choices(['dev', 'test']).default('test'))
-    .action((options: { points: string[]; split: 'dev' | 'test'; dataset: string; out?: string; cache?: string; k1Sweep: string; updateDocs?: boolean; reuseCorpus?: boolean; reuseSweeps?: string; skipSweep: string[]; adapters?: boolean; selfTune?: boolean; questionEncoder?: string; questionRoles: string }) =>
+    .option('--tune-gap', 'run dhr tune on the corpus (no labels), then score BM25, the defaults, the tuned point and every point the tune tried on --split: how far the tune is from the best labelled point')
+    .addOption(new Option('--split <split>', 'the split --points and --tune-gap are scored on').choices(['dev', 'test']).default('test'))
+    .action((options: { points: string[]; tuneGap?: boolean; split: 'dev' | 'test'; dataset: string; out?: string; cache?: string; k1Sweep: string; updateDocs?: boolean; reuseCorpus?: boolean; reuseSweeps?: string; skipSweep: string[]; adapters?: boolean; selfTune?: boolean; questionEncoder?: string; questionRoles: string }) =>
       run(async (config) => evalCli().evalCommand(config, options)),
     );
 

@@ -1,0 +1,162 @@
+/**
+ * Every environment variable the product reads: one table, from which `dhr --help` prints its
+ * environment list and docs/configuration.md is generated (`npx tsx scripts/docs-configuration.ts`;
+ * test/configuration.test.ts checks both, and that every variable src/ reads is here). How a value
+ * is parsed and checked stays in src/config.ts; this table only names and describes.
+ */
+
+export const VARIABLE_GROUPS = {
+  database: 'Database',
+  server: 'Server',
+  ingest: 'Ingest',
+  encoders: 'Encoders and embedding',
+  jobs: 'Job workers',
+  retrieval: 'Retrieval',
+  access: 'Access and limits',
+  observability: 'Logs and metrics',
+  cli: 'Command line',
+  development: 'Development',
+} as const;
+
+export type VariableGroup = keyof typeof VARIABLE_GROUPS;
+
+export interface EnvironmentVariable {
+  name: string;
+  group: VariableGroup;
+  /** The value used when the variable is unset or empty, as a reader sees it (Markdown). */
+  default: string;
+  /** One line (Markdown: `code` and [links](docs/…) relative to the repository root). */
+  description: string;
+}
+
+export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
+  { name: 'DATABASE_URL', group: 'database', default: 'unset', description: 'PostgreSQL server (needs pgvector), a `postgresql://` or `postgres://` URL (other schemes are refused at start; percent-encode `@ # / ?` in a password). Unset: embedded PGlite with pgvector, persisted in `DATA_DIR`. A server that cannot be reached, a refused password or a missing database stops the start with one line naming `DATABASE_URL`, where it points and what to check' },
+  { name: 'DATABASE_READ_URL', group: 'database', default: 'unset', description: 'comma-separated streaming replicas of `DATABASE_URL` that serve queries (retrieval, navigation, `stats`); writes, jobs and admin views stay on the primary; read-your-writes per API key ([scale-out](docs/scale-out.md#read-replicas)). Refused without `DATABASE_URL`' },
+  { name: 'REPLICA_MAX_LAG_MS', group: 'database', default: '`5000`', description: 'a replica further behind the primary than this many ms is skipped' },
+  { name: 'REPLICA_CHECK_MS', group: 'database', default: '`200`', description: 'how often replicas\' replay positions are checked, ms' },
+  { name: 'DATA_DIR', group: 'database', default: '`./data`', description: 'embedded database directory' },
+  { name: 'DB_POOL_MAX', group: 'database', default: '2 × cores, 4–32', description: 'PostgreSQL connections in the server\'s pool ([operations](docs/operations.md#connection-pool))' },
+  { name: 'DB_PREPARED_STATEMENTS', group: 'database', default: '`16`', description: 'search statement texts kept prepared per PostgreSQL connection (each planned per question); `0` behind PgBouncer\'s transaction mode before 1.21 ([operations](docs/operations.md#connection-pool))' },
+  { name: 'DB_CONNECTIONS_PER_REQUEST', group: 'database', default: '`DB_POOL_MAX / 4`, ≥ 1', description: 'pooled connections one operation holds at once; the rest of its statements wait their turn' },
+  { name: 'STATEMENT_TIMEOUT_MS', group: 'database', default: '`30000`', description: 'PostgreSQL `statement_timeout` of every connection (0: none; migrations run without it); a cancelled statement is `TIMEOUT`' },
+  { name: 'DB_CONNECT_TIMEOUT_MS', group: 'database', default: '`5000`', description: 'longest wait for a new PostgreSQL connection' },
+  { name: 'DHR_DISTRIBUTED', group: 'database', default: 'unset', description: '`citus`: `DATABASE_URL` is a Citus coordinator; the migration runner distributes the store ([scale-out](docs/scale-out.md))' },
+  { name: 'PORT', group: 'server', default: '`4000`', description: 'the port the server listens on' },
+  { name: 'HOST', group: 'server', default: '`127.0.0.1`', description: 'the address the server listens on' },
+  { name: 'MCP_ENABLED', group: 'server', default: '`false`', description: '`dhr serve` answers agents over the Model Context Protocol at `/mcp` (Streamable HTTP; the keys and roles of GraphQL); `dhr mcp` serves the same tools over stdio ([operations](docs/operations.md#mcp-agents))' },
+  { name: 'REQUEST_TIMEOUT_MS', group: 'server', default: '`60000`', description: 'a request not answered by then gets 503 `TIMEOUT` (0: none)' },
+  { name: 'MAX_IN_FLIGHT', group: 'server', default: '2 × `QUESTION_QUEUE` (`512`)', description: 'HTTP requests in flight at most; more get 503 `OVERLOADED` at once, before their body is read (health checks and metrics exempt; 0: none)' },
+  { name: 'SHUTDOWN_GRACE_MS', group: 'server', default: '`10000`', description: 'on SIGTERM/SIGINT, how long requests in flight may take to finish before their connections are cut; 10 s later the exit is forced (code 1)' },
+  { name: 'MAX_WORDS', group: 'ingest', default: '`100`', description: 'largest passage in words (changing it changes content hashes, so re-ingest re-splits); passages are also split to the passage encoder\'s token budget' },
+  { name: 'MAX_DOCUMENT_BYTES', group: 'ingest', default: '`2000000`', description: 'largest document accepted' },
+  { name: 'MAX_INGEST_BATCH', group: 'ingest', default: '`1000`', description: 'most documents in one `ingestDocuments`' },
+  { name: 'INGEST_JOB_DOCUMENTS', group: 'ingest', default: '`64`', description: 'an `ingestDocuments` over this many documents becomes an ingest job, answered at once' },
+  { name: 'INGEST_JOB_BYTES', group: 'ingest', default: '`65536`', description: 'an `ingestDocuments` over this many bytes of its documents\' JSON becomes an ingest job, answered at once' },
+  { name: 'INGEST_JOB_BATCH_DOCUMENTS', group: 'ingest', default: '`16`', description: 'most documents of an ingest job\'s batch (one transaction)' },
+  { name: 'INGEST_JOB_BATCH_BYTES', group: 'ingest', default: '`262144`', description: 'most bytes of an ingest job\'s batch (one transaction)' },
+  { name: 'BULK_DEFER_INDEXES_PASSAGES', group: 'ingest', default: '`10000`', description: 'a bulk load of this many passages into a PostgreSQL store without postings builds the postings\' indexes once at its end (3.33× the per-document path, 1.28× indexing as it writes; searches scan meanwhile); `0`: never ([operations](docs/operations.md#crash-consistency-of-ingest))' },
+  { name: 'MAX_METADATA_DEPTH', group: 'ingest', default: '`32`', description: 'deepest nesting of a metadata filter or a document\'s metadata (`BAD_USER_INPUT`; `dhr ingest`: that document fails)' },
+  { name: 'MAX_SECTION_DEPTH', group: 'ingest', default: '`64`', description: 'deepest section nesting of an ingested title tree (the same)' },
+  { name: 'ENCODER', group: 'encoders', default: '`use-lite`', description: 'model for all four DHR roles of a store that has no active model yet: `use-lite` or a custom model folder' },
+  { name: 'ENCODER_QUESTION_DOCUMENT', group: 'encoders', default: '`ENCODER`', description: 'model for questions compared with document vectors' },
+  { name: 'ENCODER_DOCUMENT', group: 'encoders', default: '`ENCODER`', description: 'model for document summaries' },
+  { name: 'ENCODER_QUESTION_PASSAGE', group: 'encoders', default: '`ENCODER`', description: 'model for questions compared with passage vectors' },
+  { name: 'ENCODER_PASSAGE', group: 'encoders', default: '`ENCODER`', description: 'model for passages' },
+  { name: 'MODEL_CACHE_DIR', group: 'encoders', default: '`.cache/models`', description: 'where the converted default model is cached' },
+  { name: 'ENCODER_THREADS', group: 'encoders', default: '`0` (all cores; `dhr serve`: all but one)', description: 'onnxruntime intra-op threads for corpus embedding (ingest, jobs); idle threads never spin. `dhr serve` encodes documents and passages in a worker thread of lower priority, so questions are answered while it embeds' },
+  { name: 'ENCODER_QUERY_THREADS', group: 'encoders', default: '`1`', description: 'onnxruntime intra-op threads for questions (a separate session; [benchmarks](docs/benchmarks.md#encoder-threads-and-spinning--npm-run-benchencoder))' },
+  { name: 'QUESTION_BATCH', group: 'encoders', default: '`16`', description: 'most questions in one model run (concurrent requests share runs)' },
+  { name: 'QUESTION_QUEUE', group: 'encoders', default: '`256`', description: 'most questions waiting for the model; more get 503 `OVERLOADED` (`Retry-After: 1`)' },
+  { name: 'QUESTION_CACHE', group: 'encoders', default: '`1000`', description: 'question vectors kept per model (0: none)' },
+  { name: 'EMBED_BATCH_SIZE', group: 'encoders', default: '`64`', description: 'rows read, encoded and written per step when embedding (the encoder runs its own forward batches: 16 for USE-lite, the fastest measured)' },
+  { name: 'EMBED_ON_INGEST', group: 'encoders', default: '`true`', description: 'embed created and updated documents as part of ingest' },
+  { name: 'MODELS_DIR', group: 'encoders', default: '`DATA_DIR/models`', description: 'the only folder `registerEmbeddingModel` (GraphQL) loads model folders from ([operations](docs/operations.md#switching-embedding-models))' },
+  { name: 'JOB_WORKERS', group: 'jobs', default: '`1`', description: 'ingest and re-embedding job workers the server runs in-process (0: leave jobs to `dhr worker`)' },
+  { name: 'JOB_BATCH_SIZE', group: 'jobs', default: '`32`', description: 'items per job batch: the most a crash can make a worker redo' },
+  { name: 'JOB_POLL_MS', group: 'jobs', default: '`1000`', description: 'how often an idle worker looks for jobs' },
+  { name: 'JOB_RETENTION_DAYS', group: 'jobs', default: '`30`', description: 'finished ingest, embedding and tune jobs are deleted this long after they end, by an idle worker (0: kept)' },
+  { name: 'HNSW_EF_SEARCH', group: 'retrieval', default: '`100`', description: 'floor of the HNSW candidate list for retrieval' },
+  { name: 'HNSW_ITERATIVE_SCAN', group: 'retrieval', default: '`strict_order`', description: 'how a filtered HNSW scan goes on until enough rows pass: `strict_order` or `relaxed_order` (faster, rows may come out of the index slightly out of order; results are re-sorted by score). `off` is not offered: a filtered search could then return fewer than k results' },
+  { name: 'HNSW_MAX_SCAN_TUPLES', group: 'retrieval', default: '`20000`', description: 'the most tuples one iterative HNSW scan visits (pgvector\'s `hnsw.max_scan_tuples`); a very selective filter needs more' },
+  { name: 'HNSW_EF_FACTOR', group: 'retrieval', default: '`3`', description: 'HNSW candidate list per row a stage returns (stage 1: ef_search = 3·k1); at 1M (100,000 documents), 2 gave recall@20 0.984–1.000, 3 and 4 gave 0.991–1.000; at 2.5M (250,000 documents) 3 gave 0.936–0.946 and even 10 only 0.957: raising it does not fix recall there ([benchmarks](docs/benchmarks.md#retrieval-on-citus--npm-run-benchcitus))' },
+  { name: 'BM25_K1', group: 'retrieval', default: '`0.9`', description: 'Okapi BM25\'s term-frequency saturation (not DHR\'s k1); chosen on the dev splits (literature: 1.2)' },
+  { name: 'BM25_B', group: 'retrieval', default: '`0.6`', description: 'BM25\'s length normalization (literature: 0.75)' },
+  { name: 'BM25_SUMMARY_WEIGHT', group: 'retrieval', default: '`3`', description: 'document BM25F: one occurrence in the summary counts this many in the full text' },
+  { name: 'BM25_TERM_CAP', group: 'retrieval', default: '`20000`', description: 'postings read for the question\'s rarest term (best impact first; commoner terms fewer, by idf) before exact rescoring' },
+  { name: 'BM25_RESCORE', group: 'retrieval', default: '`1000`', description: 'candidates, best partial score first, scored exactly over every question term' },
+  { name: 'BM25_CANDIDATE_CAP', group: 'retrieval', default: '`5000`', description: 'the default mode\'s document stage: postings read for the rarest term where BM25 only proposes documents (every candidate is then scored exactly), rescoring 2 × k1' },
+  { name: 'HYBRID_ALPHA', group: 'retrieval', default: 'per mode', description: 'weight of the dense score in the hybrid modes (both stages) when neither a question nor the corpus\'s settings give one' },
+  { name: 'PER_DOCUMENT', group: 'retrieval', default: 'none', description: 'at most this many passages of one document when neither a question nor the corpus\'s settings give `perDocument` (1–1000): set 1 where questions ask for a page rather than a passage' },
+  { name: 'PER_DOCUMENT_DECAY', group: 'retrieval', default: 'the mode\'s (0.01 for `HYBRID_HIERARCHICAL`, else 0)', description: 'each further passage of one document loses this much score, when neither a question nor the corpus\'s settings give `perDocumentDecay` (0–1; 0: none)' },
+  { name: 'MAX_PAGE_SIZE', group: 'access', default: '`100`', description: 'largest `first`/`last` of a connection, most ids in one `nodes` call' },
+  { name: 'READ_ACCESS', group: 'access', default: '`public`', description: '`public`: queries need no key; `key`: every request needs a reader or admin key (mutations always need admin)' },
+  { name: 'MAX_QUERY_DEPTH', group: 'access', default: '`12`', description: 'deepest field nesting of an operation (`QUERY_TOO_DEEP`)' },
+  { name: 'MAX_QUERY_COST', group: 'access', default: '`500000`', description: 'largest estimated cost of an operation (`QUERY_TOO_COSTLY`; estimate in [`docs/operations.md`](docs/operations.md#limits))' },
+  { name: 'MAX_BODY_BYTES', group: 'access', default: '`4194304`', description: 'largest HTTP request body (413 `PAYLOAD_TOO_LARGE`); room for one document of `MAX_DOCUMENT_BYTES`' },
+  { name: 'MAX_QUERY_TOKENS', group: 'access', default: '`5000`', description: 'most lexical tokens in a query document (refused while parsing, `GRAPHQL_PARSE_FAILED`)' },
+  { name: 'MAX_ALIASES', group: 'access', default: '`30`', description: 'most aliases in an operation, fragments expanded (`QUERY_TOO_COSTLY`)' },
+  { name: 'MAX_DIRECTIVES', group: 'access', default: '`50`', description: 'most directives in an operation, fragments expanded (`QUERY_TOO_COSTLY`)' },
+  { name: 'MAX_RETRIEVES', group: 'access', default: '`10`', description: 'most retrievals one operation starts (`QUERY_TOO_COSTLY`)' },
+  { name: 'MAX_RETRIEVAL_WORK', group: 'access', default: '`2000000`', description: 'the k1 × k2 of an operation\'s retrievals, summed, at most (`QUERY_TOO_COSTLY`)' },
+  { name: 'MAX_QUERY_NODES', group: 'access', default: '`10000`', description: 'most selections the cost estimate visits, fragments expanded (`QUERY_TOO_COSTLY`)' },
+  { name: 'MAX_ARGUMENT_LENGTH', group: 'access', default: '`4096`', description: 'longest string argument, in characters (`BAD_USER_INPUT` naming it; ingested documents excepted)' },
+  { name: 'RATE_LIMIT_QUERIES', group: 'access', default: '`1200`', description: 'queries per `RATE_LIMIT_WINDOW_S` per API key (per client address without a key); 0: unlimited; over → 429 `RATE_LIMITED`' },
+  { name: 'RATE_LIMIT_MUTATIONS', group: 'access', default: '`120`', description: 'mutations per `RATE_LIMIT_WINDOW_S` per API key (per client address without a key); 0: unlimited; over → 429 `RATE_LIMITED`' },
+  { name: 'RATE_LIMIT_AUTH_FAILURES', group: 'access', default: '`20`', description: 'failed authentications (unknown, revoked or malformed keys) per `RATE_LIMIT_WINDOW_S` per client address; past it wrong keys from that address get 429 `RATE_LIMITED` (valid keys are served); 0: unlimited' },
+  { name: 'RATE_LIMIT_WINDOW_S', group: 'access', default: '`60`', description: 'the rate-limit window, seconds' },
+  { name: 'LOG_LEVEL', group: 'observability', default: '`info`', description: 'the server\'s log on stderr: `fatal`, `error`, `warn`, `info` (one line per request; on a terminal only failed ones), `debug` (every request), `trace`, `silent`' },
+  { name: 'LOG_FORMAT', group: 'observability', default: '`auto`', description: '`auto`: one human line per entry when stderr is a terminal, JSON lines when it is not or `NODE_ENV=production`; `json`; `pretty` (human lines anywhere) ([logs](docs/operations.md#logs))' },
+  { name: 'METRICS_ACCESS', group: 'observability', default: 'as `READ_ACCESS`', description: '`public`: anyone may read `/metrics`; `key`: a reader or admin key is needed' },
+  { name: 'DHR_API_KEY', group: 'cli', default: 'unset', description: 'the API key CLI commands send with `--url`' },
+  { name: 'NODE_ENV', group: 'observability', default: 'unset', description: '`production`: `LOG_FORMAT=auto` writes JSON lines even on a terminal' },
+  { name: 'DHR_DEBUG', group: 'development', default: 'unset', description: '`1`: error responses carry stack traces; never in production' },
+  { name: 'DHR_TEST_CRASH_AFTER', group: 'development', default: 'unset', description: 'tests only: `dhr ingest` kills itself after a step (`write:N`, `index:0`, `embed:N`, `batch:N`), to test crash recovery' },
+];
+
+/** Markdown to plain text for a terminal: `code` → code, [text](target) → text (target). */
+function plain(markdown: string): string {
+  return markdown.replace(/\[([^\]]+)\]\(([^)]+)\)/g, (_, text: string, target: string) => `${text.replace(/`/g, '')} (${target})`).replace(/`/g, '');
+}
+
+/** Words wrapped to width: the first line starts with first, the others with indent. */
+function wrap(first: string, text: string, width: number, indent: string): string {
+  const lines: string[] = [];
+  let line = first;
+  for (const word of text.split(' ')) {
+    if (line.trim() && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = indent + word;
+    } else line = line.trim() ? `${line} ${word}` : line + word;
+  }
+  lines.push(line);
+  return lines.join('\n');
+}
+
+/** `dhr --help`'s environment list: every variable, by group, with its default. */
+export function environmentHelp(width = 100): string {
+  const out = ['', 'Environment (defaults in parentheses; docs/configuration.md):'];
+  for (const [group, title] of Object.entries(VARIABLE_GROUPS)) {
+    out.push(`  ${title}:`);
+    for (const v of ENVIRONMENT_VARIABLES.filter((x) => x.group === group)) {
+      out.push(wrap('    ', `${v.name} (${plain(v.default)}): ${plain(v.description)}`, width, '        '));
+    }
+  }
+  return out.join('\n');
+}
+
+/** docs/configuration.md, whole: links rewritten relative to docs/. */
+export function configurationPage(): string {
+  const local = (markdown: string) => markdown.replace(/\]\(docs\//g, '](');
+  const out = [
+    '# Configuration',
+    '',
+    '<!-- Generated from src/config/variables.ts by `npx tsx scripts/docs-configuration.ts`; test/configuration.test.ts checks it. Edit the table, not this page. -->',
+    '',
+    'Every setting is an environment variable, and every one has a default, so the embedded demo needs none. A value that does not parse or is out of range stops the start with one line naming the variable. `dhr --help` prints the same list.',
+  ];
+  for (const [group, title] of Object.entries(VARIABLE_GROUPS)) {
+    out.push('', `## ${title}`, '', '| variable | default | meaning |', '|---|---|---|');
+    for (const v of ENVIRONMENT_VARIABLES.filter((x) => x.group === group)) out.push(`| \`${v.name}\` | ${local(v.default)} | ${local(v.description)} |`);
+  }
+  return out.join('\n') + '\n';
+}
