@@ -9,7 +9,7 @@ import { packageRoot } from '../paths';
 /** `dhr eval --dataset …`. */
 export async function evalCommand(
   config: Config,
-  options: { points?: string[]; split?: 'dev' | 'test'; dataset: string; out?: string; cache?: string; k1Sweep: string; updateDocs?: boolean; reuseCorpus?: boolean; reuseSweeps?: string; skipSweep?: string[]; adapters?: boolean; selfTune?: boolean; questionEncoder?: string; questionRoles: string },
+  options: { points?: string[]; tuneGap?: boolean; split?: 'dev' | 'test'; dataset: string; out?: string; cache?: string; k1Sweep: string; updateDocs?: boolean; reuseCorpus?: boolean; reuseSweeps?: string; skipSweep?: string[]; adapters?: boolean; selfTune?: boolean; questionEncoder?: string; questionRoles: string },
 ): Promise<number> {
   const root = packageRoot();
   const k1Sweep = options.k1Sweep.split(',').map((k) => Number(k.trim()));
@@ -44,6 +44,7 @@ export async function evalCommand(
   const written = await runEvaluation({
     dataset: options.dataset,
     points: points ? { split: options.split ?? 'test', points } : undefined,
+    tuneGap: options.tuneGap ? { split: options.split ?? 'test', perKind: 40, seed: 0 } : undefined,
     cacheDir: path.resolve(options.cache ?? path.join(root, '.cache', 'datasets')),
     // The committed report changes only when asked for; other runs write under .cache/.
     outDir: path.resolve(options.out ?? (options.updateDocs ? path.join(root, 'docs', 'eval') : path.join(root, '.cache', 'eval'))),
@@ -57,7 +58,7 @@ export async function evalCommand(
     adapters: Boolean(options.adapters),
     selfTune: options.selfTune ? { perKind: 40, seed: 0 } : undefined,
     questionEncoder: options.questionEncoder && roles ? { folder: path.resolve(options.questionEncoder), roles } : undefined,
-    commandFlags: [options.updateDocs && '--update-docs', points && `--split ${options.split ?? 'test'}`, ...(options.points ?? []).map((p) => `--points '${p}'`), options.reuseCorpus && '--reuse-corpus', options.reuseSweeps && `--reuse-sweeps ${options.reuseSweeps}`, ...(options.skipSweep ?? []).map((t) => `--skip-sweep '${t}'`), options.adapters && '--adapters', options.selfTune && '--self-tune', options.questionEncoder && `--question-encoder ${path.basename(options.questionEncoder)} --question-roles ${options.questionRoles}`]
+    commandFlags: [options.updateDocs && '--update-docs', (points || options.tuneGap) && `--split ${options.split ?? 'test'}`, options.tuneGap && '--tune-gap', ...(options.points ?? []).map((p) => `--points '${p}'`), options.reuseCorpus && '--reuse-corpus', options.reuseSweeps && `--reuse-sweeps ${options.reuseSweeps}`, ...(options.skipSweep ?? []).map((t) => `--skip-sweep '${t}'`), options.adapters && '--adapters', options.selfTune && '--self-tune', options.questionEncoder && `--question-encoder ${path.basename(options.questionEncoder)} --question-roles ${options.questionRoles}`]
       .filter(Boolean)
       .join(' '),
   });

@@ -1,6 +1,7 @@
 /** `dhr eval`: build a data set, load it into a fresh database, run the protocol, write the report. */
 import { evaluateSelfTuned } from './self-tuned';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
 import { evaluateAdapters } from './adapters';
 import { evaluateQuestionEncoder, type QuestionRoles } from './question-encoder';
 import { buildReport, writeReport, type EvalReport } from './report';
@@ -10,6 +11,7 @@ import { buildPydocs } from './pydocs';
 import { buildPyapi } from './pyapi';
 import { buildFactbookAttributes } from './factbook-attributes';
 import { pointsMarkdown, scorePoints, writePoints, type PointInput } from './points';
+import { tuneGap, tuneGapMarkdown } from './tune-gap';
 import type { Split } from './split';
 import { loadCorpus, type RunSetup } from './run';
 import type { EvalDataset } from './types';
@@ -42,6 +44,8 @@ export interface EvalCommandOptions extends RunSetup {
   questionEncoder?: { folder: string; roles: QuestionRoles[] };
   /** Only score these points on one split (no protocol, no report): `dhr eval --points`. */
   points?: { split: Split; points: PointInput[] };
+  /** Only run the label-free tune and score it against the labelled sweep of its grid on one split: `dhr eval --tune-gap`. */
+  tuneGap?: { split: Split; perKind: number; seed: number };
 }
 
 export async function runEvaluation(options: EvalCommandOptions): Promise<string[]> {
@@ -57,6 +61,16 @@ export async function runEvaluation(options: EvalCommandOptions): Promise<string
       const markdown = pointsMarkdown(dataset, options.points.split, result, `dhr eval --dataset ${dataset.name} ${options.commandFlags ?? ''}`.trim());
       console.log(markdown);
       return [writePoints(options.outDir, dataset, options.points.split, markdown)];
+    }
+    if (options.tuneGap) {
+      const gap = await tuneGap(dataset, corpus, options.tuneGap.split, { ...options.tuneGap, k1: options.k1, k2: options.k2, log: options.log });
+      const markdown = tuneGapMarkdown(dataset, gap, `dhr eval --dataset ${dataset.name} ${options.commandFlags ?? ''}`.trim());
+      console.log(markdown);
+      mkdirSync(options.outDir, { recursive: true });
+      const file = path.join(options.outDir, `${dataset.name}-tune-gap-${gap.split}.md`);
+      writeFileSync(file, markdown);
+      writeFileSync(file.replace(/\.md$/, '.json'), JSON.stringify(gap, null, 2));
+      return [file];
     }
     const settings = { k1: options.k1, k2: options.k2, k1Sweep: options.k1Sweep };
     const reuse = options.reuseSweepsFrom ? reusableSweeps(options.reuseSweepsFrom, buildReport(dataset, corpus, EMPTY_OUTCOME, settings, 0)) : undefined;
