@@ -8,7 +8,7 @@
  * question, the retrieval, then the highlights of its top 5 passages two ways, in the same run and
  * in alternating order:
  *   encoded — every sentence encoded at query time, a fresh sentence cache per question (cold):
- *             the path before issue 33 §2, and still the fallback for passages without stored vectors;
+ *             the path before sentence vectors were stored, and still the fallback for passages without stored vectors;
  *   stored  — the sentence vectors stored when the passages were embedded, their inner products
  *             with the retrieval's question vector read in one statement (a fresh loader per
  *             question, as per request), the candidate sentences tagged with compromise at query

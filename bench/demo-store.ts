@@ -3,7 +3,7 @@
  * on the embedded database (PGlite), 261 documents of 162 passages on average, the real USE-lite
  * encoder, through retrieve() as the API calls it (HNSW and bounded postings, not the exact forms).
  * On such a corpus of few long documents, k1 = 100 documents are 38 % of the passages, so stage 2's
- * cost is what a passage budget bounds (issue 29). Variants, in a shuffled order per question:
+ * cost is what a passage budget bounds. Variants, in a shuffled order per question:
  * HIERARCHICAL; the default mode with the store's own settings, as the API answers (the demo loader
  * stores the Factbook's passage budget); the default with `passageBudget: null` (every passage of
  * the k1 documents, the baseline); and the default at BENCH_BUDGETS. Ratios are p50 against

@@ -1,5 +1,5 @@
 /**
- * npm run bench:fairness — small readers beside one heavy operation (issue 30 §1).
+ * npm run bench:fairness — small readers beside one heavy operation.
  *
  * BENCH_READERS (8) clients loop a small retrieve (`k1: 10, k2: 5`, LEXICAL, two rare terms) through the real HTTP
  * server (startServer, in a child process: fairness-server.ts) for BENCH_SECONDS (10): first alone, then while one more

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What a new user waits for (issue 32): a fresh clone of each git ref given, `npm ci` (offline
+# What a new user waits for: a fresh clone of each git ref given, `npm ci` (offline
 # from npm's cache when it can), then the first and a later `npx dhr --help`, `node bin/dhr.js
 # --help`, and `npm start` until it prints its URL on a store that already exists (the first
 # start, which loads the demo corpus, runs before and is stopped once it prints its URL).

@@ -1,6 +1,6 @@
 /**
  * npm run bench:hybrid — the default path (HYBRID_HIERARCHICAL) at scale, beside HIERARCHICAL,
- * HYBRID, LEXICAL and FLAT on one corpus and one set of questions (issue 29 §1).
+ * HYBRID, LEXICAL and FLAT on one corpus and one set of questions.
  *
  * Corpus: the text of bench/bm25-corpus.ts (Zipf–Mandelbrot words, so BM25's statistics look like
  * language) with the clustered 512-d vectors of bench/retrieve-corpus.ts on the same ids (10
@@ -87,7 +87,7 @@ const VARIANTS: Variant[] = [
   ...(process.env.BENCH_DECAY ? [{ label: `HYBRID_HIERARCHICAL, perDocumentDecay ${process.env.BENCH_DECAY}`, mode: 'HYBRID_HIERARCHICAL' as const, perDocumentDecay: Number(process.env.BENCH_DECAY) }] : []),
   // BENCH_TITLE_LINK=t: the default with titleLink t (0: what finding the documents a question names costs)
   ...(process.env.BENCH_TITLE_LINK ? [{ label: `HYBRID_HIERARCHICAL, titleLink ${process.env.BENCH_TITLE_LINK}`, mode: 'HYBRID_HIERARCHICAL' as const, titleLink: Number(process.env.BENCH_TITLE_LINK) }] : []),
-  // what the rows cost (issue 29 §3: the API's statement with row columns against the bare one)
+  // what the rows cost (the API's statement with row columns against the bare one)
   ...(['HIERARCHICAL', 'HYBRID_HIERARCHICAL'] as const).map((mode) => ({ label: `${mode} + passage text, document title`, mode, rows: true })),
   ...(withExact ? [...MEASURED, 'FLAT' as const] : []).map((mode) => ({ label: `${mode} exact`, mode, exact: true })),
 ];
@@ -188,7 +188,7 @@ async function main() {
       return { label: v.label, p50, p95, p99, ratio, recall, found: found(k) };
     });
     const d = summary[VARIANTS.findIndex((v) => v.mode === 'HYBRID_HIERARCHICAL' && !v.exact)];
-    console.log(`\ngoal (issue 29 §1, at 1M): default p50 ≤ 2× HIERARCHICAL's: ${d.ratio <= 2 ? 'met' : 'NOT met'} (${fmt(d.ratio, 2)}×); ` +
+    console.log(`\ngoal (at 1M): default p50 ≤ 2× HIERARCHICAL's: ${d.ratio <= 2 ? 'met' : 'NOT met'} (${fmt(d.ratio, 2)}×); ` +
       `recall@${RECALL_K} ≥ 0.98 vs its exact form: ${d.recall === null ? 'not measured (BENCH_EXACT=0)' : `${d.recall >= 0.98 ? 'met' : 'NOT met'} (${fmt(d.recall, 3)})`}${tier === '1m' ? '' : `  [this is the ${tier} tier]`}`);
 
     if (jsonPath) {
@@ -201,7 +201,7 @@ async function main() {
       const k = VARIANTS.findIndex((v) => v.mode === 'HYBRID_HIERARCHICAL' && !v.exact && !v.rows && !v.bm25);
       const order = times[k].map((t, q) => [t, q]).sort((a, b) => a[0] - b[0]);
       const median = order[Math.floor(order.length / 2)][1];
-      // The same question with the API's row columns too (issue 29 §3: what the rows add to the statement).
+      // The same question with the API's row columns too (what the rows add to the statement).
       const withRowsK = VARIANTS.findIndex((v) => v.mode === 'HYBRID_HIERARCHICAL' && v.rows);
       // And each BENCH_DEFAULT_BM25 variant on the same question (where its bound's time goes).
       const bm25K = VARIANTS.flatMap((v, i) => (v.mode === 'HYBRID_HIERARCHICAL' && v.bm25 && !v.exact ? [i] : []));

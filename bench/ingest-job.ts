@@ -1,6 +1,6 @@
 /**
  * npm run bench:ingest-job — what a client waits for when it ingests through a running `dhr serve`
- * (real default model, embedding on ingest), issue 32 §2: the same Markdown payload (BENCH_DOCUMENTS
+ * (real default model, embedding on ingest): the same Markdown payload (BENCH_DOCUMENTS
  * documents of about BENCH_DOCUMENT_BYTES each; the defaults are the ingest-job bound, 64 documents,
  * 256 KiB) sent once as a synchronous ingestDocuments (the baseline: the answer comes when
  * everything is written and embedded) and once as startIngest (the answer is the job; the job then

@@ -1,7 +1,7 @@
 /**
  * npm run bench:ingest — structure-only ingest throughput (no embeddings) of a generated corpus,
  * with BM25 maintained: every figure is rows written, full-text vectors filled and BM25 postings
- * and statistics up to date (issue 29 §2).
+ * and statistics up to date.
  * Prints passages/s for the bulk path (`ingest` with many documents: batches of documents per
  * transaction, BM25 built once a batch) and, as the baseline measured in the same run on the same
  * corpus, today's per-document path (one transaction per document, the BM25 triggers of migration
@@ -65,7 +65,7 @@ const COMPARISONS = {
       'ALTER TABLE passages DROP CONSTRAINT passages_document_id_ordinal_key, ADD CONSTRAINT passages_document_id_ordinal_key UNIQUE (document_id, ordinal)',
     ],
   },
-  // Tried in session 39, not adopted (docs/benchmarks.md): the store as migrated against it with the
+  // Tried, not adopted (docs/benchmarks.md): the store as migrated against it with the
   // postings keyed document first.
   'postings-by-document': {
     before: 'keys lexeme first',

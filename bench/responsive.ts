@@ -1,5 +1,5 @@
 /**
- * npm run bench:responsive — serving while the corpus embeds (issue 32 §1).
+ * npm run bench:responsive — serving while the corpus embeds.
  *
  * A fresh store gets the first BENCH_DOCS (12; about 2,000 passages, 60 s or more of embedding on a
  * loaded 2-core machine) Factbook countries of the demo corpus, written as

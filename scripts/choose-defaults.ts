@@ -76,13 +76,13 @@ const lexicalDocuments = (sweeps: Sweep[]) => baseline(sweeps, 'LEXICAL_DOCUMENT
 choose('HYBRID_HIERARCHICAL', /^summary share/, ['20', '100'], lexicalDocuments);
 choose('HYBRID_HIERARCHICAL', /^alpha, λ/, ['1', '5', '20'], lexical);
 choose('HYBRID_HIERARCHICAL', /^passages per document/, ['1', '5', '20'], lexical);
-// Stage 2's passage budget (issue 29), for the record: this rule (Top-1/5/20 only) picks 2,000, but the
+// Stage 2's passage budget, for the record: this rule (Top-1/5/20 only) picks 2,000, but the
 // product takes none, since every budget cost the Python docs recall@100 on dev (docs/eval/README.md).
 choose('HYBRID_HIERARCHICAL', /^stage 2's passage budget/, ['1', '5', '20'], lexical);
 choose('HYBRID', /^alpha$/, ['1', '5', '20'], lexical);
 
 /**
- * The per-document decay (session 36) by its own rule, as the budget's: a setting that trades one
+ * The per-document decay by its own rule, as the budget's: a setting that trades one
  * set's gain for the other's loss is not a default, so the largest decay that loses neither dev
  * split a question at Top-1/5/20/100 against none (0).
  */

@@ -31,7 +31,7 @@ export interface Config {
   modelsDir: string;
   /** Most documents one ingestDocuments mutation may carry. */
   maxIngestBatch: number;
-  /** ingestDocuments over this many documents, or this many bytes of their JSON, becomes an ingest job (issue 32 §2). */
+  /** ingestDocuments over this many documents, or this many bytes of their JSON, becomes an ingest job. */
   ingestJob: { fromDocuments: number; fromBytes: number; batchDocuments: number; batchBytes: number };
   /** Largest page a connection returns. */
   maxPageSize: number;

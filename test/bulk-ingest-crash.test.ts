@@ -1,5 +1,5 @@
 /**
- * Faults on the bulk ingest path (issue 29 §2): `dhr ingest` of a JSONL file (many documents,
+ * Faults on the bulk ingest path: `dhr ingest` of a JSONL file (many documents,
  * small batches) is killed with SIGKILL — by the test, as soon as the child reports a committed
  * batch, and by itself inside a batch's transaction once its rows and postings are written but not
  * committed (DHR_TEST_CRASH_AFTER=batch:N). A bad line fails alone. Afterwards every document in

@@ -1,5 +1,5 @@
 /**
- * A bulk ingest into a store without postings indexes them once at its end (issue 29 §2,
+ * A bulk ingest into a store without postings indexes them once at its end (
  * store/deferred-indexes.ts): the same postings and statistics as the usual way, the same indexes
  * afterwards, none while it loads; and a store a load left without them (it died half way) gets
  * them at its next open. PostgreSQL only: on PGlite and Citus the bulk path never defers.

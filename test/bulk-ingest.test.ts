@@ -1,5 +1,5 @@
 /**
- * The bulk ingest path (issue 29 §2) against today's per-document path with its triggers: the same
+ * The bulk ingest path against today's per-document path with its triggers: the same
  * history of ingests — new documents, re-ingests with changed text and titles, unchanged ones, a
  * key twice in one call, a bad document, a document whose text has no lexeme, links to earlier,
  * later and re-titled documents — run through each path in its own fresh database. Every BM25

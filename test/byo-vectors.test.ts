@@ -1,5 +1,5 @@
 /**
- * Bring your own vectors (issue 32 §4): an external model registered by name and dimension, its
+ * Bring your own vectors: an external model registered by name and dimension, its
  * document and passage vectors supplied with ingest, question vectors with retrieve; rankings
  * checked against brute force over the same vectors, bad input refused by name with nothing changed.
  */

@@ -32,7 +32,7 @@ describe('dhr ask on the local store', () => {
     expect(code).toBe(0);
     const result = JSON.parse(stdout);
     expect(result.mode).toBe('LEXICAL');
-    // A "where" question: the typed answer is the place, not its whole sentence (issue 33).
+    // A "where" question: the typed answer is the place, not its whole sentence.
     expect(result.passages[0]).toMatchObject({ rank: 1, passage: { titlePath: ['Pemba', 'Boats'] }, answer: { text: 'Zanzibar' } });
   });
 

@@ -1,5 +1,5 @@
 /**
- * The CLI beside a running `dhr serve` on the embedded store (issue 32): the server records in
+ * The CLI beside a running `dhr serve` on the embedded store: the server records in
  * the data folder's lock where it listens; `dhr ask` and the other read-only commands find it
  * there and ask it over GraphQL, saying so; commands that would open the store are refused with
  * the server's address and what to do; once the server stops, the CLI opens the store itself.

@@ -1,5 +1,5 @@
 /**
- * One operation must not starve the pool (issue 30 §1): the cost limit bounds the retrievals an
+ * One operation must not starve the pool: the cost limit bounds the retrievals an
  * operation starts and their k1 × k2, an operation's statements hold at most its share of the
  * pool (DB_CONNECTIONS_PER_REQUEST), and a wait for a connection that every busy caller kept is
  * OVERLOADED, not "the database is unavailable". Timings live in `npm run bench:fairness`.

@@ -1,5 +1,5 @@
 /**
- * Result cut-offs on the final score (issue 32 §4): minScore keeps the results at or above it,
+ * Result cut-offs on the final score: minScore keeps the results at or above it,
  * autocut ends them at a jump in score. autocut is pinned on scores worked out by hand below;
  * through the API, both are checked against the uncut ranking of the same question.
  */

@@ -1,5 +1,5 @@
 /**
- * DATABASE_URL checked at start (issue 32 §4): a scheme other than postgres(ql)://, a value that
+ * DATABASE_URL checked at start: a scheme other than postgres(ql)://, a value that
  * is not a URL, and a server that cannot be reached or refuses each read as one line naming
  * DATABASE_URL, where it points (never the password) and what to check.
  */

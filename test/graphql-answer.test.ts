@@ -31,7 +31,7 @@ const docs = [
     ],
   },
   {
-    // Issue 33's example: a Markdown page whose first sentence shares the question's entity.
+    // The typed-answer example: a Markdown page whose first sentence shares the question's entity.
     key: 'lindesnes',
     markdown:
       '# Lindesnes\n\n## History\n\n<!-- v0.3.3 -->\n\nLindesnes Lighthouse is the oldest lighthouse in Norway. It was first lit in 1655. ' +
@@ -70,7 +70,7 @@ describe('retrieve { passages { answer } } with encoders', () => {
     }
   });
 
-  it('answers a "when" question in prose with the date, typed (issue 33)', async () => {
+  it('answers a "when" question in prose with the date, typed', async () => {
     const { passages } = dataOf(await api.exec(ASK, { q: 'When was Lindesnes Lighthouse first lit?' })).retrieve;
     const history = passages.find((p: any) => p.passage.titlePath.includes('History'));
     expect(history.answer).toMatchObject({ text: '1655', answerType: 'DATE', spanType: 'DATE', truncated: false, sentence: { text: 'It was first lit in 1655.' } });

@@ -1,5 +1,5 @@
 /**
- * Durable ingest jobs (issue 32 §2): a large ingestDocuments returns a job at once, workers write
+ * Durable ingest jobs: a large ingestDocuments returns a job at once, workers write
  * it a batch per transaction, and the store ends as a synchronous ingest of the same input leaves
  * it (rows, links, BM25 postings and statistics, outcomes). A batch that dies before its commit, a
  * server killed in the middle of a job, and `dhr ingest --url` waiting for (and walking away from)

@@ -1,5 +1,5 @@
 /**
- * Crash consistency of ingest (issue 14 §4): the real CLI (`dhr ingest` of a Markdown corpus, a
+ * Crash consistency of ingest: the real CLI (`dhr ingest` of a Markdown corpus, a
  * tiny real ONNX model) SIGKILLs itself at a chosen point (DHR_TEST_CRASH_AFTER) — mid-write,
  * after the write (before the full-text index: a kill inside that single UPDATE rolls it back to
  * the same state), after the index, mid-embedding — then the same command runs again, or the

@@ -1,5 +1,5 @@
 /**
- * Concurrent ingests of one key (issue 30): a re-ingest replaces a document's passages while
+ * Concurrent ingests of one key: a re-ingest replaces a document's passages while
  * another ingest of the key is between encoding those passages and writing their vectors. Every
  * request ends as CREATED / UPDATED / UNCHANGED or a typed CONFLICT asking for a retry (never an
  * internal error), and the store keeps one whole version per key: its passages from one

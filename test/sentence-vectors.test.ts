@@ -1,5 +1,5 @@
 /**
- * Sentence vectors stored with the passages (issue 33 §2): what ingest and the embedding worker
+ * Sentence vectors stored with the passages: what ingest and the embedding worker
  * store, that a highlight read from them equals one encoded at query time, how a changed passage,
  * a store without them, a re-embedding job to another model and coverage treat them, and what a
  * highlighted retrieval costs in statements. The real default encoder (USE-lite) and tiny models

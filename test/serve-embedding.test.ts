@@ -1,5 +1,5 @@
 /**
- * What `dhr serve` embeds while it answers (src/cli/serve-embedding.ts, issue 32 §1), on the suite's
+ * What `dhr serve` embeds while it answers (src/cli/serve-embedding.ts), on the suite's
  * real database with a tiny model the test builds: while the embedding is held mid-way, /readyz
  * answers 200 with the coverage so far and a retrieve is answered; the progress counts documents,
  * then passages, to their totals; the last line's totals are the store's coverage, also when

@@ -7,10 +7,10 @@ import type { Database } from '../store/db';
 import { ProgressBar } from './progress';
 
 /**
- * The demo ships self-tuned (issue 31 §4): what `dhr tune` chooses on this corpus without labels
+ * The demo ships self-tuned: what `dhr tune` chooses on this corpus without labels
  * (seed 0, 120 pseudo-questions), stored as it would store it. The tune keeps the mode's weights and
  * takes stage 2's passage budget 8,100, the smallest of 1,000 / 2,000 / 4,100 / 8,100 under which no
- * pseudo-question loses its gold from the top 100 (docs/eval/README.md, session 38: on a copy of
+ * pseudo-question loses its gold from the top 100 (docs/eval/README.md: on a copy of
  * this store with 8,100 in force, `dhr tune` keeps it). It replaced 2,000, chosen on the labelled dev
  * split (a user has no labels); on the demo store the default's search p50 is 79 ms at 8,100 and
  * 40 ms at 2,000 (docs/benchmarks.md). Without one, stage 2 scores 100 documents × 162 passages.

@@ -23,7 +23,7 @@ export async function evalCommand(
     return 1;
   }
   if (options.dataset === 'prose-highlights') {
-    // Highlights only (issue 33): no retrieval sweeps; dev and test splits, today's method beside the typed one.
+    // Highlights only: no retrieval sweeps; dev and test splits, today's method beside the typed one.
     const written = await runProseEvaluation({
       ...corpusSetup(config),
       corpusCacheDir: options.reuseCorpus ? path.join(root, '.cache', 'eval-corpus') : undefined,

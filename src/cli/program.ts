@@ -205,7 +205,7 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
     .description('embed every document and passage that lacks a current embedding')
     .action(() => run(async (config) => embedCli().embedCommand(config)));
 
-  // dhr ask (issue 15): the top answers for a person, or JSON for scripts.
+  // dhr ask: the top answers for a person, or JSON for scripts.
   program
     .command('ask')
     .description('ask a question: the top passages with their title paths, the answer highlighted in its sentence, and the scores')
@@ -473,7 +473,7 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
     .option('--apply', 'store the choice as a new settings version when it beats the settings in force')
     .action((options: TuneCommandOptions) => run(async (config) => tuneCli().tuneCommand(config, options)));
 
-  // Training data from the stored corpus (issue 16): docs/training.md.
+  // Training data from the stored corpus: docs/training.md.
   program
     .command('pairs')
     .description('mine training pairs (HLP link pairs, title-tree pairs, feedback) with BM25, In-Doc, In-Sec and document negatives, as JSONL')

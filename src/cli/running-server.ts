@@ -3,7 +3,7 @@ import { DomainError, ErrorCode } from '../errors';
 import { dataFolderHolder } from '../store/data-lock';
 
 /**
- * The CLI beside a running `dhr serve` on the embedded store (issue 32): PGlite admits one
+ * The CLI beside a running `dhr serve` on the embedded store: PGlite admits one
  * process, so while the server holds DATA_DIR the read-only commands ask it over GraphQL (its
  * URL is in the folder's lock, store/data-lock.ts) and the others are refused with what to do.
  * A PostgreSQL store (DATABASE_URL) has no lock: every command opens it as before.

@@ -1,5 +1,5 @@
 /**
- * The query-side adapter in the evaluation (issue 16 §3): adapters trained on mined pairs only
+ * The query-side adapter in the evaluation: adapters trained on mined pairs only
  * (no eval labels), on dev-split labels only, and on both, each applied in memory to a copy of the
  * corpus's targets and scored on the test split beside the same mode without one.
  */
@@ -27,7 +27,7 @@ export const ADAPTER_MODES: readonly RetrievalMode[] = [...new Set<RetrievalMode
 /** Mined kinds: the link and title-tree kinds; feedback is not in an eval corpus. */
 export const MINED_KINDS: readonly PairKind[] = ['dual-link', 'co-mention', 'section-path', 'document-title'];
 
-/** Goals of issue 16 §3: Top-20 points over no adapter on the default mode. */
+/** The adapters' goals: Top-20 points over no adapter on the default mode. */
 export const ADAPTER_GOALS: ReadonlyArray<{ run: TrainedRun; points: number }> = [
   { run: 'mined', points: 3 },
   { run: 'labels', points: 8 },

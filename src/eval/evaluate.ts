@@ -222,7 +222,7 @@ export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: E
     ),
     'stage',
   );
-  // The same from passages over every passage of a candidate (issue 13 §3): the mean of its top 3,
+  // The same from passages over every passage of a candidate: the mean of its top 3,
   // its centroid. A sweep of its own, so reports written before it was added still reuse theirs.
   await devSweep(
     DEFAULT_MODE,
@@ -281,13 +281,13 @@ export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: E
     perDocumentGrid,
     'section',
   );
-  // The softer form, a decay of a document's further passages (session 36), at the same defaults.
+  // The softer form, a decay of a document's further passages, at the same defaults.
   await devSweep(
     DEFAULT_MODE,
     `per-document decay (alpha ${defaultAlpha}, λ ${defaultLambda}, ${passageStage.slice(passageStage.indexOf('document stage'))}`,
     PER_DOCUMENT_DECAYS.map((perDocumentDecay) => ({ perDocumentDecay, params: { perDocumentDecay } })),
   );
-  // A budget on stage 2's passages at the product's other defaults (issue 29: stage 2's cost is its
+  // A budget on stage 2's passages at the product's other defaults (stage 2's cost is its
   // passages, and on a corpus of few long documents k1 = 100 documents reach a third of it).
   await devSweep(
     DEFAULT_MODE,

@@ -1,5 +1,5 @@
 /**
- * Answer highlights measured (issue 15): of the questions whose top-1 passage contains the
+ * Answer highlights measured: of the questions whose top-1 passage contains the
  * answer, the share whose highlight contains it; Top-1 answer accuracy when only the highlight
  * counts; and what highlighting the top 5 passages costs per question, cold (a fresh cache per
  * question, so no passage is served from an earlier question's work).

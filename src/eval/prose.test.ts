@@ -2,7 +2,7 @@ import { prepareDocument } from '../ingest/prepare';
 import { ANSWER_TYPES } from '../retrieval/answer-types';
 import { buildProse, goldPassage, splitByDocument, type ProseQuestion } from './prose';
 
-describe('the prose highlight set (issue 33)', () => {
+describe('the prose highlight set', () => {
   const dataset = buildProse();
 
   it('has at least 150 questions over two corpora, every type known and every id unique', () => {

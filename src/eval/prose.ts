@@ -1,5 +1,5 @@
 /**
- * The prose highlight set (issue 33): hand-written questions over two prose corpora, each with its
+ * The prose highlight set: hand-written questions over two prose corpora, each with its
  * gold passage (a document key and an answer span that occurs in exactly one of its passages) and
  * the gold answer span a reader would underline.
  * - Factbook prose: the narrative fields (Economy - overview, Independence, Flag description,
@@ -95,7 +95,7 @@ export function buildProse(): ProseDataset {
   };
 }
 
-/** The seed of the split by document (issue 33); fixed so dev and test never change between runs. */
+/** The seed of the split by document; fixed so dev and test never change between runs. */
 export const PROSE_SPLIT_SEED = 33;
 
 /**

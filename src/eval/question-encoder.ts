@@ -1,5 +1,5 @@
 /**
- * A fine-tuned question encoder in the evaluation (issue 16 §4: `training/` exports one as a
+ * A fine-tuned question encoder in the evaluation (`training/` exports one as a
  * custom-model folder). The folder serves the question→passage role (or both question roles);
  * passages and documents keep the corpus's stored vectors, as serving it would: no re-embedding.
  * Scored on the test split for the adapter runs' modes, beside the evaluation's own scores.

@@ -252,7 +252,7 @@ ${verdict}
 function selfTunedSection(t: SelfTunedEvaluation): string {
   const q = Object.entries(t.tune.questions).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(', ');
   const m = t.tune.pseudoMrr;
-  return `## Self-tuned (issue 31): dhr tune on the corpus alone
+  return `## Self-tuned: dhr tune on the corpus alone
 
 Pseudo-questions: ${q}. On them, MRR@20: chosen ${m.chosen.toFixed(3)}, built-in defaults ${m.defaults.toFixed(3)}, LEXICAL ${m.lexical.toFixed(3)}, HYBRID ${m.hybrid.toFixed(3)}. ${t.tune.change ? 'Changed' : 'Kept the defaults'}: ${t.tune.reason}.${t.tune.passageBudget ? ` Stage 2's passage budget ${t.tune.passageBudget.chosen ?? 'none'} (stage 2 ≈ ${t.tune.passageBudget.stage2Passages} passages without one): ${t.tune.passageBudget.reason}.` : ''} Tuning took ${t.tune.seconds.toFixed(0)} s. Its test-split scores are the "self-tuned" row of the table above.
 ${devSection(t.dev)}

@@ -348,7 +348,7 @@ export function prepareDocument(
         metadata,
         maxWords,
         ...(tokenBudget ? { tokens: tokenBudget.id } : {}),
-        // Code blocks have been kept whole since issue 32: a document holding one re-splits on
+        // Code blocks are kept whole, which changed how such documents split: a document holding one re-splits on
         // re-ingest; the hash of a document without code is what it was.
         ...(hasCode ? { code: 1 } : {}),
       }),

@@ -3,7 +3,7 @@
  * start) gives them the thread. PGlite's SQL and onnxruntime-node's runs are synchronous on the main
  * thread (onnxruntime-node's run() is a setImmediate around a blocking call), so a background batch
  * that starts while a request is being answered delays every step of that request by the batch's
- * whole length: a retrieve took seconds while the demo corpus embedded (issue 32 §1).
+ * whole length: a retrieve took seconds while the demo corpus embedded.
  */
 let active = 0;
 let lastActive = 0;

@@ -1,7 +1,7 @@
 import type { Encoder } from '../encoders/types';
 
 /**
- * Several summary vectors (issue 13 §3): a summary longer than the document encoder's token budget
+ * Several summary vectors: a summary longer than the document encoder's token budget
  * is clipped in DHR's one summary vector, so the end of a long table of contents never reaches it.
  * Its pieces are embedded too, and HYBRID_HIERARCHICAL can score a document by the best of them
  * (max-sim). Greedy word packing: each piece is "title, words…" and fits the budget; a single word

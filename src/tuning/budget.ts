@@ -21,7 +21,7 @@ export const BUDGET_FRACTIONS = [1 / 16, 1 / 8, 1 / 4, 1 / 2] as const;
 export const BUDGET_FROM_PASSAGES = 1000;
 /**
  * The depth a budget is judged at: its recall there must not fall. On the Python docs' dev split
- * every budget tried kept Top-1/5/20 and lost recall@100 (docs/eval/README.md, session 33).
+ * every budget tried kept Top-1/5/20 and lost recall@100 (docs/eval/README.md).
  */
 export const BUDGET_RECALL_DEPTH = 100;
 

@@ -8,7 +8,7 @@ import { pairRandom } from '../training/random';
 import { candidates } from '../training/sources';
 
 /**
- * Questions a corpus asks of itself (issue 31 §3), to choose its retrieval settings without
+ * Questions a corpus asks of itself, to choose its retrieval settings without
  * labels: the pairs `dhr pairs` mines (HLP's dual-link and co-mention, section path, document
  * title; judged feedback when there is some) and inverse-cloze questions.
  *

@@ -16,7 +16,7 @@ import { scorePoint, type PointScore } from './score';
 export type { PointScore } from './score';
 
 /**
- * `dhr tune`: the corpus chooses its own ranking parameters (issue 31 §3). Pseudo-questions from
+ * `dhr tune`: the corpus chooses its own ranking parameters. Pseudo-questions from
  * the corpus (pseudo-questions.ts) are run through `retrieve` as the server runs them (HNSW and
  * bounded BM25, not exact search) at each point of a small grid around the mode's defaults, and
  * each point is scored by MRR@k2 of the questions' gold; choose.ts decides whether a point beats

@@ -1,5 +1,5 @@
 /**
- * On Citus, what issue 32 §2 and §4 added to the API, through the real schema: vectors brought by
+ * On Citus, what ingest jobs and brought vectors add to the API, through the real schema: vectors brought by
  * the caller (an external model) ranked as brute force over the same vectors, an ingest job written
  * by a worker (its batches on shards, the job's rows on the coordinator), and Relay pages both ways
  * against the store's own order.

@@ -48,7 +48,7 @@ async function sql<T = Record<string, unknown>>(url: string, text: string): Prom
 
 /**
  * Polls until check() is true. A check that throws counts as "not yet": the standby answers
- * "database … does not exist" until it has replayed the CREATE DATABASE (a local .ci/run in session 20
+ * "database … does not exist" until it has replayed the CREATE DATABASE (a local .ci/run once
  * failed every test in beforeAll so); the last error is in the timeout's message.
  */
 async function until(what: string, check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
