@@ -1,5 +1,5 @@
 /**
- * Issue 33: which NLP library finds the typed phrases of answer highlights best, on the DEV split
+ * Which NLP library finds the typed phrases of answer highlights best, on the DEV split
  * of the prose highlight set only. compromise is the product's (a dependency); wink-nlp with its
  * lite English model and chrono-node are compared without being dependencies:
  *

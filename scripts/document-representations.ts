@@ -1,5 +1,5 @@
 /**
- * Issue 13 §3: which dense document representation finds the gold document? Measured here, brute
+ * Which dense document representation finds the gold document? Measured here, brute
  * force over an evaluation corpus (the one `dhr eval --reuse-corpus` cached), for every question:
  *
  *   summary        the stored document vector (DHR's summary, clipped to the encoder's budget)

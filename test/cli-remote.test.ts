@@ -6,7 +6,7 @@ import { DomainError } from '../src/errors';
 import { dhr } from './helpers/cli';
 import { useTestServer } from './helpers/server';
 
-/** Issue 14 §5: keys made and revoked while the server runs, and the CLI talking to a running server. */
+/** Keys made and revoked while the server runs, and the CLI talking to a running server. */
 describe('API keys over GraphQL and the CLI with --url', () => {
   const server = useTestServer();
   let work: string;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { useTestServer } from './helpers/server';
 
 /**
- * Issue 14 §3: malformed input that used to reach an internal error. Each request goes through
+ * Malformed input that used to reach an internal error. Each request goes through
  * the real HTTP server and must be refused with BAD_USER_INPUT naming the argument, with no
  * stack, path or SQL text in the body, and nothing changed in the store.
  */

@@ -9,7 +9,7 @@ import { dhr, useCliStore } from './helpers/cli';
 import { useTestServer } from './helpers/server';
 
 /**
- * Issue 31 §1–§2: the ranking parameters resolved in one place (request → corpus settings →
+ * The ranking parameters resolved in one place (request → corpus settings →
  * environment → the mode's default) and the corpus's settings stored, versioned, served and
  * picked up without a restart.
  */

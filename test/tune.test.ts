@@ -20,7 +20,7 @@ import { dhr, useCliStore } from './helpers/cli';
 import { createTestDatabase, type TestDatabase } from './helpers/database';
 
 /**
- * Issue 31 §3: `dhr tune` chooses a corpus's ranking parameters from questions the corpus asks of
+ * `dhr tune` chooses a corpus's ranking parameters from questions the corpus asks of
  * itself. The chooser's rules on scores made here; the pseudo-questions against the stored tree;
  * the command end to end (real processes, the real default model).
  */

@@ -8,7 +8,7 @@ import { splitOf } from './split';
 import type { EvalDataset } from './types';
 
 /**
- * Issue 31 §4 (b): the default mode at the settings `dhr tune` chooses on the set's corpus alone,
+ * Self-tuned (b): the default mode at the settings `dhr tune` chooses on the set's corpus alone,
  * with no labelled question, scored on the test split beside the global defaults (a) and the
  * settings tuned on the dev questions (c, the report's dev-best row).
  */
