@@ -3,6 +3,7 @@ import { DomainError, ErrorCode } from '../errors';
 import type { Database, Queryable } from './db';
 import { insertBatchLinks, type BatchDocument } from './bulk-links';
 import { writeSuppliedVectors, type SuppliedVectorModels } from './embeddings';
+import { DOCUMENT_WRITE, PASSAGE_WRITE, SECTION_WRITE } from './rows';
 import { DOCUMENT_KEY_LOCK, LINK_RESOLUTION_LOCK, type WriteResult } from './write';
 
 export interface BatchHooks {
@@ -100,25 +101,14 @@ export async function writeBatchIn(tx: Queryable, docs: readonly PreparedDocumen
 
 /** New documents inserted, changed ones updated, in one statement; their ids in the order given (undefined: the row is gone). */
 async function writeDocumentRows(tx: Queryable, written: { doc: PreparedDocument; id: number | null }[]): Promise<(number | undefined)[]> {
-  const rows = written.map(({ doc, id }, i) => ({
-    i,
-    id,
-    key: doc.key,
-    title: doc.title,
-    abstract: doc.abstract,
-    summary: doc.summary,
-    source: doc.source,
-    metadata: doc.metadata,
-    content_hash: doc.contentHash,
-  }));
+  const rows = written.map(({ doc, id }, i) => ({ i, id, ...DOCUMENT_WRITE.record(doc) }));
+  // An update keeps the key: it is how the row was found.
   const out = await tx.query<{ i: number; id: number }>(
-    `WITH r AS (SELECT * FROM jsonb_to_recordset($1::jsonb)
-                  AS r(i int, id int, key text, title text, abstract text, summary text, source text, metadata jsonb, content_hash text)),
-     upd AS (UPDATE documents d SET title = r.title, abstract = r.abstract, summary = r.summary, source = r.source,
-                    metadata = r.metadata, content_hash = r.content_hash, updated_at = now()
+    `WITH r AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(i int, id int, ${DOCUMENT_WRITE.definitions})),
+     upd AS (UPDATE documents d SET ${DOCUMENT_WRITE.assignments('r', ['key'])}, updated_at = now()
              FROM r WHERE r.id IS NOT NULL AND d.id = r.id RETURNING r.i, d.id),
-     ins AS (INSERT INTO documents (key, title, abstract, summary, source, metadata, content_hash)
-             SELECT key, title, abstract, summary, source, metadata, content_hash FROM r WHERE r.id IS NULL ORDER BY r.i
+     ins AS (INSERT INTO documents (${DOCUMENT_WRITE.names})
+             SELECT ${DOCUMENT_WRITE.names} FROM r WHERE r.id IS NULL ORDER BY r.i
              RETURNING id, key)
      SELECT i, id FROM upd UNION ALL SELECT r.i, ins.id FROM ins JOIN r ON r.key = ins.key`,
     [JSON.stringify(rows)],
@@ -142,11 +132,7 @@ async function writeTreeRows(tx: Queryable, docs: PreparedDocument[], documentId
         g: sectionBase + s.position,
         document_id: documentIds[d],
         parent_g: s.parentPosition === null ? null : sectionBase + s.parentPosition,
-        title: s.title,
-        depth: s.depth,
-        ordinal: s.ordinal,
-        position: s.position,
-        title_path: s.titlePath,
+        ...SECTION_WRITE.record(s),
       });
     }
     for (const p of doc.passages) {
@@ -154,10 +140,7 @@ async function writeTreeRows(tx: Queryable, docs: PreparedDocument[], documentId
         i: passages.length,
         document_id: documentIds[d],
         section_g: p.sectionPosition === null ? null : sectionBase + p.sectionPosition,
-        ordinal: p.ordinal,
-        text: p.text,
-        title_path: p.titlePath,
-        word_count: p.wordCount,
+        ...PASSAGE_WRITE.record(p),
       });
     }
     sectionBase += doc.sections.length;
@@ -168,18 +151,17 @@ async function writeTreeRows(tx: Queryable, docs: PreparedDocument[], documentId
               ARRAY(SELECT nextval(pg_get_serial_sequence('passages', 'id'))::int FROM generate_series(1, $2::int)) AS p
      ),
      sec AS (
-       INSERT INTO sections (id, document_id, parent_id, title, depth, ordinal, position, title_path)
-       SELECT ids.s[r.g + 1], r.document_id, ids.s[r.parent_g + 1], r.title, r.depth, r.ordinal, r.position,
-              ARRAY(SELECT jsonb_array_elements_text(r.title_path))
+       INSERT INTO sections (id, document_id, parent_id, ${SECTION_WRITE.names})
+       SELECT ids.s[r.g + 1], r.document_id, ids.s[r.parent_g + 1], ${SECTION_WRITE.values('r')}
        FROM ids, jsonb_to_recordset($3::jsonb)
-         AS r(g int, document_id int, parent_g int, title text, depth int, ordinal int, position int, title_path jsonb)
+         AS r(g int, document_id int, parent_g int, ${SECTION_WRITE.definitions})
      ),
      pas AS (
-       INSERT INTO passages (id, document_id, section_id, ordinal, text, title_path, word_count, search)
-       SELECT ids.p[r.i + 1], r.document_id, ids.s[r.section_g + 1], r.ordinal, r.text, t.path, r.word_count,
+       INSERT INTO passages (id, document_id, section_id, ${PASSAGE_WRITE.names}, search)
+       SELECT ids.p[r.i + 1], r.document_id, ids.s[r.section_g + 1], ${PASSAGE_WRITE.values('r', { titlePath: 't.path' })},
               to_tsvector('english'::regconfig, passage_search_text(t.path, r.text))
        FROM ids, jsonb_to_recordset($4::jsonb)
-         AS r(i int, document_id int, section_g int, ordinal int, text text, title_path jsonb, word_count int),
+         AS r(i int, document_id int, section_g int, ${PASSAGE_WRITE.definitions}),
          LATERAL (SELECT ARRAY(SELECT jsonb_array_elements_text(r.title_path)) AS path) t
      )
      SELECT ids.p FROM ids`,

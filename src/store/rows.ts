@@ -85,3 +85,57 @@ export function selectList<M extends ColumnMap>(map: M, alias: string, fields: r
 export const PASSAGE_COLUMNS = selectList(PASSAGE_ROW, 'p');
 /** Every document column, as the API reads it (DocumentRow, metadata and timestamps as the driver gives them). */
 export const DOCUMENT_COLUMNS = selectList(DOCUMENT_ROW, 'd');
+
+/** The fields of a map that ingest writes (Column.ingested). */
+export type Ingested<M extends ColumnMap> = { [F in keyof M]: M[F] extends { readonly ingested: true } ? F : never }[keyof M] & string;
+
+/**
+ * How ingest writes a row shape's ingested columns (write.ts, bulk-write.ts), in the map's order:
+ * prepared rows go to the statement as JSON records named by column, read back through
+ * jsonb_to_recordset (arrays as JSON arrays), or as one parameter a column.
+ */
+export interface IngestColumns<F extends string> {
+  /** The columns: `ordinal, text, title_path, word_count`. */
+  readonly names: string;
+  /** jsonb_to_recordset's column definitions: `ordinal int, …, title_path jsonb`. */
+  readonly definitions: string;
+  /** How many columns (parameters after them are numbered on from here). */
+  readonly count: number;
+  /** Each column's value read from record alias `r`, as `names` lists them; `instead` gives some another expression. */
+  values(r: string, instead?: Partial<Record<F, string>>): string;
+  /** `column = value` for each column but those `except`: read from record alias `r`, or given field by field. */
+  assignments(from: string | Readonly<Record<F, string>>, except: readonly F[]): string;
+  /** The columns as parameters from `$first` on (JSON ones cast: they travel as text), in `names` order. */
+  placeholders(first: number): Readonly<Record<F, string>>;
+  /** A prepared row's ingested fields as a record keyed by column. */
+  record(row: { readonly [K in F]: unknown }): Record<string, unknown>;
+  /** A prepared row's ingested fields as parameters (`placeholders`' order; JSON as its text). */
+  params(row: { readonly [K in F]: unknown }): unknown[];
+}
+
+export function ingestColumns<M extends ColumnMap>(map: M): IngestColumns<Ingested<M>> {
+  const fields = fieldsOf(map).filter((f) => map[f].ingested) as Ingested<M>[];
+  const column = (f: Ingested<M>) => map[f].column;
+  const array = (f: Ingested<M>) => map[f].type.endsWith('[]');
+  const value = (r: string, f: Ingested<M>) => (array(f) ? `ARRAY(SELECT jsonb_array_elements_text(${r}.${column(f)}))` : `${r}.${column(f)}`);
+  return {
+    names: fields.map(column).join(', '),
+    definitions: fields.map((f) => `${column(f)} ${array(f) ? 'jsonb' : map[f].type}`).join(', '),
+    count: fields.length,
+    values: (r, instead = {}) => fields.map((f) => instead[f] ?? value(r, f)).join(', '),
+    assignments: (from, except) =>
+      fields
+        .filter((f) => !except.includes(f))
+        .map((f) => `${column(f)} = ${typeof from === 'string' ? value(from, f) : from[f]}`)
+        .join(', '),
+    placeholders: (first) =>
+      Object.fromEntries(fields.map((f, i) => [f, `$${first + i}${map[f].type === 'jsonb' ? '::jsonb' : ''}`])) as Record<Ingested<M>, string>,
+    record: (row) => Object.fromEntries(fields.map((f) => [column(f), row[f]])),
+    params: (row) => fields.map((f) => (map[f].type === 'jsonb' ? JSON.stringify(row[f]) : row[f])),
+  };
+}
+
+/** What ingest writes of each row shape. */
+export const DOCUMENT_WRITE = ingestColumns(DOCUMENT_ROW);
+export const SECTION_WRITE = ingestColumns(SECTION_ROW);
+export const PASSAGE_WRITE = ingestColumns(PASSAGE_ROW);

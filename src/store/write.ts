@@ -2,6 +2,7 @@ import type { PreparedDocument } from '../ingest/types';
 import { DomainError, ErrorCode } from '../errors';
 import type { Database, Queryable } from './db';
 import { writeSuppliedVectors, type SuppliedVectorModels } from './embeddings';
+import { DOCUMENT_WRITE, PASSAGE_WRITE, SECTION_WRITE } from './rows';
 
 /** Advisory lock held to commit by every writer of links (bulk-write.ts too). */
 export const LINK_RESOLUTION_LOCK = 7240312;
@@ -39,7 +40,7 @@ export async function writeDocumentIn(tx: Queryable, doc: PreparedDocument): Pro
     'SELECT id, content_hash AS "contentHash" FROM documents WHERE key = $1',
     [doc.key],
   );
-  const fields = [doc.key, doc.title, doc.abstract, doc.summary, doc.source, JSON.stringify(doc.metadata), doc.contentHash];
+  const fields = DOCUMENT_WRITE.params(doc);
   let writeDoc: string;
   let status: WriteStatus;
   if (existing.length > 0) {
@@ -51,13 +52,11 @@ export async function writeDocumentIn(tx: Queryable, doc: PreparedDocument): Pro
        DELETE FROM sections WHERE document_id = $1`,
       [existing[0].id],
     );
-    writeDoc = `UPDATE documents SET title = $2, abstract = $3, summary = $4, source = $5, metadata = $6::jsonb,
-                  content_hash = $7, updated_at = now()
-                WHERE key = $1 RETURNING id`;
+    writeDoc = `UPDATE documents SET ${DOCUMENT_WRITE.assignments(DOCUMENT_PARAMS, ['key'])}, updated_at = now()
+                WHERE key = ${DOCUMENT_PARAMS.key} RETURNING id`;
   } else {
     status = 'created';
-    writeDoc = `INSERT INTO documents (key, title, abstract, summary, source, metadata, content_hash)
-                VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7) RETURNING id`;
+    writeDoc = `INSERT INTO documents (${DOCUMENT_WRITE.names}) VALUES (${Object.values(DOCUMENT_PARAMS).join(', ')}) RETURNING id`;
   }
   const [written] = await tx.query<{ id: number; passageIds: number[] }>(
     `${WRITE_TREE_PREFIX} doc AS (${writeDoc}) ${WRITE_TREE_BODY}`,
@@ -86,44 +85,32 @@ export async function writeDocumentIn(tx: Queryable, doc: PreparedDocument): Pro
  * parents and passages can point at sections written in the same statement.
  */
 const WRITE_TREE_PREFIX = 'WITH';
+/** The document's columns are the first parameters; its key names the row an update rewrites. */
+const DOCUMENT_PARAMS = DOCUMENT_WRITE.placeholders(1);
+/** treeParams' four, after the document's. */
+const [SECTION_COUNT, PASSAGE_COUNT, SECTIONS, PASSAGES] = [1, 2, 3, 4].map((i) => `$${DOCUMENT_WRITE.count + i}`);
 const WRITE_TREE_BODY = `,
   ids AS (
-    SELECT ARRAY(SELECT nextval(pg_get_serial_sequence('sections', 'id'))::int FROM generate_series(1, $8::int)) AS s,
-           ARRAY(SELECT nextval(pg_get_serial_sequence('passages', 'id'))::int FROM generate_series(1, $9::int)) AS p
+    SELECT ARRAY(SELECT nextval(pg_get_serial_sequence('sections', 'id'))::int FROM generate_series(1, ${SECTION_COUNT}::int)) AS s,
+           ARRAY(SELECT nextval(pg_get_serial_sequence('passages', 'id'))::int FROM generate_series(1, ${PASSAGE_COUNT}::int)) AS p
   ),
   sec AS (
-    INSERT INTO sections (id, document_id, parent_id, title, depth, ordinal, position, title_path)
-    SELECT ids.s[r.position + 1], doc.id, ids.s[r.parent_position + 1], r.title, r.depth, r.ordinal, r.position,
-           ARRAY(SELECT jsonb_array_elements_text(r.title_path))
-    FROM doc, ids, jsonb_to_recordset($10::jsonb)
-      AS r(parent_position int, title text, depth int, ordinal int, position int, title_path jsonb)
+    INSERT INTO sections (id, document_id, parent_id, ${SECTION_WRITE.names})
+    SELECT ids.s[r.position + 1], doc.id, ids.s[r.parent_position + 1], ${SECTION_WRITE.values('r')}
+    FROM doc, ids, jsonb_to_recordset(${SECTIONS}::jsonb)
+      AS r(parent_position int, ${SECTION_WRITE.definitions})
   ),
   pas AS (
-    INSERT INTO passages (id, document_id, section_id, ordinal, text, title_path, word_count)
-    SELECT ids.p[r.i + 1], doc.id, ids.s[r.section_position + 1], r.ordinal, r.text,
-           ARRAY(SELECT jsonb_array_elements_text(r.title_path)), r.word_count
-    FROM doc, ids, jsonb_to_recordset($11::jsonb)
-      AS r(i int, section_position int, ordinal int, text text, title_path jsonb, word_count int)
+    INSERT INTO passages (id, document_id, section_id, ${PASSAGE_WRITE.names})
+    SELECT ids.p[r.i + 1], doc.id, ids.s[r.section_position + 1], ${PASSAGE_WRITE.values('r')}
+    FROM doc, ids, jsonb_to_recordset(${PASSAGES}::jsonb)
+      AS r(i int, section_position int, ${PASSAGE_WRITE.definitions})
   )
   SELECT doc.id, ids.p AS "passageIds" FROM doc, ids`;
 
 function treeParams(doc: PreparedDocument): unknown[] {
-  const sections = doc.sections.map((s) => ({
-    parent_position: s.parentPosition,
-    title: s.title,
-    depth: s.depth,
-    ordinal: s.ordinal,
-    position: s.position,
-    title_path: s.titlePath,
-  }));
-  const passages = doc.passages.map((p, i) => ({
-    i,
-    section_position: p.sectionPosition,
-    ordinal: p.ordinal,
-    text: p.text,
-    title_path: p.titlePath,
-    word_count: p.wordCount,
-  }));
+  const sections = doc.sections.map((s) => ({ parent_position: s.parentPosition, ...SECTION_WRITE.record(s) }));
+  const passages = doc.passages.map((p, i) => ({ i, section_position: p.sectionPosition, ...PASSAGE_WRITE.record(p) }));
   return [doc.sections.length, doc.passages.length, JSON.stringify(sections), JSON.stringify(passages)];
 }
 
