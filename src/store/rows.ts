@@ -94,7 +94,7 @@ export type Ingested<M extends ColumnMap> = { [F in keyof M]: M[F] extends { rea
  * prepared rows go to the statement as JSON records named by column, read back through
  * jsonb_to_recordset (arrays as JSON arrays), or as one parameter a column.
  */
-export interface IngestColumns<F extends string> {
+export interface IngestColumns<R, F extends keyof R & string> {
   /** The columns: `ordinal, text, title_path, word_count`. */
   readonly names: string;
   /** jsonb_to_recordset's column definitions: `ordinal int, …, title_path jsonb`. */
@@ -107,17 +107,18 @@ export interface IngestColumns<F extends string> {
   assignments(from: string | Readonly<Record<F, string>>, except: readonly F[]): string;
   /** The columns as parameters from `$first` on (JSON ones cast: they travel as text), in `names` order. */
   placeholders(first: number): Readonly<Record<F, string>>;
-  /** A prepared row's ingested fields as a record keyed by column. */
-  record(row: { readonly [K in F]: unknown }): Record<string, unknown>;
+  /** A prepared row's ingested fields (typed as the row's) as a record keyed by column. */
+  record(row: Pick<R, F>): Record<string, unknown>;
   /** A prepared row's ingested fields as parameters (`placeholders`' order; JSON as its text). */
-  params(row: { readonly [K in F]: unknown }): unknown[];
+  params(row: Pick<R, F>): unknown[];
 }
 
-export function ingestColumns<M extends ColumnMap>(map: M): IngestColumns<Ingested<M>> {
-  const fields = fieldsOf(map).filter((f) => map[f].ingested) as Ingested<M>[];
-  const column = (f: Ingested<M>) => map[f].column;
-  const array = (f: Ingested<M>) => map[f].type.endsWith('[]');
-  const value = (r: string, f: Ingested<M>) => (array(f) ? `ARRAY(SELECT jsonb_array_elements_text(${r}.${column(f)}))` : `${r}.${column(f)}`);
+export function ingestColumns<R, M extends Columns<R> & ColumnMap>(map: M): IngestColumns<R, Ingested<M> & keyof R> {
+  type F = Ingested<M> & keyof R;
+  const fields = fieldsOf(map).filter((f) => map[f].ingested) as F[];
+  const column = (f: F) => map[f].column;
+  const array = (f: F) => map[f].type.endsWith('[]');
+  const value = (r: string, f: F) => (array(f) ? `ARRAY(SELECT jsonb_array_elements_text(${r}.${column(f)}))` : `${r}.${column(f)}`);
   return {
     names: fields.map(column).join(', '),
     definitions: fields.map((f) => `${column(f)} ${array(f) ? 'jsonb' : map[f].type}`).join(', '),
@@ -129,13 +130,13 @@ export function ingestColumns<M extends ColumnMap>(map: M): IngestColumns<Ingest
         .map((f) => `${column(f)} = ${typeof from === 'string' ? value(from, f) : from[f]}`)
         .join(', '),
     placeholders: (first) =>
-      Object.fromEntries(fields.map((f, i) => [f, `$${first + i}${map[f].type === 'jsonb' ? '::jsonb' : ''}`])) as Record<Ingested<M>, string>,
+      Object.fromEntries(fields.map((f, i) => [f, `$${first + i}${map[f].type === 'jsonb' ? '::jsonb' : ''}`])) as Record<F, string>,
     record: (row) => Object.fromEntries(fields.map((f) => [column(f), row[f]])),
     params: (row) => fields.map((f) => (map[f].type === 'jsonb' ? JSON.stringify(row[f]) : row[f])),
   };
 }
 
 /** What ingest writes of each row shape. */
-export const DOCUMENT_WRITE = ingestColumns(DOCUMENT_ROW);
-export const SECTION_WRITE = ingestColumns(SECTION_ROW);
-export const PASSAGE_WRITE = ingestColumns(PASSAGE_ROW);
+export const DOCUMENT_WRITE = ingestColumns<DocumentRow, typeof DOCUMENT_ROW>(DOCUMENT_ROW);
+export const SECTION_WRITE = ingestColumns<SectionRow, typeof SECTION_ROW>(SECTION_ROW);
+export const PASSAGE_WRITE = ingestColumns<PassageRow, typeof PASSAGE_ROW>(PASSAGE_ROW);
