@@ -30,14 +30,12 @@ function fieldsOf(sets: readonly (SelectionSetNode | undefined)[], fragments: Fr
   return out;
 }
 
-/** Passage fields (scalars and relations) → the columns they read; ScoredPassage.answer reads text. */
+/**
+ * Passage fields other than a column's own (which reads that column) → the columns they read;
+ * ScoredPassage.answer reads text.
+ */
 const PASSAGE_NEEDS: Record<string, readonly PassageField[]> = {
-  id: ['id'],
   databaseId: ['id'],
-  text: ['text'],
-  titlePath: ['titlePath'],
-  wordCount: ['wordCount'],
-  ordinal: ['ordinal'],
   document: ['documentId'],
   section: ['sectionId'],
   previous: ['documentId', 'ordinal'],
@@ -54,7 +52,7 @@ function passageColumns(fields: Iterable<string>): PassageField[] {
   const columns = new Set<PassageField>(['id', 'documentId']);
   for (const f of fields) {
     if (f === '__typename') continue;
-    for (const c of PASSAGE_NEEDS[f] ?? ALL_PASSAGE) columns.add(c);
+    for (const c of PASSAGE_NEEDS[f] ?? (Object.hasOwn(PASSAGE_FIELDS, f) ? [f as PassageField] : ALL_PASSAGE)) columns.add(c);
   }
   return [...columns];
 }

@@ -1,12 +1,13 @@
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, Float, Int, ObjectType } from 'type-graphql';
+import type { DocumentRow } from '../../store/rows';
 import { Node } from './node';
+
+/** The object is the document row, as Passage is the passage row (types/passage.ts). */
+export interface Document extends DocumentRow {}
 
 @ObjectType({ description: 'A document: the root of a title tree.', implements: Node })
 export class Document {
-  /** The database id: exposed as databaseId, and inside the global id (the Node's id field). */
-  id!: number;
-
   @Field(() => String, { description: "The caller's stable identifier (defaults to the title)." })
   key!: string;
 

@@ -1,14 +1,12 @@
 import { Field, Int, ObjectType } from 'type-graphql';
+import type { SectionRow } from '../../store/rows';
 import { Node } from './node';
+
+/** The object is the section row, as Passage is the passage row (types/passage.ts). */
+export interface Section extends SectionRow {}
 
 @ObjectType({ description: 'A node of the title tree below the document.', implements: Node })
 export class Section {
-  /** The database id: exposed as databaseId, and inside the global id (the Node's id field). */
-  id!: number;
-
-  documentId!: number;
-  parentId!: number | null;
-
   @Field(() => String)
   title!: string;
 
