@@ -36,7 +36,7 @@ import { encodeSentences } from '../src/pipeline/encode';
 import type { Answer } from '../src/retrieval/answer';
 import { forgetTags } from '../src/retrieval/answer-spans';
 import { AnswerHighlighter, storedSentenceLoader } from '../src/retrieval/highlight';
-import { DEFAULT_MODE, MODES } from '../src/retrieval/modes';
+import { DEFAULT_MODE, MODES, modeDefaults } from '../src/retrieval/modes';
 import { retrieve } from '../src/retrieval/retrieve';
 import { SENTENCE_VECTOR_CAP } from '../src/retrieval/sentence-vectors';
 import { writePassageEmbeddings } from '../src/store/embeddings';
@@ -91,7 +91,7 @@ async function main(): Promise<void> {
   try {
     const { db, targets } = corpus;
     const encoders = { question: targets.encoders.byRole.questionPassage, passage: targets.encoders.byRole.passage };
-    const d: { lambda: number; alpha?: number; documentAlpha?: number; summaryShare?: number } = MODES[DEFAULT_MODE].defaults;
+    const d: { lambda: number; alpha?: number; documentAlpha?: number; summaryShare?: number } = modeDefaults(DEFAULT_MODE);
     const { args, options } = retrieveParts({ mode: DEFAULT_MODE, k1: 100, k2: 20, lambda: d.lambda, alpha: d.alpha, documentAlpha: d.documentAlpha, summaryShare: d.summaryShare });
     const retrieveMs: number[] = [];
     const encodedMs: number[] = [];

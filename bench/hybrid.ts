@@ -26,7 +26,7 @@
  *   BENCH_TITLE_LINK=t (the default with titleLink t too, e.g. 0: what its title links cost)
  */
 import 'reflect-metadata';
-import { MODES, type RetrievalMode } from '../src/retrieval/modes';
+import { MODES, modeDefaults, type RetrievalMode } from '../src/retrieval/modes';
 import { search } from '../src/retrieval/search';
 import { searchStatement, type VectorSearch } from '../src/retrieval/sql';
 import type { Bm25Settings, SearchResult } from '../src/retrieval/types';
@@ -132,7 +132,7 @@ async function main() {
     console.log(`questions: ${texts.length}, e.g. "${texts[0]}", "${texts[1]}"; k1 = ${K1}, k2 = ${K2}${withRows ? '; passage text and document title fetched' : ''}`);
 
     const request = (v: Variant, q: number): VectorSearch => ({
-      ...MODES[v.mode].defaults,
+      ...modeDefaults(v.mode),
       mode: v.mode,
       documentModel: model,
       passageModel: model,

@@ -16,7 +16,7 @@ import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
 import { ingestDocuments } from '../src/pipeline/ingest';
 import type { Database } from '../src/store/db';
 import { registerModel, writeDocumentEmbeddings, writePassageEmbeddings, type EmbeddingModelRow } from '../src/store/embeddings';
-import { MODES, type RetrievalMode } from '../src/retrieval/modes';
+import { MODES, modeDefaults, type RetrievalMode } from '../src/retrieval/modes';
 import { search } from '../src/retrieval/search';
 import type { SearchResult } from '../src/retrieval/types';
 import { migrate } from '../src/store/migrate';
@@ -155,7 +155,7 @@ async function questions(db: Database, model: EmbeddingModelRow) {
   for (let q = 0; q < QUESTIONS + 5; q++) {
     const v = unit();
     for (const mode of modes) {
-      const s = { ...MODES[mode].defaults, mode, documentModel: ref, passageModel: ref, questionForDocuments: v, questionForPassages: v, questionText: passage(5000 + q, 8), k1: 10, k2: 10 };
+      const s = { ...modeDefaults(mode), mode, documentModel: ref, passageModel: ref, questionForDocuments: v, questionForPassages: v, questionText: passage(5000 + q, 8), k1: 10, k2: 10 };
       const got: SearchResult[] = [];
       for (const [form, target] of (q % 2 === 0 ? [['text', asText], ['binary', db]] : [['binary', db], ['text', asText]]) as [string, Database][]) {
         const t0 = performance.now();

@@ -9,7 +9,7 @@ import { loadCorpus, runQuestions, type Corpus, type RunParams } from '../src/ev
 import { scoreOutcomes, type Scores } from '../src/eval/scores';
 import { splitOf } from '../src/eval/split';
 import type { EvalDataset, EvalQuestion } from '../src/eval/types';
-import { MODES, type ModeSpec, type RetrievalMode } from '../src/retrieval/modes';
+import { MODES, modeDefaults, type ModeSpec, type RetrievalMode } from '../src/retrieval/modes';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -56,7 +56,7 @@ const test = dataset.questions.filter((q) => splitOf(q.id) === 'test');
 /** The modes' parameters as the evaluation would pass them (its defaults; k small for speed). */
 const modeParams: Partial<Record<RetrievalMode, Omit<RunParams, 'mode'>>> = Object.fromEntries(
   ADAPTER_MODES.map((mode) => {
-    const d: ModeSpec['defaults'] = MODES[mode].defaults;
+    const d = modeDefaults(mode);
     return [mode, { k1: 10, k2: 20, ...d }];
   }),
 );

@@ -1,6 +1,6 @@
 import { loadConfig } from '../src/config';
 import { EncoderSet } from '../src/encoders/set';
-import { MODES } from '../src/retrieval/modes';
+import { MODES, modeDefaults } from '../src/retrieval/modes';
 import { RANKING_NAMES, resolveRanking } from '../src/retrieval/parameters';
 import { startServer } from '../src/server';
 import { PostgresDatabase } from '../src/store/postgres';
@@ -85,7 +85,7 @@ describe('retrieval settings over GraphQL', () => {
     expect(s.version).toBeNull();
     const lexical = s.modes.find((m: { mode: string }) => m.mode === 'LEXICAL').parameters;
     expect(param(lexical, 'perDocument')).toEqual({ name: 'perDocument', value: 3, source: 'environment' });
-    expect(param(lexical, 'lambda')).toEqual({ name: 'lambda', value: MODES.LEXICAL.defaults.lambda, source: 'mode' });
+    expect(param(lexical, 'lambda')).toEqual({ name: 'lambda', value: modeDefaults('LEXICAL').lambda, source: 'mode' });
   });
 
   it('refuses a value out of range, an unknown parameter or mode, naming it, and changes nothing', async () => {

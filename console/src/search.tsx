@@ -1,3 +1,4 @@
+import { RETRIEVE_DEFAULTS } from '../../src/retrieval/defaults';
 import { useEffect, useState, type FormEvent } from 'react';
 import { gql } from './api';
 import { CONTEXT_FIELDS, ContextView, EXPANSIONS, type Context } from './context';
@@ -105,8 +106,8 @@ export function SearchView({ route }: { route: Route }) {
   const [form, setForm] = useState({
     q: p.get('q') ?? '',
     mode: p.get('mode') ?? '',
-    k1: p.get('k1') ?? '100',
-    k2: p.get('k2') ?? '20',
+    k1: p.get('k1') ?? String(RETRIEVE_DEFAULTS.k1),
+    k2: p.get('k2') ?? String(RETRIEVE_DEFAULTS.k2),
     lambda: p.get('lambda') ?? '',
     alpha: p.get('alpha') ?? '',
     perDocument: p.get('perDocument') ?? '',

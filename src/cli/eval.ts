@@ -5,6 +5,7 @@ import { parsePoint, type PointInput } from '../eval/points';
 import { runProseEvaluation } from '../eval/prose-highlights';
 import type { RunSetup } from '../eval/run';
 import { packageRoot } from '../paths';
+import { RETRIEVE_DEFAULTS } from '../retrieval/defaults';
 
 /** `dhr eval --dataset …`. */
 export async function evalCommand(
@@ -49,7 +50,7 @@ export async function evalCommand(
     // The committed report changes only when asked for; other runs write under .cache/.
     outDir: path.resolve(options.out ?? (options.updateDocs ? path.join(root, 'docs', 'eval') : path.join(root, '.cache', 'eval'))),
     corpusCacheDir: options.reuseCorpus ? path.join(root, '.cache', 'eval-corpus') : undefined,
-    k1: 100,
+    k1: RETRIEVE_DEFAULTS.k1,
     k2: 100,
     k1Sweep,
     ...corpusSetup(config),

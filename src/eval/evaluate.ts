@@ -5,7 +5,7 @@
  * table at the product's defaults (HIERARCHICAL and PARALLEL at the dev λ, as in the paper), the
  * default mode at this set's own dev-best settings, a k1 sweep, and failure examples.
  */
-import { DEFAULT_MODE, MODES, RETRIEVAL_MODES, type ModeSpec, type RetrievalMode } from '../retrieval/modes';
+import { DEFAULT_MODE, MODES, RETRIEVAL_MODES, modeDefaults, type ModeSpec, type RetrievalMode } from '../retrieval/modes';
 import { DEFAULT_BM25, type Bm25Settings } from '../retrieval/types';
 import { measureHighlights, type HighlightScores } from './highlights';
 import { runQuestions, type Corpus, type QuestionOutcome, type RunParams } from './run';
@@ -139,7 +139,7 @@ export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: E
   const { log } = settings;
   log(`questions: ${dev.length} dev, ${test.length} test; judged by ${target} Top-20`);
   // A mode's defaults are a ranking layer, so they are run parameters as they stand.
-  const defaults = (mode: RetrievalMode): Omit<RunParams, 'mode'> => ({ k1: settings.k1, k2: settings.k2, ...(MODES[mode].defaults as ModeSpec['defaults']) });
+  const defaults = (mode: RetrievalMode): Omit<RunParams, 'mode'> => ({ k1: settings.k1, k2: settings.k2, ...modeDefaults(mode) });
   const run = (questions: EvalQuestion[], mode: RetrievalMode, over: Partial<RunParams> = {}) =>
     runQuestions(corpus, questions, { mode, ...defaults(mode), ...over });
 

@@ -8,7 +8,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { MODES, type RetrievalMode } from '../retrieval/modes';
+import { MODES, modeDefaults, type RetrievalMode } from '../retrieval/modes';
 import { rankingProblem, type RankingLayer } from '../retrieval/parameters';
 import { hitAtK, percentile } from './metrics';
 import { runQuestions, type Corpus, type QuestionOutcome, type RunParams } from './run';
@@ -76,7 +76,7 @@ export async function scorePoints(
   const rows: PointRow[] = [];
   for (const point of points) {
     const { mode = 'HYBRID_HIERARCHICAL', k1 = defaults.k1, k2 = defaults.k2, ...ranking } = point;
-    const params: RunParams = { ...MODES[mode].defaults, ...ranking, mode, k1, k2 } as RunParams;
+    const params: RunParams = { ...modeDefaults(mode), ...ranking, mode, k1, k2 } as RunParams;
     const label = JSON.stringify(point);
     log(`  ${label}`);
     rows.push(scoreOutcomes(label, await runQuestions(corpus, questions, params), target));

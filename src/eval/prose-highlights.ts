@@ -9,6 +9,7 @@
  * Plus the Factbook's label-value passages (Government › Capital of the bsdgames quiz countries),
  * highlighted by each method, as a check that typed answers keep label accuracy.
  */
+import { RETRIEVE_DEFAULTS } from '../retrieval/defaults';
 import { writeFileSync, mkdirSync } from 'node:fs';
 import * as path from 'node:path';
 import type { Encoder } from '../encoders/types';
@@ -16,7 +17,7 @@ import { readFactbook } from '../ingest/factbook';
 import { prepareDocument } from '../ingest/prepare';
 import { pickAnswer, splitSentences, type Answer, type PickOptions } from '../retrieval/answer';
 import { ANSWER_TYPES, classifyQuestion } from '../retrieval/answer-types';
-import { DEFAULT_MODE, MODES, type ModeSpec } from '../retrieval/modes';
+import { DEFAULT_MODE, MODES, modeDefaults, type ModeSpec } from '../retrieval/modes';
 import { retrieve } from '../retrieval/retrieve';
 import { hasAnswer } from './metrics';
 import { buildProse, goldPassage, splitByDocument, type ProseDataset, type ProseQuestion } from './prose';
@@ -106,7 +107,7 @@ export async function evaluateProseSplit(dataset: ProseDataset, corpus: Corpus, 
   const splits = splitByDocument(dataset.prose.map((q) => q.document));
   const byDocument = new Map<string, Array<{ id: number; text: string }>>();
   for (const [id, p] of corpus.passages) byDocument.set(p.documentKey, [...(byDocument.get(p.documentKey) ?? []), { id, text: p.text }]);
-  const params = { mode: DEFAULT_MODE, k1: 100, k2: 10, ...(MODES[DEFAULT_MODE].defaults as ModeSpec['defaults']) };
+  const params = { mode: DEFAULT_MODE, k1: RETRIEVE_DEFAULTS.k1, k2: 10, ...modeDefaults(DEFAULT_MODE) };
   const tallies = Object.fromEntries(Object.keys(methods).map((m) => [m, { top1: new Tally(), gold: new Tally(), byType: new Map<string, Tally>() }]));
   const report: ProseSplitReport = { split, questions: 0, unresolved: [], top1IsGold: 0, typeMismatches: [], methods: {}, failures: [] };
   for (const q of dataset.prose.filter((x) => splits.get(x.document) === split)) {

@@ -5,7 +5,7 @@
  * the built-in defaults and the tune's choice (what `--apply` would store). The gap is the best
  * labelled point's Top-5 less the tuned point's: what a better judge of points could still gain.
  */
-import { DEFAULT_MODE, MODES, type RetrievalMode } from '../retrieval/modes';
+import { DEFAULT_MODE, MODES, modeDefaults, type RetrievalMode } from '../retrieval/modes';
 import { resolveRanking, type Ranking } from '../retrieval/parameters';
 import { searchedBudget } from '../tuning/runs';
 import { tune } from '../tuning/tune';
@@ -47,7 +47,7 @@ export async function tuneGap(
   const questions = dataset.questions.filter((q) => splitOf(q.id) === split);
   const score = async (name: string, params: RunParams) => scoreOutcomes(name, await runQuestions(corpus, questions, params), target);
   const at = (mode: RetrievalMode, values: Partial<Ranking> & { passageBudget?: number | null }): RunParams =>
-    ({ ...MODES[mode].defaults, ...values, mode, k1: o.k1, k2: o.k2 }) as RunParams;
+    ({ ...modeDefaults(mode), ...values, mode, k1: o.k1, k2: o.k2 }) as RunParams;
 
   const started = process.hrtime.bigint();
   const report = await tune(corpus.db, corpus.targets, { perKind: o.perKind, seed: o.seed });

@@ -1,7 +1,7 @@
 import { documents, flat, hierarchical, parallel } from './statements/dense';
 import { hybridFlat, hybridHierarchical } from './statements/hybrid';
 import { lexical, lexicalDocuments } from './statements/lexical';
-import type { RankingLayer } from './parameters';
+import { RANKING, type RankingLayer } from './parameters';
 import type { Params } from './statements/params';
 import type { ModeStatement } from './statements/parts';
 import type { SearchInput } from './types';
@@ -30,9 +30,10 @@ export interface ModeSpec {
   documentsOnly: boolean;
   /**
    * The ranking parameters when no request, corpus setting or environment gives them (the last
-   * layer of resolveRanking): chosen on the dev splits of both public sets (docs/eval).
+   * layer of resolveRanking): chosen on the dev splits of the public sets (docs/eval). What a mode
+   * leaves out is the parameter's built-in value (parameters.ts), as for λ = 1 in the DHR modes.
    */
-  defaults: { lambda: number } & RankingLayer;
+  defaults: RankingLayer;
   /** One SQL statement. */
   build(s: SearchInput, p: Params, exact: boolean): ModeStatement;
 }
@@ -73,7 +74,7 @@ export const MODES = {
     usesAlpha: false,
     documentStage: true,
     documentsOnly: false,
-    defaults: { lambda: 1 },
+    defaults: {},
     build: hierarchical,
   },
   PARALLEL: {
@@ -83,7 +84,7 @@ export const MODES = {
     usesAlpha: false,
     documentStage: false,
     documentsOnly: false,
-    defaults: { lambda: 1 },
+    defaults: {},
     build: parallel,
   },
   FLAT: {
@@ -93,7 +94,7 @@ export const MODES = {
     usesAlpha: false,
     documentStage: false,
     documentsOnly: false,
-    defaults: { lambda: 1 },
+    defaults: {},
     build: flat,
   },
   DOCUMENTS: {
@@ -103,7 +104,7 @@ export const MODES = {
     usesAlpha: false,
     documentStage: true,
     documentsOnly: true,
-    defaults: { lambda: 1 },
+    defaults: {},
     build: documents,
   },
   LEXICAL: {
@@ -113,7 +114,7 @@ export const MODES = {
     usesAlpha: false,
     documentStage: false,
     documentsOnly: false,
-    defaults: { lambda: 1 },
+    defaults: {},
     build: lexical,
   },
   LEXICAL_DOCUMENTS: {
@@ -123,7 +124,7 @@ export const MODES = {
     usesAlpha: false,
     documentStage: true,
     documentsOnly: true,
-    defaults: { lambda: 1 },
+    defaults: {},
     build: lexicalDocuments,
   },
   HYBRID: {
@@ -133,7 +134,7 @@ export const MODES = {
     usesAlpha: true,
     documentStage: false,
     documentsOnly: false,
-    defaults: { lambda: 1, alpha: 0.2 },
+    defaults: { alpha: 0.2 },
     build: hybridFlat,
   },
 } satisfies Record<string, ModeSpec>;
@@ -147,3 +148,6 @@ export const DEFAULT_MODE: RetrievalMode = 'HYBRID_HIERARCHICAL';
 export const TEXT_ONLY_MODE: RetrievalMode = 'LEXICAL';
 
 export const needsVectors = (mode: RetrievalMode): boolean => MODES[mode].needs.documentVector || MODES[mode].needs.passageVector;
+
+/** A mode's defaults with λ filled in from its built-in value (what a direct search() call needs). */
+export const modeDefaults = <M extends RetrievalMode>(mode: M): { lambda: number } & (typeof MODES)[M]['defaults'] => ({ lambda: RANKING.lambda.builtIn, ...MODES[mode].defaults });

@@ -1,3 +1,4 @@
+import { RETRIEVE_DEFAULTS } from '../retrieval/defaults';
 import { DomainError, ErrorCode } from '../errors';
 import { DEFAULT_MODE, MODES, type RetrievalMode } from '../retrieval/modes';
 import { resolveRanking, type Ranking, type RankingLayer } from '../retrieval/parameters';
@@ -105,8 +106,8 @@ async function tuneAlone(db: Database, targets: EmbeddingTargets, o: TuneOptions
       { argument: 'corpus' },
     );
   }
-  const k1 = o.k1 ?? 100;
-  const k2 = o.k2 ?? 20;
+  const k1 = o.k1 ?? RETRIEVE_DEFAULTS.k1;
+  const k2 = o.k2 ?? RETRIEVE_DEFAULTS.k2;
   const environment = o.environment ?? {};
   const corpus = corpusSettingsOf(await currentSettings(db));
   const inForce = resolveRanking(spec.defaults, { corpus: corpus[mode], environment }).values;

@@ -1,6 +1,6 @@
 import { ingest } from '../../src/pipeline/ingest';
 import { DEFAULT_INGEST_OPTIONS } from '../../src/ingest/types';
-import { MODES, type RetrievalMode } from '../../src/retrieval/modes';
+import { MODES, modeDefaults, type RetrievalMode } from '../../src/retrieval/modes';
 import { search } from '../../src/retrieval/search';
 import { searchStatement, type VectorSearch } from '../../src/retrieval/sql';
 import type { Database } from '../../src/store/db';
@@ -110,7 +110,7 @@ describe('Citus: every mode answers as on one server', () => {
     questionText: q.text,
     k1: 8,
     k2: 20,
-    ...MODES[mode].defaults,
+    ...modeDefaults(mode),
     exact,
     ...over,
   });

@@ -1,6 +1,7 @@
 import type { GraphQLResolveInfo } from 'graphql';
 import { Args, ArgsType, Ctx, Field, FieldResolver, Float, Info, Int, Query, Resolver, Root } from 'type-graphql';
 import { isExternal } from '../../encoders/external';
+import { RETRIEVE_DEFAULTS } from '../../retrieval/defaults';
 import { DEFAULT_MODE, MODES, type RetrievalMode } from '../../retrieval/modes';
 import { highlighterFor } from '../../retrieval/highlight';
 import { RANKING, type Ranking, type RankingName } from '../../retrieval/parameters';
@@ -66,10 +67,10 @@ export class RetrieveArgs {
   @Field(() => [Float], { nullable: true, description: 'E_Q^ψ(q), compared with passage vectors, when another model serves questionPassage than questionDocument (overrides questionVector for that role).' })
   questionPassageVector?: number[] | null;
 
-  @Field(() => Int, { defaultValue: 100, description: `Documents stage 1 keeps (1–${RETRIEVAL_LIMITS.maxK}).` })
+  @Field(() => Int, { defaultValue: RETRIEVE_DEFAULTS.k1, description: `Documents stage 1 keeps (1–${RETRIEVAL_LIMITS.maxK}).` })
   k1!: number;
 
-  @Field(() => Int, { defaultValue: 20, description: `Passages returned (1–${RETRIEVAL_LIMITS.maxK}).` })
+  @Field(() => Int, { defaultValue: RETRIEVE_DEFAULTS.k2, description: `Passages returned (1–${RETRIEVAL_LIMITS.maxK}).` })
   k2!: number;
 
   // The ranking parameters a question may set, described by their table (retrieval/parameters.ts).

@@ -1,3 +1,4 @@
+import { RETRIEVE_DEFAULTS } from '../../retrieval/defaults';
 import { z } from 'zod';
 import { parseNodeId, toGlobalId } from '../../graphql/ids';
 import { assembleContext, CONTEXT_EXPANSIONS, CONTEXT_LIMITS, contextTokenizer, validateContextOptions, type ContextOptions } from '../../pipeline/context';
@@ -46,7 +47,7 @@ export const search = defineTool({
       ctx.db,
       targets,
       // k1: the documents stage 1 keeps, the GraphQL API's default.
-      { question: args.question, mode: args.mode as keyof typeof MODES | undefined, k1: 100, k2: args.k, filter: documentIds ? { documentIds } : undefined },
+      { question: args.question, mode: args.mode as keyof typeof MODES | undefined, k1: RETRIEVE_DEFAULTS.k1, k2: args.k, filter: documentIds ? { documentIds } : undefined },
       await serverRetrieveOptions(ctx),
     ).catch((error: unknown) => Promise.reject(renamed(error, ARGUMENTS)));
     const hits = result.passages.map((p) => ({ passageId: p.passageId, documentId: p.documentId, score: p.score }));
