@@ -4,7 +4,7 @@ import { isExternal } from '../../encoders/external';
 import { RETRIEVE_DEFAULTS } from '../../retrieval/defaults';
 import { DEFAULT_MODE, MODES, type RetrievalMode } from '../../retrieval/modes';
 import { highlighterFor } from '../../retrieval/highlight';
-import { RANKING, type Ranking, type RankingName } from '../../retrieval/parameters';
+import { RANKING, RANKING_NAMES, type Ranking, type RankingName } from '../../retrieval/parameters';
 import { retrieve } from '../../retrieval/retrieve';
 import { RETRIEVAL_LIMITS } from '../../retrieval/validate';
 import { coverage } from '../../store/coverage';
@@ -44,9 +44,9 @@ function requested<K extends RankingName>(name: K, value: Ranking[K] | null | un
   return value === null && !nullMeansNone(name) ? undefined : (value as Ranking[K] | undefined);
 }
 
-/** retrieve's arguments; validated in the domain (validateRetrieveArgs) so the CLI and eval share the checks. */
+/** The question and k1, k2: retrieve's first arguments (RetrieveArgs adds the rest after the ranking ones). */
 @ArgsType()
-export class RetrieveArgs {
+export class RetrieveQuestionArgs {
   @Field(() => String, {
     nullable: true,
     description:
@@ -73,25 +73,22 @@ export class RetrieveArgs {
   @Field(() => Int, { defaultValue: RETRIEVE_DEFAULTS.k2, description: `Passages returned (1–${RETRIEVAL_LIMITS.maxK}).` })
   k2!: number;
 
-  // The ranking parameters a question may set, described by their table (retrieval/parameters.ts).
-  @Field(() => Float, { nullable: true, description: leftOut('lambda') })
-  lambda?: number | null;
+}
 
-  @Field(() => Float, { nullable: true, description: leftOut('alpha') })
-  alpha?: number | null;
+/** The ranking parameters a question may set (`request` in their table), each a GraphQL argument described by it. */
+export const REQUEST_RANKING = RANKING_NAMES.filter((name) => RANKING[name].request);
+export type RequestRankingArgs = { [K in RankingName]?: Ranking[K] | null };
+for (const name of REQUEST_RANKING) {
+  const scalar = typeof RANKING[name].builtIn === 'boolean' ? Boolean : RANKING[name].problem(0.5) === undefined ? Float : Int;
+  Field(() => scalar, { nullable: true, description: leftOut(name) })(RetrieveQuestionArgs.prototype, name);
+}
 
-  @Field(() => Float, { nullable: true, description: leftOut('documentAlpha') })
-  documentAlpha?: number | null;
+/** The ranking arguments the request gave, as retrieve takes them. */
+const requestedRanking = (a: RequestRankingArgs) => Object.fromEntries(REQUEST_RANKING.map((name) => [name, requested(name, a[name] as never)]));
 
-  @Field(() => Int, { nullable: true, description: leftOut('perDocument') })
-  perDocument?: number | null;
-
-  @Field(() => Float, { nullable: true, description: leftOut('perDocumentDecay') })
-  perDocumentDecay?: number | null;
-
-  @Field(() => Int, { nullable: true, description: leftOut('passageBudget') })
-  passageBudget?: number | null;
-
+/** retrieve's arguments; validated in the domain (validateRetrieveArgs) so the CLI and eval share the checks. */
+@ArgsType()
+export class RetrieveArgs extends RetrieveQuestionArgs {
   @Field(() => RetrievalModeEnum, { nullable: true, description: `Left out: ${DEFAULT_MODE} (LEXICAL on a server without encoders).` })
   mode?: RetrievalMode | null;
 
@@ -151,12 +148,7 @@ export class RetrievalResolver {
         questionPassageVector: a.questionPassageVector ?? undefined,
         k1: a.k1,
         k2: a.k2,
-        lambda: requested('lambda', a.lambda),
-        alpha: requested('alpha', a.alpha),
-        documentAlpha: requested('documentAlpha', a.documentAlpha),
-        perDocument: requested('perDocument', a.perDocument),
-        perDocumentDecay: requested('perDocumentDecay', a.perDocumentDecay),
-        passageBudget: requested('passageBudget', a.passageBudget),
+        ...requestedRanking(a as RetrieveArgs & RequestRankingArgs),
         mode: a.mode ?? undefined,
         filter,
         minScore: a.minScore ?? undefined,
