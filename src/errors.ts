@@ -1,6 +1,7 @@
 /**
  * The errors a caller can act on, for every layer. Code below the API throws a DomainError with
- * one of these codes; src/graphql/errors.ts turns it into `extensions.code` and an HTTP status.
+ * one of these codes; src/graphql/errors.ts turns it into `extensions.code`, and REFUSALS below
+ * gives it its HTTP status and Retry-After.
  * Anything else that escapes is a bug: clients see INTERNAL_SERVER_ERROR and a request id.
  * Deliberately free of GraphQL, so the store and pipeline can use it.
  */
@@ -40,6 +41,62 @@ export enum ErrorCode {
   /** The HTTP request itself is malformed (e.g. a body that is not JSON). */
   BAD_REQUEST = 'BAD_REQUEST',
   INTERNAL_SERVER_ERROR = 'INTERNAL_SERVER_ERROR',
+}
+
+/**
+ * What a refusal with a code tells HTTP: its status and, for those that say when to come back,
+ * its Retry-After. The one table for every layer (GraphQL errors, the HTTP server's own refusals,
+ * MCP's), after Apollo Server's ApolloServerErrorCode; src/graphql/errors.ts and
+ * src/http/refusal.ts write what it says. A code that is not here answers HTTP 200 with the error
+ * beside the data (or the HTTP layer's own fallback).
+ */
+export interface Refusal {
+  status: number;
+  /** Seconds, or 'details': the refusal's details.retryAfterSeconds (a rate limiter's own wait). */
+  retryAfter?: number | 'details';
+  /**
+   * The status holds wherever the code is raised, a resolver or a database fault included.
+   * Without it, it holds only where the code refuses the request as a whole (before the
+   * operation runs, or in the HTTP layer); raised while the operation runs, it is a field error.
+   */
+  anywhere?: true;
+}
+
+export const REFUSALS: Readonly<Partial<Record<ErrorCode, Refusal>>> = {
+  // Before the operation runs (its arguments' strings and nesting, MAX_ARGUMENT_LENGTH); a resolver's is a field error.
+  [ErrorCode.BAD_USER_INPUT]: { status: 400 },
+  [ErrorCode.QUERY_TOO_DEEP]: { status: 400, anywhere: true },
+  [ErrorCode.QUERY_TOO_COSTLY]: { status: 400, anywhere: true },
+  [ErrorCode.PAYLOAD_TOO_LARGE]: { status: 413, anywhere: true },
+  [ErrorCode.BAD_REQUEST]: { status: 400, anywhere: true },
+  [ErrorCode.UNAUTHENTICATED]: { status: 401, anywhere: true },
+  [ErrorCode.FORBIDDEN]: { status: 403, anywhere: true },
+  [ErrorCode.RATE_LIMITED]: { status: 429, retryAfter: 'details', anywhere: true },
+  // A full question queue or connection pool, or too many requests in flight: they drain in milliseconds to seconds.
+  [ErrorCode.OVERLOADED]: { status: 503, retryAfter: 1, anywhere: true },
+  // The database is unreachable.
+  [ErrorCode.SERVICE_UNAVAILABLE]: { status: 503, retryAfter: 2, anywhere: true },
+  // A read-only or full store needs someone to act (remount, free space): retrying sooner is pointless.
+  [ErrorCode.STORAGE_UNAVAILABLE]: { status: 503, retryAfter: 30, anywhere: true },
+  // The whole request past REQUEST_TIMEOUT_MS; one statement past STATEMENT_TIMEOUT_MS is a field error.
+  [ErrorCode.TIMEOUT]: { status: 503, retryAfter: 1 },
+};
+
+/** The HTTP status and Retry-After (seconds, as the header writes them) a refusal answers with. */
+export interface RefusalHttp {
+  status: number;
+  retryAfter?: string;
+}
+
+/**
+ * What REFUSALS says for a code: `refusesRequest` when the code refuses the request as a whole,
+ * false for an error raised while the operation runs; undefined where no status holds.
+ */
+export function refusalHttp(code: ErrorCode, details: Record<string, unknown> | undefined, refusesRequest: boolean): RefusalHttp | undefined {
+  const refusal = REFUSALS[code];
+  if (!refusal || (!refusal.anywhere && !refusesRequest)) return undefined;
+  const seconds = refusal.retryAfter === 'details' ? details?.retryAfterSeconds : refusal.retryAfter;
+  return { status: refusal.status, ...(typeof seconds === 'number' ? { retryAfter: String(seconds) } : {}) };
 }
 
 export interface DomainErrorOptions {
@@ -85,6 +142,15 @@ export function serviceUnavailable(message: string): DomainError {
 /** No key, or a key that is malformed, unknown or revoked: who is asking is not known. */
 export function unauthenticated(message: string): DomainError {
   return new DomainError(ErrorCode.UNAUTHENTICATED, message);
+}
+
+/**
+ * Over a rate limit: RATE_LIMITED with details.retryAfterSeconds, the limiter's wait in whole
+ * seconds (at least 1), which is also what Retry-After says; `message` gets those seconds.
+ */
+export function rateLimited(msBeforeNext: number, message: (retryAfterSeconds: number) => string): DomainError {
+  const retryAfterSeconds = Math.max(1, Math.ceil(msBeforeNext / 1000));
+  return new DomainError(ErrorCode.RATE_LIMITED, message(retryAfterSeconds), { details: { retryAfterSeconds } });
 }
 
 /** A valid key whose role may not do this. */

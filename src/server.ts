@@ -5,11 +5,12 @@ import type { Config } from './config';
 import { DomainError, ErrorCode, unauthenticated } from './errors';
 import { bearerKey } from './graphql/auth';
 import { createContext, type Context, type ReadsState } from './graphql/context';
-import { formatError, httpStatusOf, newRequestId, retryAfterOf, toGraphQLError } from './graphql/errors';
+import { formatError, newRequestId, toGraphQLError } from './graphql/errors';
 import { graphqlPlugins, type ServerParts } from './graphql/plugins';
 import { buildGraphQLSchema } from './graphql/schema';
 import { BodyTooLargeError, readBody } from './http/body';
 import { consoleHandler } from './http/console';
+import { writeRefusal } from './http/refusal';
 import { contextFault } from './graphql/db-faults';
 import { TIMED_OUT, withDeadline } from './http/deadline';
 import { authFailureLimit, type AuthFailureLimit } from './graphql/auth-failures';
@@ -238,7 +239,6 @@ async function handle(
   // This request counts itself (requestStarted ran before); the count is the process's, as the rate limits are.
   if (config.maxInFlight > 0 && requestsInFlight() > config.maxInFlight) {
     metrics?.shed.inc();
-    res.setHeader('retry-after', '1');
     // The body is drained unread, so a keep-alive connection stays usable.
     req.resume();
     sendError(res, new DomainError(ErrorCode.OVERLOADED, `the server has ${config.maxInFlight} requests in flight already (MAX_IN_FLIGHT); retry shortly`));
@@ -327,8 +327,7 @@ async function handle(
   });
   const response = await withDeadline(execution, config.requestTimeoutMs);
   if (response === TIMED_OUT) {
-    res.setHeader('retry-after', '1');
-    sendError(res, new DomainError(ErrorCode.TIMEOUT, `the request took longer than ${config.requestTimeoutMs} ms (REQUEST_TIMEOUT_MS)`), {}, 503);
+    sendError(res, new DomainError(ErrorCode.TIMEOUT, `the request took longer than ${config.requestTimeoutMs} ms (REQUEST_TIMEOUT_MS)`));
     return;
   }
   for (const [name, value] of response.headers) res.setHeader(name, value);
@@ -345,11 +344,7 @@ async function handle(
 
 /** An error shaped like Apollo's, for what is refused before Apollo sees the request. */
 function sendError(res: ServerResponse, error: DomainError, extensions: Record<string, unknown> = {}, status?: number): void {
-  res.statusCode = status ?? httpStatusOf(error.code) ?? 500;
-  res.setHeader('content-type', 'application/json; charset=utf-8');
-  const retryAfter = retryAfterOf(error);
-  if (retryAfter !== undefined) res.setHeader('retry-after', retryAfter);
-  res.end(JSON.stringify({ errors: [{ message: error.message, extensions: { code: error.code, ...error.details, ...extensions } }] }));
+  writeRefusal(res, error, { errors: [{ message: error.message, extensions: { code: error.code, ...error.details, ...extensions } }] }, status);
 }
 
 const ALLOWED_METHODS = 'GET, HEAD, POST, OPTIONS';

@@ -1,6 +1,6 @@
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Config } from '../config';
-import { DomainError, ErrorCode } from '../errors';
+import { rateLimited, type DomainError } from '../errors';
 
 /**
  * Failed authentications (a key that is unknown, revoked or malformed) per client address: at
@@ -27,11 +27,10 @@ export function authFailureLimit(config: Pick<Config, 'rateLimitAuthFailures' | 
         throw error;
       });
       if (used.consumedPoints <= points) return undefined;
-      const retryAfter = Math.max(1, Math.ceil(used.msBeforeNext / 1000));
-      return new DomainError(
-        ErrorCode.RATE_LIMITED,
-        `too many failed authentications from this address: the limit is ${points} per ${config.rateLimitWindowS} s (RATE_LIMIT_AUTH_FAILURES); retry in ${retryAfter} s`,
-        { details: { retryAfterSeconds: retryAfter } },
+      return rateLimited(
+        used.msBeforeNext,
+        (retryAfter) =>
+          `too many failed authentications from this address: the limit is ${points} per ${config.rateLimitWindowS} s (RATE_LIMIT_AUTH_FAILURES); retry in ${retryAfter} s`,
       );
     },
   };

@@ -1,16 +1,15 @@
-import { HeaderMap } from '@apollo/server';
-import { GraphQLError } from 'graphql';
+import type { GraphQLError } from 'graphql';
 import { ErrorCode } from '../errors';
 import { currentLogger } from '../observability/request-scope';
 import { classifyDatabaseError, storageFaultOf, type DatabaseFault, type StorageReason } from '../store/faults';
 import { storageHealth } from '../store/storage-health';
+import { refusalError } from './errors';
 
-/** Seconds a client should wait before retrying while the database is unreachable. */
-export const UNAVAILABLE_RETRY_AFTER_S = 2;
-/** Seconds to wait while every pooled connection is busy: a request's statements take milliseconds to seconds. */
-export const BUSY_RETRY_AFTER_S = 1;
-/** A read-only or full store needs someone to act (remount, free space): retrying sooner is pointless. */
-export const STORAGE_RETRY_AFTER_S = 30;
+/*
+ * A database fault is raised while the operation runs (refusesRequest: false): a code whose
+ * status holds anywhere (REFUSALS in src/errors.ts: 503 with Retry-After 2 s unavailable, 1 s busy,
+ * 30 s storage) sets the response's; a statement timeout and a conflict stay field errors.
+ */
 
 /** What clients are told: the cause, never the path (that goes to the log, once). */
 const STORAGE_MESSAGES: Record<StorageReason, string> = {
@@ -21,15 +20,7 @@ const STORAGE_MESSAGES: Record<StorageReason, string> = {
 
 /** STORAGE_UNAVAILABLE (HTTP 503, Retry-After) for a write the store refused. */
 export function storageFaultError(reason: StorageReason, from?: GraphQLError): GraphQLError {
-  return new GraphQLError(STORAGE_MESSAGES[reason], {
-    nodes: from?.nodes,
-    path: from?.path,
-    extensions: {
-      code: ErrorCode.STORAGE_UNAVAILABLE,
-      storage: reason,
-      http: { status: 503, headers: new HeaderMap([['retry-after', String(STORAGE_RETRY_AFTER_S)]]) },
-    },
-  });
+  return refusalError(ErrorCode.STORAGE_UNAVAILABLE, STORAGE_MESSAGES[reason], { from, details: { storage: reason }, refusesRequest: false });
 }
 
 /**
@@ -40,32 +31,25 @@ export function storageFaultError(reason: StorageReason, from?: GraphQLError): G
  * failure with a concurrent request.
  */
 export function databaseFaultError(fault: Exclude<DatabaseFault, 'storage'>, statementTimeoutMs: number, from?: GraphQLError): GraphQLError {
-  const placed = { nodes: from?.nodes, path: from?.path };
+  const placed = { from, refusesRequest: false };
   if (fault === 'timeout') {
-    return new GraphQLError(
+    return refusalError(
+      ErrorCode.TIMEOUT,
       `a database statement ran longer than ${statementTimeoutMs} ms (STATEMENT_TIMEOUT_MS) and was cancelled; ask for less (smaller k1, k2 or pages, a narrower filter)`,
-      { ...placed, extensions: { code: 'TIMEOUT' } },
+      placed,
     );
   }
   if (fault === 'conflict') {
-    return new GraphQLError(
+    return refusalError(
+      ErrorCode.CONFLICT,
       'the database stopped this request where it met a concurrent one (a deadlock or serialization failure); retry it: what it had committed stays, and is finished by the retry',
-      { ...placed, extensions: { code: ErrorCode.CONFLICT, retry: true } },
+      { ...placed, details: { retry: true } },
     );
   }
   if (fault === 'busy') {
-    return new GraphQLError('the server is busy: every database connection (DB_POOL_MAX) stayed in use while this request waited; retry shortly', {
-      ...placed,
-      extensions: { code: ErrorCode.OVERLOADED, http: { status: 503, headers: new HeaderMap([['retry-after', String(BUSY_RETRY_AFTER_S)]]) } },
-    });
+    return refusalError(ErrorCode.OVERLOADED, 'the server is busy: every database connection (DB_POOL_MAX) stayed in use while this request waited; retry shortly', placed);
   }
-  return new GraphQLError('the database is unavailable; retry shortly', {
-    ...placed,
-    extensions: {
-      code: 'SERVICE_UNAVAILABLE',
-      http: { status: 503, headers: new HeaderMap([['retry-after', String(UNAVAILABLE_RETRY_AFTER_S)]]) },
-    },
-  });
+  return refusalError(ErrorCode.SERVICE_UNAVAILABLE, 'the database is unavailable; retry shortly', placed);
 }
 
 /**

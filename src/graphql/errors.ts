@@ -1,6 +1,6 @@
 import { HeaderMap } from '@apollo/server';
-import { GraphQLError, type GraphQLFormattedError } from 'graphql';
-import { DomainError, ErrorCode } from '../errors';
+import { GraphQLError, type GraphQLErrorOptions, type GraphQLFormattedError } from 'graphql';
+import { DomainError, ErrorCode, refusalHttp, type DomainErrorOptions } from '../errors';
 import { defaultLogger, type Logger } from '../observability/logger';
 import { currentLogger, currentRequest, newRequestId, runInRequest } from '../observability/request-scope';
 
@@ -10,26 +10,13 @@ import { currentLogger, currentRequest, newRequestId, runInRequest } from '../ob
  * GraphQL or Apollo raised with a code of its own (validation, parsing, variables) passes
  * through; anything else is a bug, answered as INTERNAL_SERVER_ERROR with a request id and
  * logged in full under that id. No stack trace, SQL or path reaches a client unless DHR_DEBUG=1.
+ * Every GraphQLError the API raises itself is built by refusalError below (statuses and
+ * Retry-After from REFUSALS in src/errors.ts); test/error-table.test.ts checks that none is
+ * built elsewhere.
  */
 
 // Re-exported so resolvers keep one import for the errors they throw.
 export { badUserInput, notFound } from '../errors';
-
-/** HTTP status per code, where the code means the whole request failed; others answer 200 with errors. */
-const HTTP_STATUS: Partial<Record<ErrorCode, number>> = {
-  [ErrorCode.UNAUTHENTICATED]: 401,
-  [ErrorCode.FORBIDDEN]: 403,
-  [ErrorCode.QUERY_TOO_DEEP]: 400,
-  [ErrorCode.QUERY_TOO_COSTLY]: 400,
-  [ErrorCode.PAYLOAD_TOO_LARGE]: 413,
-  [ErrorCode.BAD_REQUEST]: 400,
-  [ErrorCode.OVERLOADED]: 503,
-  [ErrorCode.RATE_LIMITED]: 429,
-};
-
-export function httpStatusOf(code: ErrorCode): number | undefined {
-  return HTTP_STATUS[code];
-}
 
 export { newRequestId };
 
@@ -53,29 +40,63 @@ function debug(): boolean {
   return process.env.DHR_DEBUG === '1';
 }
 
-function extensionsOf(error: DomainError): Record<string, unknown> {
-  return { code: error.code, ...(error.argument ? { argument: error.argument } : {}), ...error.details };
+function extensionsOf(code: ErrorCode, { argument, details }: DomainErrorOptions): Record<string, unknown> {
+  return { code, ...(argument ? { argument } : {}), ...details };
 }
 
-/** The Retry-After header value of a refusal that says when to come back (details.retryAfterSeconds). */
-export function retryAfterOf(error: DomainError): string | undefined {
-  const seconds = error.details?.retryAfterSeconds;
-  return typeof seconds === 'number' ? String(seconds) : undefined;
+/**
+ * `extensions.http` for a refusal: the status and Retry-After REFUSALS gives its code, which
+ * Apollo writes on the response; undefined where none holds (see refusalHttp).
+ */
+export function httpExtension(
+  code: ErrorCode,
+  details: Record<string, unknown> | undefined,
+  refusesRequest: boolean,
+): { status: number; headers?: HeaderMap } | undefined {
+  const http = refusalHttp(code, details, refusesRequest);
+  if (!http) return undefined;
+  return { status: http.status, ...(http.retryAfter === undefined ? {} : { headers: new HeaderMap([['retry-after', http.retryAfter]]) }) };
 }
 
-/** For what throws outside execution (context creation): a GraphQLError Apollo reads the status from. */
+export interface RefusalOptions extends DomainErrorOptions {
+  /** The resolver's error this one replaces (a database fault's): its place (nodes, path) is kept. */
+  from?: GraphQLError;
+  originalError?: Error;
+  /**
+   * True (the default) for what refuses the request as a whole (a plugin's check before the
+   * operation runs); false for an error raised while it runs, which gets only a status that
+   * holds anywhere (REFUSALS).
+   */
+  refusesRequest?: boolean;
+}
+
+/**
+ * The one place a GraphQLError is built: for a refusal, its message, `extensions.code`,
+ * `argument` and details as DomainError's are, and the HTTP status and Retry-After of its code.
+ */
+export function refusalError(code: ErrorCode, message: string, options: RefusalOptions = {}): GraphQLError {
+  const { from, originalError, refusesRequest = true } = options;
+  const http = httpExtension(code, options.details, refusesRequest);
+  return newGraphQLError(message, { nodes: from?.nodes, path: from?.path, originalError, extensions: { ...extensionsOf(code, options), ...(http ? { http } : {}) } });
+}
+
+function newGraphQLError(message: string, options: GraphQLErrorOptions): GraphQLError {
+  return new GraphQLError(message, options);
+}
+
+/** refusalError for a DomainError: its code, message, argument and details. */
+export function domainRefusal(error: DomainError, options: Omit<RefusalOptions, 'argument' | 'details'> = {}): GraphQLError {
+  return refusalError(error.code, error.message, { argument: error.argument, details: error.details, ...options });
+}
+
+/**
+ * For what throws outside execution (context creation): a GraphQLError Apollo reads the status
+ * from. A DomainError gets the status of its code where that holds anywhere (401, 429).
+ */
 export function toGraphQLError(error: unknown): GraphQLError {
   if (error instanceof GraphQLError) return error;
-  if (error instanceof DomainError) {
-    const status = httpStatusOf(error.code);
-    const retryAfter = retryAfterOf(error);
-    const headers = retryAfter === undefined ? undefined : new HeaderMap([['retry-after', retryAfter]]);
-    return new GraphQLError(error.message, {
-      originalError: error,
-      extensions: { ...extensionsOf(error), ...(status ? { http: { status, ...(headers ? { headers } : {}) } } : {}) },
-    });
-  }
-  return new GraphQLError('internal server error', { originalError: error instanceof Error ? error : undefined });
+  if (error instanceof DomainError) return domainRefusal(error, { originalError: error, refusesRequest: false });
+  return newGraphQLError('internal server error', { originalError: error instanceof Error ? error : undefined });
 }
 
 /** Apollo's formatError hook. */
@@ -84,7 +105,7 @@ export function formatError(formatted: GraphQLFormattedError, error: unknown): G
   const { stacktrace: _, ...extensions } = formatted.extensions ?? {};
   const stacktrace = original instanceof Error ? original.stack?.split('\n') : undefined;
   if (original instanceof DomainError) {
-    return { ...formatted, message: original.message, extensions: { ...extensions, ...extensionsOf(original), ...(debug() ? { stacktrace } : {}) } };
+    return { ...formatted, message: original.message, extensions: { ...extensions, ...extensionsOf(original.code, original), ...(debug() ? { stacktrace } : {}) } };
   }
   // Codes GraphQL and Apollo set themselves (validation, parsing, variables) are meant for clients.
   const code = extensions.code;

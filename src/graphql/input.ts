@@ -1,5 +1,4 @@
 import {
-  GraphQLError,
   isEnumType,
   isInputObjectType,
   isListType,
@@ -16,7 +15,9 @@ import {
   type GraphQLSchema,
   type OperationDefinitionNode,
 } from 'graphql';
+import { ErrorCode } from '../errors';
 import { textProblem } from '../retrieval/validate';
+import { refusalError } from './errors';
 
 /**
  * Checks every argument of an operation, literals and variables alike, before anything coerces
@@ -36,10 +37,9 @@ export interface InputLimits {
 /** Where strings are content checked per document by ingest (one bad document fails alone). */
 const CONTENT_ARGUMENTS = new Set(['Mutation.ingestDocuments.documents', 'Mutation.startIngest.documents']);
 
-export class InputError extends GraphQLError {
-  constructor(argument: string, message: string) {
-    super(message, { extensions: { code: 'BAD_USER_INPUT', argument, http: { status: 400 } } });
-  }
+/** BAD_USER_INPUT naming the argument: HTTP 400, nothing ran. */
+function inputError(argument: string, message: string) {
+  return refusalError(ErrorCode.BAD_USER_INPUT, message, { argument });
 }
 
 /**
@@ -68,7 +68,7 @@ interface Item {
   checkStrings: boolean;
 }
 
-/** Throws InputError (BAD_USER_INPUT naming the argument) for the first bad value found. */
+/** Throws BAD_USER_INPUT naming the argument) for the first bad value found. */
 export function checkInputs(
   schema: GraphQLSchema,
   document: DocumentNode,
@@ -153,7 +153,7 @@ function walk(root: Item, limits: InputLimits): void {
       if (Array.isArray(value)) continue; // not an object: coercion refuses it
       const depth = (item.nesting.get(type.name) ?? 0) + 1;
       if (depth > limits.maxSectionDepth) {
-        throw new InputError(argument, `${argument} nests ${type.name} deeper than ${limits.maxSectionDepth} levels (MAX_SECTION_DEPTH)`);
+        throw inputError(argument, `${argument} nests ${type.name} deeper than ${limits.maxSectionDepth} levels (MAX_SECTION_DEPTH)`);
       }
       const nesting = new Map(item.nesting).set(type.name, depth);
       const fields = type.getFields();
@@ -168,7 +168,7 @@ function walk(root: Item, limits: InputLimits): void {
     // JSON (a JSON scalar, or inside one): keys and values are strings that reach SQL.
     const jsonDepth = item.jsonDepth + 1;
     if (jsonDepth > limits.maxMetadataDepth) {
-      throw new InputError(argument, `${argument} is nested deeper than ${limits.maxMetadataDepth} levels (MAX_METADATA_DEPTH)`);
+      throw inputError(argument, `${argument} is nested deeper than ${limits.maxMetadataDepth} levels (MAX_METADATA_DEPTH)`);
     }
     for (const [key, v] of Object.entries(value)) {
       if (item.checkStrings && !Array.isArray(value)) checkString(key, `a key of ${path}`, argument);
@@ -180,5 +180,5 @@ function walk(root: Item, limits: InputLimits): void {
 /** Unicode that PostgreSQL text can store: the check validateRetrieveArgs makes on `question`. */
 function checkString(value: string, where: string, argument: string): void {
   const problem = textProblem(value);
-  if (problem) throw new InputError(argument, `${where} ${problem}`);
+  if (problem) throw inputError(argument, `${where} ${problem}`);
 }

@@ -1,5 +1,7 @@
-import { GraphQLError, Kind, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import { Kind, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import { ErrorCode } from '../errors';
 import { measureOperation, overlongArgument } from './armor';
+import { refusalError } from './errors';
 
 export { DEFAULT_PAGE_ESTIMATE, UNSIZED_LIST_ESTIMATE } from './armor';
 
@@ -22,10 +24,6 @@ export interface OperationLimits {
   maxRetrievalWork: number;
 }
 
-export function limitError(code: string, message: string): GraphQLError {
-  return new GraphQLError(message, { extensions: { code, http: { status: 400 } } });
-}
-
 /** Throws QUERY_TOO_DEEP, QUERY_TOO_COSTLY or BAD_USER_INPUT naming the limit and the operation's value. */
 export function checkOperationLimits(
   schema: GraphQLSchema,
@@ -36,43 +34,44 @@ export function checkOperationLimits(
 ): void {
   const m = measureOperation(schema, document, operation, rawVariables, limits.maxQueryNodes);
   if (m.depth > limits.maxQueryDepth) {
-    throw limitError('QUERY_TOO_DEEP', `query depth ${m.depth} is over the limit of ${limits.maxQueryDepth} (MAX_QUERY_DEPTH)`);
+    throw refusalError(ErrorCode.QUERY_TOO_DEEP, `query depth ${m.depth} is over the limit of ${limits.maxQueryDepth} (MAX_QUERY_DEPTH)`);
   }
   if (m.aliases > limits.maxAliases) {
-    throw limitError('QUERY_TOO_COSTLY', `query has ${m.aliases} aliases, over the limit of ${limits.maxAliases} (MAX_ALIASES)`);
+    throw refusalError(ErrorCode.QUERY_TOO_COSTLY, `query has ${m.aliases} aliases, over the limit of ${limits.maxAliases} (MAX_ALIASES)`);
   }
   if (m.directives > limits.maxDirectives) {
-    throw limitError('QUERY_TOO_COSTLY', `query has ${m.directives} directives, over the limit of ${limits.maxDirectives} (MAX_DIRECTIVES)`);
+    throw refusalError(ErrorCode.QUERY_TOO_COSTLY, `query has ${m.directives} directives, over the limit of ${limits.maxDirectives} (MAX_DIRECTIVES)`);
   }
   if (m.tooManyNodes) {
-    throw limitError(
-      'QUERY_TOO_COSTLY',
+    throw refusalError(
+      ErrorCode.QUERY_TOO_COSTLY,
       `query selects more than ${limits.maxQueryNodes} fields once its fragments are expanded (MAX_QUERY_NODES)`,
     );
   }
   if (m.cost !== undefined && m.cost > limits.maxQueryCost) {
-    throw limitError(
-      'QUERY_TOO_COSTLY',
+    throw refusalError(
+      ErrorCode.QUERY_TOO_COSTLY,
       `query cost ${m.cost} is over the limit of ${limits.maxQueryCost} (MAX_QUERY_COST); ask for smaller pages (first, k1, k2) or fewer nested lists`,
     );
   }
   if (m.retrieves > limits.maxRetrieves) {
-    throw limitError(
-      'QUERY_TOO_COSTLY',
+    throw refusalError(
+      ErrorCode.QUERY_TOO_COSTLY,
       `query starts ${m.retrieves} retrievals, over the limit of ${limits.maxRetrieves} per operation (MAX_RETRIEVES); send them as separate requests`,
     );
   }
   if (m.retrievalWork > limits.maxRetrievalWork) {
-    throw limitError(
-      'QUERY_TOO_COSTLY',
+    throw refusalError(
+      ErrorCode.QUERY_TOO_COSTLY,
       `query's retrievals ask for k1 × k2 = ${m.retrievalWork} in all, over the limit of ${limits.maxRetrievalWork} (MAX_RETRIEVAL_WORK); ask for smaller k1 or k2`,
     );
   }
   const long = overlongArgument(schema, document, operation, rawVariables, limits.maxArgumentLength);
   if (long) {
-    throw new GraphQLError(
+    throw refusalError(
+      ErrorCode.BAD_USER_INPUT,
       `${long.argument} is ${long.length} characters long, over the limit of ${limits.maxArgumentLength} (MAX_ARGUMENT_LENGTH)`,
-      { extensions: { code: 'BAD_USER_INPUT', argument: long.argument, http: { status: 400 } } },
+      { argument: long.argument },
     );
   }
 }

@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { DomainError } from '../errors';
+import { DomainError, ErrorCode } from '../errors';
 import type { ServerMetrics } from '../observability/metrics';
 import type { ReadyReport } from './readiness';
+import { writeRefusal } from './refusal';
 
 export interface OperationalRoutes {
   metrics: ServerMetrics;
@@ -41,7 +42,9 @@ export function operationalRoutes(deps: OperationalRoutes): (req: IncomingMessag
     if (!route) return false;
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('allow', 'GET, HEAD');
-      sendJson(res, 405, { errors: [{ message: `${req.method} is not allowed here; use GET`, extensions: { code: 'BAD_REQUEST' } }] });
+      res.setHeader('cache-control', 'no-store');
+      const refused = new DomainError(ErrorCode.BAD_REQUEST, `${req.method} is not allowed here; use GET`);
+      writeRefusal(res, refused, { errors: [{ message: refused.message, extensions: { code: refused.code } }] }, 405);
       return true;
     }
     await route(req, res);

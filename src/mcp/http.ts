@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { DomainError, ErrorCode, unauthenticated } from '../errors';
-import { httpStatusOf, retryAfterOf } from '../graphql/errors';
 import { BodyTooLargeError, readBody } from '../http/body';
+import { writeRefusal } from '../http/refusal';
 import { requestsInFlight } from '../pipeline/foreground';
 import type { Principal } from '../store/keys';
 import { toolRateLimit } from './rate-limit';
@@ -46,7 +46,6 @@ export function mcpRoute(options: McpRouteOptions): (req: IncomingMessage, res: 
     // Load shedding as for GraphQL (MAX_IN_FLIGHT): refused before the body is read.
     if (config.maxInFlight > 0 && requestsInFlight() > config.maxInFlight) {
       req.resume();
-      res.setHeader('retry-after', '1');
       refuse(res, new DomainError(ErrorCode.OVERLOADED, `the server has ${config.maxInFlight} requests in flight already (MAX_IN_FLIGHT); retry shortly`));
       return true;
     }
@@ -94,9 +93,5 @@ const SERVER_ERROR = -32000;
 
 /** A refusal before MCP sees the request, as a JSON-RPC error carrying the API's code (data.code). */
 function refuse(res: ServerResponse, error: DomainError, status?: number, rpcCode = SERVER_ERROR): void {
-  res.statusCode = status ?? httpStatusOf(error.code) ?? 400;
-  res.setHeader('content-type', 'application/json; charset=utf-8');
-  const retryAfter = retryAfterOf(error);
-  if (retryAfter !== undefined) res.setHeader('retry-after', retryAfter);
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: rpcCode, message: error.message, data: { code: error.code } }, id: null }));
+  writeRefusal(res, error, { jsonrpc: '2.0', error: { code: rpcCode, message: error.message, data: { code: error.code } }, id: null }, status, 400);
 }

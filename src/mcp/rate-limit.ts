@@ -1,6 +1,6 @@
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Config } from '../config';
-import { DomainError, ErrorCode } from '../errors';
+import { rateLimited, type DomainError } from '../errors';
 
 /** Who a call counts against: the API key, else the client address (as GraphQL's rate limits). */
 export type Caller = { keyId: number } | { address: string };
@@ -25,11 +25,10 @@ export function toolRateLimit(config: Pick<Config, 'rateLimitQueries' | 'rateLim
       return undefined;
     } catch (error) {
       if (!(error instanceof RateLimiterRes)) throw error;
-      const retryAfter = Math.max(1, Math.ceil(error.msBeforeNext / 1000));
-      return new DomainError(
-        ErrorCode.RATE_LIMITED,
-        `too many ${write ? 'writing' : 'reading'} tool calls: the limit is ${budget.limiter.points} per ${config.rateLimitWindowS} s (${budget.setting}); retry in ${retryAfter} s`,
-        { details: { retryAfterSeconds: retryAfter } },
+      return rateLimited(
+        error.msBeforeNext,
+        (retryAfter) =>
+          `too many ${write ? 'writing' : 'reading'} tool calls: the limit is ${budget.limiter.points} per ${config.rateLimitWindowS} s (${budget.setting}); retry in ${retryAfter} s`,
       );
     }
   };

@@ -1,8 +1,9 @@
-import { HeaderMap, type ApolloServerPlugin } from '@apollo/server';
-import { GraphQLError } from 'graphql';
+import type { ApolloServerPlugin } from '@apollo/server';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Config } from '../../config';
+import { rateLimited } from '../../errors';
 import type { Context } from '../context';
+import { domainRefusal } from '../errors';
 
 /**
  * The client address of an HTTP request, kept on its context (requests that did not come over
@@ -44,17 +45,13 @@ export function rateLimitPlugin(
             await budget.limiter.consume(who);
           } catch (error) {
             if (!(error instanceof RateLimiterRes)) throw error;
-            const retryAfter = Math.max(1, Math.ceil(error.msBeforeNext / 1000));
             const kind = operation.operation === 'mutation' ? 'mutations' : 'queries';
-            throw new GraphQLError(
-              `too many ${kind}: the limit is ${budget.limiter.points} per ${config.rateLimitWindowS} s (${budget.setting}); retry in ${retryAfter} s`,
-              {
-                extensions: {
-                  code: 'RATE_LIMITED',
-                  retryAfterSeconds: retryAfter,
-                  http: { status: 429, headers: new HeaderMap([['retry-after', String(retryAfter)]]) },
-                },
-              },
+            const points = budget.limiter.points;
+            throw domainRefusal(
+              rateLimited(
+                error.msBeforeNext,
+                (retryAfter) => `too many ${kind}: the limit is ${points} per ${config.rateLimitWindowS} s (${budget.setting}); retry in ${retryAfter} s`,
+              ),
             );
           }
         },
