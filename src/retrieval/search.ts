@@ -1,7 +1,8 @@
 import { CITUS_SEARCH_SETTINGS, onShards } from '../store/citus';
 import type { Database } from '../store/db';
 import { searchStatement, type VectorSearch } from './sql';
-import type { DocumentRow, PassageRow } from '../store/rows';
+import { DOCUMENT_ROW, PASSAGE_ROW, type DocumentRow, type PassageRow } from '../store/rows';
+import { fromJson, type JsonRow } from './statements/rows';
 import type { ScoredDocumentRow, ScoredPassageRow, SearchResult } from './types';
 
 /**
@@ -18,20 +19,15 @@ export async function search(db: Database, s: VectorSearch): Promise<SearchResul
       passages: ScoredPassageRow[];
       documents: ScoredDocumentRow[];
       question_terms?: number;
-      passage_rows?: Partial<PassageRow>[];
-      document_rows?: (Partial<Omit<DocumentRow, 'createdAt' | 'updatedAt'>> & { createdAt?: string; updatedAt?: string })[];
+      passage_rows?: JsonRow<PassageRow>[];
+      document_rows?: JsonRow<DocumentRow>[];
     }>(settings, statement.sql, statement.params),
   );
   return {
     passages: row.passages,
     documents: row.documents,
     questionTerms: row.question_terms ?? null,
-    passageRows: row.passage_rows,
-    // JSON carries timestamps as text; the API's rows carry Dates, as Prisma's do.
-    documentRows: row.document_rows?.map(({ createdAt, updatedAt, ...d }) => ({
-      ...d,
-      ...(createdAt !== undefined ? { createdAt: new Date(createdAt) } : {}),
-      ...(updatedAt !== undefined ? { updatedAt: new Date(updatedAt) } : {}),
-    })),
+    passageRows: row.passage_rows?.map((p) => fromJson(PASSAGE_ROW, p)),
+    documentRows: row.document_rows?.map((d) => fromJson(DOCUMENT_ROW, d)),
   };
 }

@@ -1,4 +1,4 @@
-import { DOCUMENT_ROW, PASSAGE_ROW, qualified } from '../../store/rows';
+import { DOCUMENT_ROW, fieldsOf, PASSAGE_ROW, qualified, type Columns } from '../../store/rows';
 
 /**
  * The ranked rows' own columns, fetched by the search statement itself: the API asks for the
@@ -14,6 +14,16 @@ export const DOCUMENT_FIELDS = qualified(DOCUMENT_ROW, 'd');
 
 export type PassageField = keyof typeof PASSAGE_FIELDS;
 export type DocumentField = keyof typeof DOCUMENT_FIELDS;
+
+/** A row as `passage_rows` and `document_rows` carry it: the fields asked for, timestamps as JSON's text. */
+export type JsonRow<R> = { [F in keyof R]?: R[F] extends Date ? string : R[F] };
+
+/** A JSON row as the API reads rows: timestamp columns as Dates, as Prisma gives them. */
+export function fromJson<R>(map: Columns<R>, row: JsonRow<R>): Partial<R> {
+  const out: Record<string, unknown> = { ...row };
+  for (const f of fieldsOf(map)) if (map[f].type === 'timestamptz' && typeof out[f] === 'string') out[f] = new Date(out[f]);
+  return out as Partial<R>;
+}
 
 /** What the caller reads of the ranked rows; absent parts are not fetched. */
 export interface RowFetch {
