@@ -4,6 +4,7 @@ import type { Encoder, EncoderRole } from '../encoders/types';
 import type { PreparedDocument } from '../ingest/types';
 import { DomainError, ErrorCode } from '../errors';
 import type { Database, Queryable } from './db';
+import { DOCUMENT_ROW, PASSAGE_ROW, selectList, type DocumentRow, type PassageRow } from './rows';
 import { firstOrdinals, float4Array, vectorAt, vectorLiteral, vectorsAt } from './vector';
 
 export { vectorLiteral };
@@ -145,35 +146,29 @@ export async function pendingCounts(
   return { documents, passages };
 }
 
-export interface PendingDocument {
-  id: number;
-  title: string;
-  summary: string;
-  contentHash: string;
-}
+/** What a document's vector is computed from. */
+export type PendingDocument = Pick<DocumentRow, 'id' | 'title' | 'summary' | 'contentHash'>;
+/** The columns a document to embed is read with. */
+export const DOCUMENT_TO_EMBED = selectList(DOCUMENT_ROW, 'd', ['id', 'title', 'summary', 'contentHash']);
 
 /** Documents with no embedding for the model, or one computed from other content. */
 export function pendingDocuments(db: Queryable, modelId: number, limit: number, afterId = 0, onlyIds?: number[]): Promise<PendingDocument[]> {
   return db.query<PendingDocument>(
-    `SELECT d.id, d.title, d.summary, d.content_hash AS "contentHash" ${DOCUMENT_PENDING_PROBED}
+    `SELECT ${DOCUMENT_TO_EMBED} ${DOCUMENT_PENDING_PROBED}
        AND d.id > $3 AND ($4::int[] IS NULL OR d.id = ANY($4::int[]))
      ORDER BY d.id LIMIT $2`,
     [modelId, limit, afterId, onlyIds ?? null],
   );
 }
 
-export interface PendingPassage {
-  id: number;
-  documentId: number;
-  text: string;
-  titlePath: string[];
+export interface PendingPassage extends Pick<PassageRow, 'id' | 'documentId' | 'text' | 'titlePath'> {
   /** Whether it has its vector, and its sentence vectors, for the model already. */
   hasVector: boolean;
   hasSentences: boolean;
 }
 
 /** The columns a passage to embed is read with (the model is $1). */
-export const PASSAGE_TO_EMBED = `p.id, p.document_id AS "documentId", p.text, p.title_path AS "titlePath",
+export const PASSAGE_TO_EMBED = `${selectList(PASSAGE_ROW, 'p', ['id', 'documentId', 'text', 'titlePath'])},
   ${probed(HAS_VECTOR)} AS "hasVector", ${probed(HAS_SENTENCES)} AS "hasSentences"`;
 
 /**

@@ -1,7 +1,7 @@
 import { isExternal } from '../encoders/external';
 import { badUserInput, DomainError, ErrorCode, notFound } from '../errors';
 import type { Database, Queryable } from './db';
-import { MODEL_COLUMNS, PASSAGE_TO_EMBED, type EmbeddingModelRow, type PendingPassage } from './embeddings';
+import { DOCUMENT_TO_EMBED, MODEL_COLUMNS, PASSAGE_TO_EMBED, type EmbeddingModelRow, type PendingDocument, type PendingPassage } from './embeddings';
 
 export const JOB_SCOPES = ['ALL', 'STALE', 'DOCUMENTS'] as const;
 export type JobScope = (typeof JOB_SCOPES)[number];
@@ -195,18 +195,13 @@ export async function claimBatch(tx: Queryable): Promise<ClaimedBatch | undefine
   return { ...batch, model };
 }
 
-export interface BatchDocument {
-  id: number;
-  title: string;
-  summary: string;
-  contentHash: string;
-}
+export type BatchDocument = PendingDocument;
 export type BatchPassage = PendingPassage;
 
 /** The batch's items as they are now: deleted ones are gone, changed documents carry their new hash. */
 export function batchDocuments(tx: Queryable, batch: ClaimedBatch): Promise<BatchDocument[]> {
   return tx.query<BatchDocument>(
-    `WITH ${PARAMS} SELECT d.id, d.title, d.summary, d.content_hash AS "contentHash" FROM documents d, k
+    `WITH ${PARAMS} SELECT ${DOCUMENT_TO_EMBED} FROM documents d, k
      WHERE d.id BETWEEN $3 AND $4 AND ${scopeCondition('documents', batch.scope)} ORDER BY d.id`,
     [batch.model.id, batch.documentIds, batch.firstId, batch.lastId],
   );
