@@ -2,6 +2,8 @@ import type { EncodeStats, Encoder } from '../encoders/types';
 import { passageEncodingText } from '../ingest/summary';
 import type { Queryable } from '../store/db';
 import { SENTENCE_BATCH, sentencesToStore, spansToStore } from '../retrieval/sentence-vectors';
+import { BulkThreadEncoder } from '../encoders/bulk-thread';
+import { tagSpansInThread } from './span-thread';
 import { summaryPieces } from './summary-pieces';
 import { writeDocumentEmbeddings, writePassageEmbeddings, type EmbeddingModelRow } from '../store/embeddings';
 import { writeSentenceEmbeddings, type StoredSpans } from '../store/sentence-embeddings';
@@ -106,7 +108,8 @@ export async function encodePassages(
 
 /**
  * The sentences of each passage that get stored vectors, encoded in one call, and their typed
- * spans (tagged while the encoder runs: with a bulk-thread encoder the two overlap).
+ * spans (tagged while the encoder runs: with a bulk-thread encoder, a server's, both run off the
+ * readers' thread, the tagging in a thread of its own, span-thread.ts).
  */
 export async function encodeSentences(
   encoder: Encoder,
@@ -117,7 +120,7 @@ export async function encodeSentences(
   const texts = split.flatMap((s) => s.texts);
   const [encoded, spans] = await Promise.all([
     texts.length ? encoder.encode(texts, 'passage', { batchSize: SENTENCE_BATCH }) : { vectors: [] as Float32Array[] },
-    options.spans === false ? null : spansToStore(split.map((s) => s.texts)),
+    options.spans === false ? null : (encoder instanceof BulkThreadEncoder ? tagSpansInThread : spansToStore)(split.map((s) => s.texts)),
   ]);
   let at = 0;
   return split.map((s, i) => ({ splitHash: s.hash, vectors: encoded.vectors.slice(at, (at += s.texts.length)), spans: spans?.[i] }));

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { Client, types, type PoolClient } from 'pg';
 import { BusyAwarePool } from './busy-pool';
 import { guardPool } from './faults';
+import { defaultSearchLimit, SearchGate } from './search-gate';
 import { localSettingsStatement, settingsStatement, type Database, type Distribution, type PoolUsage, type Queryable } from './db';
 import { StatementCounter } from './statements';
 import { createPrismaClient, type PrismaClient } from './prisma';
@@ -23,6 +24,8 @@ export interface PostgresOptions {
    * Default 16.
    */
   preparedStatements?: number;
+  /** Search statements (queryWithSettings) run at once, at most; default half the pool (search-gate.ts). */
+  maxSearches?: number;
 }
 
 /** The default of PostgresOptions.preparedStatements (DB_PREPARED_STATEMENTS). */
@@ -44,11 +47,14 @@ export class PostgresDatabase implements Database {
   private prober?: Promise<Client>;
   private readonly url: string;
   private readonly connectTimeoutMs: number;
+  /** Search statements' admission (search-gate.ts). */
+  private readonly searches: SearchGate;
 
   constructor(options: PostgresOptions) {
+    const max = options.maxConnections ?? 10;
     this.pool = new BusyAwarePool({
       connectionString: options.url,
-      max: options.maxConnections ?? 10,
+      max,
       connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
       ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
     });
@@ -58,6 +64,8 @@ export class PostgresDatabase implements Database {
     this.url = options.url;
     this.connectTimeoutMs = options.connectTimeoutMs ?? 5000;
     this.preparedStatements = options.preparedStatements ?? DEFAULT_PREPARED_STATEMENTS;
+    // A search waits for its turn as long as it would wait for a connection.
+    this.searches = new SearchGate(options.maxSearches ?? defaultSearchLimit(max), this.connectTimeoutMs);
     this.prisma = createPrismaClient({ pool: this.pool }, this.statements);
   }
 
@@ -117,7 +125,11 @@ export class PostgresDatabase implements Database {
    * each time: the default mode's statement 17.90 → 16.79 ms p50 at 100k passages
    * (docs/benchmarks.md). Not on Citus, whose searches take the SET LOCAL path.
    */
-  async queryWithSettings<T>(settings: Record<string, string>, sql: string, params: readonly unknown[] = []): Promise<T[]> {
+  queryWithSettings<T>(settings: Record<string, string>, sql: string, params: readonly unknown[] = []): Promise<T[]> {
+    return this.searches.run(() => this.searchNow<T>(settings, sql, params));
+  }
+
+  private async searchNow<T>(settings: Record<string, string>, sql: string, params: readonly unknown[] = []): Promise<T[]> {
     if (this.distributed === 'citus' && Object.keys(settings).length > 0) return this.queryWithLocalSettings<T>(settings, sql, params);
     const prepare = this.preparedStatements > 0 && this.distributed !== 'citus';
     const effective = prepare ? { ...settings, plan_cache_mode: 'force_custom_plan' } : settings;
