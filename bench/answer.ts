@@ -36,7 +36,7 @@ import { encodeSentences } from '../src/pipeline/encode';
 import type { Answer } from '../src/retrieval/answer';
 import { forgetTags } from '../src/retrieval/answer-spans';
 import { AnswerHighlighter, storedSentenceLoader } from '../src/retrieval/highlight';
-import { DEFAULT_MODE, MODES, modeDefaults } from '../src/retrieval/modes';
+import { DEFAULT_MODE, modeDefaults } from '../src/retrieval/modes';
 import { retrieve } from '../src/retrieval/retrieve';
 import { SENTENCE_VECTOR_CAP } from '../src/retrieval/sentence-vectors';
 import { writePassageEmbeddings } from '../src/store/embeddings';

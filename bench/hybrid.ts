@@ -26,7 +26,7 @@
  *   BENCH_TITLE_LINK=t (the default with titleLink t too, e.g. 0: what its title links cost)
  */
 import 'reflect-metadata';
-import { MODES, modeDefaults, type RetrievalMode } from '../src/retrieval/modes';
+import { modeDefaults, type RetrievalMode } from '../src/retrieval/modes';
 import { search } from '../src/retrieval/search';
 import { searchStatement, type VectorSearch } from '../src/retrieval/sql';
 import type { Bm25Settings, SearchResult } from '../src/retrieval/types';

@@ -16,7 +16,7 @@ import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
 import { ingestDocuments } from '../src/pipeline/ingest';
 import type { Database } from '../src/store/db';
 import { registerModel, writeDocumentEmbeddings, writePassageEmbeddings, type EmbeddingModelRow } from '../src/store/embeddings';
-import { MODES, modeDefaults, type RetrievalMode } from '../src/retrieval/modes';
+import { modeDefaults, type RetrievalMode } from '../src/retrieval/modes';
 import { search } from '../src/retrieval/search';
 import type { SearchResult } from '../src/retrieval/types';
 import { migrate } from '../src/store/migrate';

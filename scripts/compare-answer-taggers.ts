@@ -18,7 +18,6 @@ import type { PickOptions } from '../src/retrieval/answer';
 import { typedSpans, type TypedSpan } from '../src/retrieval/answer-spans';
 import type { AnswerType } from '../src/retrieval/answer-types';
 
-/* eslint-disable @typescript-eslint/no-require-imports */
 function winkTagger(): (text: string) => TypedSpan[] {
   const winkNLP = require('wink-nlp');
   const model = require('wink-eng-lite-web-model');

@@ -4,7 +4,13 @@ import { join } from 'node:path';
 import { printGraphQLSchema } from '../src/graphql/schema';
 import { packageRoot } from '../src/paths';
 
-printGraphQLSchema().then((sdl) => {
-  writeFileSync(join(packageRoot(), 'schema.graphql'), sdl);
-  console.log('wrote schema.graphql');
-});
+printGraphQLSchema().then(
+  (sdl) => {
+    writeFileSync(join(packageRoot(), 'schema.graphql'), sdl);
+    console.log('wrote schema.graphql');
+  },
+  (error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  },
+);

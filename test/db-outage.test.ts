@@ -10,7 +10,6 @@
  * Runs on the PostgreSQL leg of the suite (DATABASE_URL set); PGlite has no server to lose.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
 import { packageRoot } from '../src/paths';

@@ -9,7 +9,7 @@ import { loadCorpus, runQuestions, type Corpus, type RunParams } from '../src/ev
 import { scoreOutcomes, type Scores } from '../src/eval/scores';
 import { splitOf } from '../src/eval/split';
 import type { EvalDataset, EvalQuestion } from '../src/eval/types';
-import { MODES, modeDefaults, type ModeSpec, type RetrievalMode } from '../src/retrieval/modes';
+import { modeDefaults, type RetrievalMode } from '../src/retrieval/modes';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -43,7 +43,7 @@ describe('which log format', () => {
       const node = `${JSON.stringify(process.execPath)} --import tsx ${JSON.stringify(script)}`;
       const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'LOG_FORMAT' && k !== 'NODE_ENV'));
       const onTerminal = execFileSync('script', ['-qec', node, '/dev/null'], { cwd: packageRoot(), env, encoding: 'utf8' });
-      // eslint-disable-next-line no-control-regex
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: ESC (\u001b) starts the ANSI colour codes stripped here
       expect(onTerminal.replace(/\u001b\[[0-9;]*m/g, '')).toMatch(/^\d\d:\d\d:\d\d\.\d{3} WARN {2}queue is long jobs=2\r?\n$/);
       const piped = execFileSync('bash', ['-c', `${node} 2>&1 | cat`], { cwd: packageRoot(), env, encoding: 'utf8' });
       expect(JSON.parse(piped)).toMatchObject({ level: 40, msg: 'queue is long', jobs: 2 });

@@ -104,7 +104,7 @@ function Ingest() {
   return (
     <section aria-labelledby="ingest-title">
       <h3 id="ingest-title">Ingest</h3>
-      <form className="ingest" onSubmit={submit}>
+      <form className="ingest" onSubmit={(e) => void submit(e)}>
         <label>
           <span>Markdown (a leading “# Title” is the title; headings are the sections)</span>
           <textarea name="markdown" rows={8} value={markdown} onChange={(e) => setMarkdown(e.target.value)} />

@@ -76,12 +76,10 @@ export interface AskResult {
 /** The query through the in-process API (the same schema, resolvers and guards as the server). */
 async function askLocal(config: Config, variables: Record<string, unknown>): Promise<AskResult> {
   // Loaded here, not at the top: `dhr ask` sent to a server needs none of the store, encoders or schema.
-  /* eslint-disable @typescript-eslint/no-require-imports */
   const { openMigratedDatabase } = require('../store/open') as typeof import('../store/open');
   const { loadEmbedding } = require('./embed') as typeof import('./embed');
   const { createApolloServer } = require('../server') as typeof import('../server');
   const { createContext } = require('../graphql/context') as typeof import('../graphql/context');
-  /* eslint-enable @typescript-eslint/no-require-imports */
   const db = await openMigratedDatabase(config);
   try {
     const { models } = await loadEmbedding(db, config);

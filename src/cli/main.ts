@@ -11,7 +11,6 @@ export async function main(argv: string[]): Promise<number> {
   // Settings are read here, at the edge, and only for a command that runs (not for --help, which
   // does not even load them: config.ts pulls in the encoders' and the logger's modules).
   const program = buildProgram(async (action: Action) => {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { loadConfig } = require('../config') as { loadConfig: () => Config };
     code = await action(loadConfig());
   });

@@ -23,7 +23,6 @@ import type { TuneCommandOptions } from './tune';
  * `dhr --help`, and `dhr ask` sent to a running server, load neither PGlite, onnxruntime nor the
  * GraphQL schema: a CLI start in well under a second instead of one that grows with every module.
  */
-/* eslint-disable @typescript-eslint/no-require-imports */
 const adaptCli = () => require('./adapt') as typeof import('./adapt');
 const askCli = () => require('./ask') as typeof import('./ask');
 const embedCli = () => require('./embed') as typeof import('./embed');
@@ -38,7 +37,6 @@ const serveCli = () => require('./serve') as typeof import('./serve');
 const settingsCli = () => require('./settings') as typeof import('./settings');
 const storeCli = () => require('./store') as typeof import('./store');
 const tuneCli = () => require('./tune') as typeof import('./tune');
-/* eslint-enable @typescript-eslint/no-require-imports */
 
 /**
  * The `dhr` command line. `dhr <command> --help` opens no database and reads no settings: they

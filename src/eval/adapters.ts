@@ -89,12 +89,6 @@ export interface AdapterEvaluation {
 
 const seconds = (since: bigint) => Math.round(Number(process.hrtime.bigint() - since) / 1e8) / 10;
 
-async function collect(pairs: AsyncIterable<TrainingPair>): Promise<TrainingPair[]> {
-  const out: TrainingPair[] = [];
-  for await (const p of pairs) out.push(p);
-  return out;
-}
-
 /** Trains one adapter; a refusal (too few pairs) is a record, not a failed evaluation. */
 async function train(corpus: Corpus, run: TrainedRun, pairs: TrainingPair[], record: Omit<AdapterTraining, 'levels' | 'trainSeconds'>, seed: number) {
   const started = process.hrtime.bigint();

@@ -17,7 +17,7 @@ import { readFactbook } from '../ingest/factbook';
 import { prepareDocument } from '../ingest/prepare';
 import { pickAnswer, splitSentences, type Answer, type PickOptions } from '../retrieval/answer';
 import { ANSWER_TYPES, classifyQuestion } from '../retrieval/answer-types';
-import { DEFAULT_MODE, MODES, modeDefaults, type ModeSpec } from '../retrieval/modes';
+import { DEFAULT_MODE, modeDefaults } from '../retrieval/modes';
 import { retrieve } from '../retrieval/retrieve';
 import { hasAnswer } from './metrics';
 import { buildProse, goldPassage, splitByDocument, type ProseDataset, type ProseQuestion } from './prose';

@@ -134,6 +134,7 @@ export function rstInline(text: string, docName?: string): string {
   out = out.replace(/`([^`]+)`/g, (_, shown: string) => hold(shown));
   out = out.replace(/\*\*([^*]+)\*\*/g, '$1').replace(/(^|[\s(/"'])\*([^*\s](?:[^*]*[^*\s])?)\*(?=$|[\s).,;:!?/"'-])/g, '$1$2');
   out = out.replace(/\|([\w -]+)\|/g, '$1').replace(/\\ /g, '').replace(/\\(.)/g, '$1');
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: \u0001 and \u0002 delimit the indexes of the spans hold() set aside
   return out.replace(/\u0001(\d+)\u0002/g, (_, i: string) => tokens[Number(i)]);
 }
 
