@@ -7,19 +7,13 @@ import { QUESTION_VECTOR_ARGUMENTS, questionVectors } from './question-vectors';
 import { search } from './search';
 import type { RowFetch } from './statements/rows';
 import { resolveRanking, type Ranking, type RankingLayer, type RankingName, type RankingSource } from './parameters';
-import type { Bm25Settings, IterativeScan, SearchResult } from './types';
+import type { SearchExecution, SearchResult } from './types';
 import { RetrievalInputError, validateRetrieveArgs, type RetrieveArgs } from './validate';
 
 /** A corpus's retrieval settings: per mode, the ranking parameters it sets. */
 export type CorpusSettings = Partial<Record<RetrievalMode, RankingLayer>>;
 
-export interface RetrieveOptions {
-  efSearch?: number;
-  efFactor?: number;
-  iterativeScan?: IterativeScan;
-  maxScanTuples?: number;
-  exact?: boolean;
-  bm25?: Partial<Bm25Settings>;
+export interface RetrieveOptions extends SearchExecution {
   /** The corpus's stored settings per mode (retrievalSettings), for what the question leaves out. */
   corpus?: CorpusSettings;
   /** The server's environment (HYBRID_ALPHA, PER_DOCUMENT), below the corpus's settings. */
@@ -107,7 +101,9 @@ export async function retrieve(
   if (needsVectors && targets?.adapterWarning) warnings.push(targets.adapterWarning);
   const encodeMs = ms(started);
   const searchStarted = process.hrtime.bigint();
+  const { corpus: _corpus, environment: _environment, ...execution } = options;
   const result = await search(db, {
+    ...execution,
     mode,
     // A mode that reads no vectors of a level never looks at its model.
     documentModel: targets?.document ?? { id: 0, dimension: 1 },
@@ -115,28 +111,11 @@ export async function retrieve(
     questionForDocuments: spec.needs.documentVector ? question?.document : undefined,
     questionForPassages: spec.needs.passageVector ? question?.passage : undefined,
     questionText: args.question ?? '',
+    ...ranking.values,
     k1: args.k1,
     k2: args.k2,
-    lambda: args.lambda,
-    alpha: args.alpha,
-    documentAlpha: args.documentAlpha,
-    summaryShare: args.summaryShare,
-    documentPassages: args.documentPassages,
-    summaryPieces: args.summaryPieces,
     perDocument: args.perDocument,
-    perDocumentDecay: args.perDocumentDecay,
-    passageBudget: args.passageBudget,
-    titleLink: args.titleLink,
-    titleLinkRank: args.titleLinkRank,
-    bm25: options.bm25,
     filter: args.filter,
-    exact: options.exact,
-    efSearch: options.efSearch,
-    efFactor: options.efFactor,
-    iterativeScan: options.iterativeScan,
-    maxScanTuples: options.maxScanTuples,
-    rows: options.rows,
-    withoutPassages: options.withoutPassages,
   });
   if (spec.needs.text && args.question === undefined) {
     warnings.push('no question text: BM25 had nothing to read, so this hybrid mode ranked by vectors alone; give question too for its lexical side');

@@ -51,7 +51,7 @@ export const DEFAULT_BM25: Bm25Settings = { k1: 0.9, b: 0.6, summaryWeight: 3, t
  * A search over stored vectors and postings: the question is already encoded (once per distinct
  * question model); what a mode does not use may be left out.
  */
-export interface SearchInput extends Partial<Omit<Ranking, 'lambda' | 'perDocument'>> {
+export interface SearchInput extends Partial<Omit<Ranking, 'lambda' | 'perDocument'>>, SearchExecution {
   /** The model of document vectors (E_D^φ) and of passage vectors (E_P^ψ). */
   documentModel: ModelRef;
   passageModel: ModelRef;
@@ -73,13 +73,21 @@ export interface SearchInput extends Partial<Omit<Ranking, 'lambda' | 'perDocume
    * client's argument.
    */
   withoutPassages?: readonly number[];
-  bm25?: Partial<Bm25Settings>;
   filter?: RetrievalFilter;
   /**
    * The store is a Citus coordinator (set by search from the database, never by callers): statements
    * take the forms Citus pushes down to every shard (docs/scale-out.md).
    */
   distributed?: boolean;
+}
+
+/**
+ * How a search runs, not what it ranks by: exact or approximate, the HNSW and BM25 settings.
+ * One part of both SearchInput (the statement's input) and RetrieveOptions (the server's), so the
+ * two declare them once.
+ */
+export interface SearchExecution {
+  bm25?: Partial<Bm25Settings>;
   /** No ANN index: exact inner products by sequential scan (the DPR paper's setting for FLAT). */
   exact?: boolean;
   /** HNSW candidate list size: at least this, and at least efFactor × the rows a stage returns. */
