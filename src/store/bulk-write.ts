@@ -108,7 +108,7 @@ async function writeDocumentRows(tx: Queryable, written: { doc: PreparedDocument
      upd AS (UPDATE documents d SET ${DOCUMENT_WRITE.assignments('r', ['key'])}, updated_at = now()
              FROM r WHERE r.id IS NOT NULL AND d.id = r.id RETURNING r.i, d.id),
      ins AS (INSERT INTO documents (${DOCUMENT_WRITE.names})
-             SELECT ${DOCUMENT_WRITE.names} FROM r WHERE r.id IS NULL ORDER BY r.i
+             SELECT ${DOCUMENT_WRITE.values('r')} FROM r WHERE r.id IS NULL ORDER BY r.i
              RETURNING id, key)
      SELECT i, id FROM upd UNION ALL SELECT r.i, ins.id FROM ins JOIN r ON r.key = ins.key`,
     [JSON.stringify(rows)],
