@@ -223,7 +223,7 @@ describe('GraphQL: re-ingest, delete and bad input', () => {
       { key: 'no-title', abstract: 'Text without a title.' },
       { key: 'untitled-section', title: 'Has untitled', sections: [{ title: 'Ok', text: 'x', sections: [{ text: 'orphan' }] }] },
       { key: 'empty', title: 'Empty', sections: [{ title: 'Nothing here' }] },
-      { key: 'huge', title: 'Huge', text: 'word '.repeat(2000) },
+      { key: 'huge', title: 'Huge', abstract: 'word '.repeat(2000) },
       { key: 'bad-unicode', title: 'Bad \uD800 unicode', text: 'text' },
       { key: 'mixed', title: 'Mixed', markdown: '# x', sections: [{ title: 'a', text: 'b' }] },
       { key: 'good-2', markdown: '# Good two\n\nAlso fine.' },

@@ -101,11 +101,13 @@ describe('readInputFiles', () => {
   });
 
   it('reports files over the size limit', async () => {
-    const items = await collect([at('f.json'), at('c.txt')], { maxFileBytes: 10, maxDocumentBytes: 10 });
+    // A one-document file is bounded as its source: 8 × maxDocumentBytes of markup.
+    const items = await collect([at('f.json'), at('c.txt')], { maxFileBytes: 10, maxDocumentBytes: 5 });
     expect(items.map((i) => i.error?.problem)).toEqual([
       'file is 31 bytes, over the limit of 10 bytes',
-      'file is 47 bytes, over the limit of 10 bytes',
+      "file is 47 bytes, over the limit of 40 bytes for a document's source (8 × MAX_DOCUMENT_BYTES)",
     ]);
+    expect((await collect([at('c.txt')], { maxDocumentBytes: 6 }))[0].error).toBeUndefined();
   });
 
   it('reads an HTML page that is not UTF-8 in the encoding it declares, else as windows-1252, as browsers do; Markdown stays UTF-8 only', async () => {

@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { decodeSource } from './charset';
 import { IngestError } from './errors';
 import { FILE_EXTENSIONS, formatOfExtension, type SourceFormat } from './formats';
-import { DEFAULT_INGEST_OPTIONS, type DocumentInput } from './types';
+import { DEFAULT_INGEST_OPTIONS, SOURCE_BYTES_PER_DOCUMENT_BYTE, sourceBytesLimit, type DocumentInput } from './types';
 
 export interface InputItem {
   /** Where the item came from: a file, `file.jsonl:LINE` or `file.json#INDEX`. */
@@ -20,7 +20,10 @@ export interface InputItem {
 }
 
 export interface ReadInputOptions {
-  /** Largest one-document file (Markdown, HTML, reST, text), in bytes; default DEFAULT_INGEST_OPTIONS.maxDocumentBytes. */
+  /**
+   * The ingest's MAX_DOCUMENT_BYTES (default DEFAULT_INGEST_OPTIONS.maxDocumentBytes): a
+   * one-document file (Markdown, HTML, reST, text) may be its source's limit, sourceBytesLimit.
+   */
   maxDocumentBytes?: number;
   /** Largest .json file (and JSONL line), in bytes; default 64 MiB. */
   maxFileBytes?: number;
@@ -75,10 +78,10 @@ function clashingNames(names: readonly string[]): Set<string> {
 }
 
 /** Read a whole file after checking its size (UTF-8, or the encoding its format reads it in otherwise); an error item when it can't be. */
-async function readSmallFile(file: string, limit: number, charsetOf?: SourceFormat['charsetOf']): Promise<{ text?: string; error?: InputItem }> {
+async function readSmallFile(file: string, limit: number, charsetOf?: SourceFormat['charsetOf'], limitName = ''): Promise<{ text?: string; error?: InputItem }> {
   try {
     const { size } = await stat(file);
-    if (size > limit) return { error: fail(file, `file is ${size} bytes, over the limit of ${limit} bytes`) };
+    if (size > limit) return { error: fail(file, `file is ${size} bytes, over the limit of ${limit} bytes${limitName}`) };
     const text = decodeSource(await readFile(file), charsetOf);
     return text === null ? { error: fail(file, 'invalid UTF-8') } : { text };
   } catch (e) {
@@ -166,7 +169,7 @@ async function* readJsonLines(file: string, limit: number): AsyncGenerator<Input
 
 /** A one-document file, read as its format's DocumentInput field, keyed by its path. */
 async function readSource(format: SourceFormat, file: string, root: string, limit: number, keepExtension: boolean): Promise<InputItem> {
-  const { text, error } = await readSmallFile(file, limit, format.charsetOf);
+  const { text, error } = await readSmallFile(file, sourceBytesLimit(limit), format.charsetOf, ` for a document's source (${SOURCE_BYTES_PER_DOCUMENT_BYTE} × MAX_DOCUMENT_BYTES)`);
   if (error) return error;
   try {
     return { origin: file, input: { key: keyOf(file, root, keepExtension), ...format.fromFile(text!, path.basename(file, path.extname(file))) } };

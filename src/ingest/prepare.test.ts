@@ -233,6 +233,24 @@ describe('prepareDocument: bad input', () => {
     );
   });
 
+  it('bounds a source by its text, not its markup, and ingests text over the limit up to it, cut between characters', () => {
+    // 8 × the limit of markup is read; its text, 1 + 2 * 8 bytes, is over 12: cut before a whole "é".
+    const markup = `<h1>T</h1><p>${'<b>é</b>'.repeat(8)}</p>`;
+    const doc = prepareDocument({ html: markup }, { maxDocumentBytes: 12 });
+    expect(doc.passages.map((p) => p.text)).toEqual(['ééééé']);
+    expect(doc.warnings).toEqual(['its text is 17 bytes, over the limit of 12 bytes (MAX_DOCUMENT_BYTES): ingested up to the limit, 0 of its 0 sections left out']);
+    expect(prepareDocument({ html: markup }, { maxDocumentBytes: 17 }).warnings).toBeUndefined();
+    expect(prepareDocument({ html: markup }, { maxDocumentBytes: 12 }).contentHash).not.toBe(prepareDocument({ html: markup }, { maxDocumentBytes: 13 }).contentHash);
+    expect(ingestError(() => prepareDocument({ html: markup }, { maxDocumentBytes: 6 })).problem).toBe(
+      `html is ${Buffer.byteLength(markup)} bytes, over the limit of 48 bytes for a document's source (8 × MAX_DOCUMENT_BYTES)`,
+    );
+    // Sections in reading order: those that fit are kept whole, the rest left out.
+    const sections = prepareDocument({ markdown: '# T\n\n## A\n\naaaa\n\n## B\n\nbbbb\n\n## C\n\ncccc' }, { maxDocumentBytes: 10 });
+    expect(sections.sections.map((s) => s.title)).toEqual(['A', 'B']);
+    expect(sections.passages.map((p) => p.text)).toEqual(['aaaa', 'bbb']);
+    expect(sections.warnings).toEqual([expect.stringMatching(/1 of its 3 sections left out$/)]);
+  });
+
   it('accepts null-prototype objects (as graphql-js builds input objects)', () => {
     const input = Object.assign(Object.create(null) as DocumentInput, { title: 'T', abstract: 'x' });
     input.metadata = Object.assign(Object.create(null) as Record<string, unknown>, { a: 1 });

@@ -22,6 +22,8 @@ import {
   type PreparedPassage,
   type PreparedSection,
   type SectionInput,
+  SOURCE_BYTES_PER_DOCUMENT_BYTE,
+  sourceBytesLimit,
 } from './types';
 
 const MAX_WORDS_LIMIT = 10_000;
@@ -164,6 +166,59 @@ function treeBytes(sections: CheckedSection[]): number {
 
 const passageBytes = (passages: CheckedPassage[] | undefined): number => (passages ?? []).reduce((n, p) => n + utf8Bytes(p.text), 0);
 
+const countSections = (sections: CheckedSection[]): number => sections.reduce((n, s) => n + 1 + countSections(s.sections), 0);
+
+/**
+ * A parsed source's abstract and sections cut to `budget` bytes of text, in reading order: what
+ * fits is kept whole, the text that crosses the budget is cut at a word, and every section after it
+ * is left out. `kept` and `total` count sections.
+ */
+function cutTree(abstract: string, sections: CheckedSection[], budget: number): { abstract: string; sections: CheckedSection[]; kept: number; total: number } {
+  let left = Math.max(0, budget);
+  let whole = true;
+  let kept = 0;
+  const take = (text: string): string => {
+    const n = utf8Bytes(text);
+    if (n <= left) {
+      left -= n;
+      return text;
+    }
+    whole = false;
+    const head = cutText(text, left);
+    left = 0;
+    return head;
+  };
+  const walk = (list: CheckedSection[]): CheckedSection[] => {
+    const out: CheckedSection[] = [];
+    for (const s of list) {
+      const titleBytes = utf8Bytes(s.title as string | undefined);
+      if (!whole || titleBytes > left) {
+        whole = false;
+        break;
+      }
+      left -= titleBytes;
+      const text = s.text === undefined ? undefined : take(s.text);
+      kept++;
+      out.push({ ...s, text, sections: whole ? walk(s.sections) : [] });
+    }
+    return out;
+  };
+  const head = take(abstract);
+  return { abstract: head, sections: whole ? walk(sections) : [], kept, total: countSections(sections) };
+}
+
+/** The longest start of `text` within `bytes` UTF-8 bytes, ending before a whitespace when one is near the cut. */
+function cutText(text: string, bytes: number): string {
+  if (bytes <= 0) return '';
+  const utf8 = Buffer.from(text, 'utf8');
+  let end = bytes;
+  // Not inside a character: back to the first byte of the one the cut falls in.
+  while (end > 0 && (utf8[end] & 0xc0) === 0x80) end--;
+  const head = utf8.subarray(0, end).toString('utf8');
+  for (let i = head.length - 1; i >= Math.max(0, head.length - 200); i--) if (/\s/.test(head[i])) return head.slice(0, i);
+  return head;
+}
+
 /** For the content hash: only the fields that make up the tree (a passage's text, not its vector). */
 function hashableTree(sections: CheckedSection[]): unknown[] {
   return sections.map((s) => ({ title: s.title, text: s.text, passages: s.passages?.map((p) => p.text), sections: hashableTree(s.sections) }));
@@ -236,13 +291,20 @@ export function prepareDocument(
   if (abstractPassages && fields.abstract !== undefined) throw new IngestError(document, 'give abstract or passages (the abstract as passages), not both');
   const vector = checkVector(document, 'vector', raw.vector);
 
-  const bytes =
-    utf8Bytes(fields.title) +
-    utf8Bytes(fields.abstract) +
-    SOURCE_FIELDS.reduce((n, f) => n + utf8Bytes(fields[f]), 0) +
-    treeBytes(treeSections) +
-    passageBytes(abstractPassages) +
-    (metadataRaw === undefined ? 0 : utf8Bytes(JSON.stringify(metadata)));
+  // A source is bounded by its markup before it is parsed, and by its text after (below).
+  const sourceField = sourceFields[0];
+  if (sourceField !== undefined) {
+    const markup = utf8Bytes(fields[sourceField]);
+    const limit = sourceBytesLimit(maxDocumentBytes);
+    if (markup > limit) {
+      throw new IngestError(
+        document,
+        `${sourceField} is ${markup} bytes, over the limit of ${limit} bytes for a document's source (${SOURCE_BYTES_PER_DOCUMENT_BYTE} × MAX_DOCUMENT_BYTES)`,
+      );
+    }
+  }
+  const metadataBytes = metadataRaw === undefined ? 0 : utf8Bytes(JSON.stringify(metadata));
+  const bytes = utf8Bytes(fields.title) + utf8Bytes(fields.abstract) + treeBytes(treeSections) + passageBytes(abstractPassages) + metadataBytes;
   if (bytes > maxDocumentBytes) {
     throw new IngestError(document, `document is ${bytes} bytes, over the limit of ${maxDocumentBytes} bytes`);
   }
@@ -252,13 +314,27 @@ export function prepareDocument(
   let abstractRaw: string;
   let sections: CheckedSection[];
   let warnings: string[] = [];
-  const sourceField = sourceFields[0];
+  /** Set when a source's text was cut to maxDocumentBytes (part of the content hash: another limit cuts elsewhere). */
+  let cutAt: number | undefined;
   if (sourceField !== undefined) {
     const parsed: ParsedTree = SOURCE_FORMATS[sourceField].parse(fields[sourceField]!, { title: fields.title, key: fields.key, label: document });
     warnings = parsed.warnings ?? [];
     title = squash(parsed.title);
     abstractRaw = parsed.abstract;
     sections = fromSectionInputs(parsed.sections, 'sections');
+    // A page is ingested up to the limit rather than refused whole: what it stores is bounded all the same.
+    const textBytes = utf8Bytes(title) + utf8Bytes(abstractRaw) + treeBytes(sections) + metadataBytes;
+    if (textBytes > maxDocumentBytes) {
+      const cut = cutTree(abstractRaw, sections, maxDocumentBytes - utf8Bytes(title) - metadataBytes);
+      abstractRaw = cut.abstract;
+      sections = cut.sections;
+      cutAt = maxDocumentBytes;
+      warnings = [
+        ...warnings,
+        `its text is ${textBytes} bytes, over the limit of ${maxDocumentBytes} bytes (MAX_DOCUMENT_BYTES): ingested up to the limit, ` +
+          `${cut.total - cut.kept} of its ${cut.total} sections left out`,
+      ];
+    }
   } else {
     title = squash(fields.title ?? '');
     abstractRaw = fields.abstract ?? '';
@@ -351,6 +427,7 @@ export function prepareDocument(
         // Code blocks are kept whole, which changed how such documents split: a document holding one re-splits on
         // re-ingest; the hash of a document without code is what it was.
         ...(hasCode ? { code: 1 } : {}),
+        ...(cutAt !== undefined ? { cutAt } : {}),
       }),
     )
     .digest('hex');

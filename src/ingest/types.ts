@@ -56,7 +56,11 @@ export interface ParsedTree {
 export interface IngestOptions {
   /** Largest passage, in words (DHR: 100). */
   maxWords: number;
-  /** Largest accepted document, in UTF-8 bytes of its content. */
+  /**
+   * Largest document, in UTF-8 bytes of the text it stores (title, abstract, sections, metadata).
+   * A source's markup is bounded apart (sourceBytesLimit); a source whose text is over this is
+   * ingested up to it, with a warning; a JSON title tree over it is refused.
+   */
   maxDocumentBytes: number;
   /** When set, passages are also split to fit the passage encoder's token budget. */
   tokenBudget?: TokenBudget;
@@ -78,6 +82,18 @@ export interface TokenBudget {
 }
 
 export const DEFAULT_INGEST_OPTIONS: IngestOptions = { maxWords: 100, maxDocumentBytes: 2_000_000 };
+
+/**
+ * A source field (markdown, html, rst, text) may be this many times maxDocumentBytes: the limit
+ * bounds the text a document stores, and a page's markup is mostly tags (Node.js's api/all.html:
+ * 8.4 MB of HTML, 4.1 MB of text). Beyond it the source is refused before it is parsed.
+ */
+export const SOURCE_BYTES_PER_DOCUMENT_BYTE = 8;
+
+/** Largest source field (and one-document file), in bytes, for a maxDocumentBytes. */
+export function sourceBytesLimit(maxDocumentBytes: number): number {
+  return SOURCE_BYTES_PER_DOCUMENT_BYTE * maxDocumentBytes;
+}
 
 /** A section row: the tree flattened in pre-order. */
 export interface PreparedSection {
