@@ -14,14 +14,23 @@ describe('row maps', () => {
     expect(PASSAGE_WRITE.definitions).toBe('ordinal int, text text, title_path jsonb, word_count int');
     expect(PASSAGE_WRITE.values('r')).toBe('r.ordinal, r.text, ARRAY(SELECT jsonb_array_elements_text(r.title_path)), r.word_count');
     expect(PASSAGE_WRITE.values('r', { titlePath: 't.path' })).toBe('r.ordinal, r.text, t.path, r.word_count');
-    expect(PASSAGE_WRITE.record({ ordinal: 2, text: 'x', titlePath: ['T'], wordCount: 1 })).toEqual({ ordinal: 2, text: 'x', title_path: ['T'], word_count: 1 });
+    expect(PASSAGE_WRITE.record({ ordinal: 2, text: 'x', titlePath: ['T'], wordCount: 1 })).toEqual({
+      ordinal: 2,
+      text: 'x',
+      title_path: ['T'],
+      word_count: 1,
+    });
     const params = DOCUMENT_WRITE.placeholders(1);
     expect(Object.values(params).join(', ')).toBe('$1, $2, $3, $4, $5, $6::jsonb, $7');
-    expect(DOCUMENT_WRITE.assignments(params, ['key'])).toBe(
-      'title = $2, abstract = $3, summary = $4, source = $5, metadata = $6::jsonb, content_hash = $7',
-    );
+    expect(DOCUMENT_WRITE.assignments(params, ['key'])).toBe('title = $2, abstract = $3, summary = $4, source = $5, metadata = $6::jsonb, content_hash = $7');
     expect(DOCUMENT_WRITE.params({ key: 'k', title: 't', abstract: '', summary: 's', source: null, metadata: { a: 1 }, contentHash: 'h' })).toEqual([
-      'k', 't', '', 's', null, '{"a":1}', 'h',
+      'k',
+      't',
+      '',
+      's',
+      null,
+      '{"a":1}',
+      'h',
     ]);
   });
 

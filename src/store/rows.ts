@@ -129,8 +129,7 @@ export function ingestColumns<R, M extends Columns<R> & ColumnMap>(map: M): Inge
         .filter((f) => !except.includes(f))
         .map((f) => `${column(f)} = ${typeof from === 'string' ? value(from, f) : from[f]}`)
         .join(', '),
-    placeholders: (first) =>
-      Object.fromEntries(fields.map((f, i) => [f, `$${first + i}${map[f].type === 'jsonb' ? '::jsonb' : ''}`])) as Record<F, string>,
+    placeholders: (first) => Object.fromEntries(fields.map((f, i) => [f, `$${first + i}${map[f].type === 'jsonb' ? '::jsonb' : ''}`])) as Record<F, string>,
     record: (row) => Object.fromEntries(fields.map((f) => [column(f), row[f]])),
     params: (row) => fields.map((f) => (map[f].type === 'jsonb' ? JSON.stringify(row[f]) : row[f])),
   };
