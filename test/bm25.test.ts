@@ -1,5 +1,6 @@
 import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
 import { retrieve } from '../src/retrieval/retrieve';
+import { questionWithoutNames } from '../src/retrieval/question-names';
 import { search } from '../src/retrieval/search';
 import { DEFAULT_BM25, type Bm25Settings } from '../src/retrieval/types';
 import type { Database } from '../src/store/db';
@@ -514,6 +515,8 @@ describe('hybrid modes against brute force', () => {
       const terms = await questionTerms(t.db, q);
       const qd = randomUnit();
       const qp = randomUnit();
+      // the question without its names (titleLinkDense): read by stage 2 only when a link is confirmed
+      const qa = randomUnit();
       // Linking in JS: a name (the title's lexemes, sorted; here every head is the title) that is a
       // run of at most 6 of the question's lexemes, sorted; the longest kept.
       const seq = await sequence(q);
@@ -543,20 +546,35 @@ describe('hybrid modes against brute force', () => {
       for (const d of confirmed) expect(chosen.has(d.id)).toBe(true);
       const ps = allPassages.filter((p) => chosen.has(p.document_id));
       const passageBm25 = bm25(passages, stage2Terms, DEFAULT_BM25);
-      const pdn = minMax(ps.map((p) => (passageVec.has(p.id) ? dot(qp, passageVec.get(p.id)!) : undefined)));
+      const attribute = confirmed.length > 0 ? qa : qp;
+      const pdn = minMax(ps.map((p) => (passageVec.has(p.id) ? dot(attribute, passageVec.get(p.id)!) : undefined)));
       const pln = minMax(ps.map((p) => passageBm25.get(p.id) ?? 0));
       const expected = ranked(new Map(ps.map((p, i) => [p.id, alpha * pdn[i] + (1 - alpha) * pln[i] + lambda * chosen.get(p.document_id)!])));
 
       const r = await search(t.db, {
-        mode: 'HYBRID_HIERARCHICAL', documentModel: model, passageModel: model, questionForDocuments: qd, questionForPassages: qp,
+        mode: 'HYBRID_HIERARCHICAL', documentModel: model, passageModel: model, questionForDocuments: qd, questionForPassages: qp, questionForAttribute: qa,
         questionText: q, k1, k2, lambda, alpha, documentAlpha: alpha, summaryShare: 1, titleLink: link, titleLinkRank: rank, exact: true,
       });
+      for (const p of r.passages) {
+        if (passageVec.has(p.passageId)) expect(p.denseScore).toBeCloseTo(dot(attribute, passageVec.get(p.passageId)!), 4);
+      }
       expectScores(r.documents.map((d) => ({ id: d.documentId, score: d.score })), topDocs, k1);
       expectScores(r.passages.map((p) => ({ id: p.passageId, score: p.score })), expected, k2);
       for (const p of r.passages) expect(p.lexicalScore).toBeCloseTo(passageBm25.get(p.passageId) ?? 0, 4);
     }
     // some named document was not confirmed (the rule would pass vacuously otherwise)
     expect(unconfirmed).toBeGreaterThan(0);
+  });
+
+  it('the question without the names it holds (titleLinkDense): their words left out, the rest kept as written', async () => {
+    const [doc] = await t.db.query<{ title: string }>('SELECT title FROM documents ORDER BY id OFFSET 4 LIMIT 1');
+    const stripped = await questionWithoutNames(t.db, `Which castle is near the river in ${doc.title}?`, undefined);
+    expect(stripped).toBe('Which castle is near the river in?');
+    // no document named, or nothing but a name: no second question
+    expect(await questionWithoutNames(t.db, QUESTIONS[0], undefined)).toBeUndefined();
+    expect(await questionWithoutNames(t.db, `What is ${doc.title}?`, undefined)).toBeUndefined();
+    // a filter that leaves the named document out names nothing
+    expect(await questionWithoutNames(t.db, `Which castle is near the river in ${doc.title}?`, { documentIds: [-1] })).toBeUndefined();
   });
 
   it('HYBRID (flat): the union of both top lists, fused', async () => {

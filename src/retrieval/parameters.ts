@@ -37,6 +37,8 @@ export interface Ranking {
   titleLink: number;
   /** HYBRID_HIERARCHICAL: a named document is linked only when stage 1 ranks it within this many on its own. */
   titleLinkRank: number;
+  /** HYBRID_HIERARCHICAL: with a confirmed title link, stage 2's dense side reads the question without the names it holds (encoded a second time). */
+  titleLinkDense: boolean;
 }
 
 export type RankingName = keyof Ranking;
@@ -130,6 +132,13 @@ export const RANKING: { [K in RankingName]: Spec<Ranking[K]> } = {
     description: `HYBRID_HIERARCHICAL: with titleLink, a document the question names is linked only when stage 1 ranks it within this many documents on its own (1–${RANKING_LIMITS.titleLinkRankMax}): a title that is a common word ("string", "Exceptions") is held by many questions that do not ask about that document, and stage 1's own ranking tells those apart.`,
     problem: integer(1, RANKING_LIMITS.titleLinkRankMax),
     builtIn: 3,
+    request: false,
+  },
+  titleLinkDense: {
+    description:
+      'HYBRID_HIERARCHICAL: with titleLink, when a named document is confirmed, stage 2 compares passages with the question encoded again without the names it holds, as its BM25 leaves their words out: every passage of the named document shares its name, so the name cannot tell them apart, and a passage that repeats it (a Country name section) otherwise wins on it (false: the whole question).',
+    problem: (v) => (typeof v === 'boolean' ? undefined : `must be true or false, got ${echo(v)}`),
+    builtIn: false,
     request: false,
   },
 };

@@ -1,13 +1,17 @@
 import { adaptQuestion } from '../adapters/linear';
+import type { QueryAdapter } from '../adapters/linear';
+import { isExternal } from '../encoders/external';
+import type { EncoderSet } from '../encoders/set';
 import type { Database } from '../store/db';
 import type { EmbeddingTargets } from '../store/embeddings';
 import { DEFAULT_MODE, MODES, TEXT_ONLY_MODE, type ModeSpec, type RetrievalMode } from './modes';
 import { applyCutoffs } from './cutoff';
 import { QUESTION_VECTOR_ARGUMENTS, questionVectors } from './question-vectors';
+import { questionWithoutNames } from './question-names';
 import { search } from './search';
 import type { RowFetch } from './statements/rows';
 import { resolveRanking, type Ranking, type RankingLayer, type RankingName, type RankingSource } from './parameters';
-import type { SearchExecution, SearchResult } from './types';
+import type { RetrievalFilter, SearchExecution, SearchResult } from './types';
 import { RetrievalInputError, validateRetrieveArgs, type RetrieveArgs } from './validate';
 
 /** A corpus's retrieval settings: per mode, the ranking parameters it sets. */
@@ -99,6 +103,7 @@ export async function retrieve(
   const adapter = encoded && applies ? targets!.adapter : undefined;
   const question = encoded && adapter ? adaptQuestion(adapter, encoded) : encoded;
   if (needsVectors && targets?.adapterWarning) warnings.push(targets.adapterWarning);
+  const attribute = await attributeVector(db, mode, ranking.values, { text, filter, encoders: vectorGiven ? undefined : targets?.encoders, adapter });
   const encodeMs = ms(started);
   const searchStarted = process.hrtime.bigint();
   const { corpus: _corpus, environment: _environment, ...execution } = options;
@@ -110,6 +115,7 @@ export async function retrieve(
     passageModel: targets?.passage ?? { id: 0, dimension: 1 },
     questionForDocuments: spec.needs.documentVector ? question?.document : undefined,
     questionForPassages: spec.needs.passageVector ? question?.passage : undefined,
+    questionForAttribute: attribute,
     questionText: args.question ?? '',
     ...ranking.values,
     k1: args.k1,
@@ -136,4 +142,24 @@ export async function retrieve(
   // Highlights reuse the encoder's own question vector (before any adapter): they score sentences with E_P^ψ.
   const parameters = (Object.keys(ranking.values) as RankingName[]).map((name) => ({ name, value: ranking.values[name], source: ranking.sources[name] }));
   return { ...result, args, parameters, model, adapter: adapter?.name ?? null, warnings, timings: { encodeMs, searchMs: ms(searchStarted), totalMs: ms(started) }, questionForPassages: encoded?.passage };
+}
+
+/**
+ * titleLinkDense: E_Q^ψ of the question without the document names it holds (the adapter applied
+ * as to the question's own vector), when the default mode links titles and the question names a
+ * document; undefined otherwise. Not for a client's own vectors (no text of theirs to re-encode)
+ * nor an external model.
+ */
+async function attributeVector(
+  db: Database,
+  mode: RetrievalMode,
+  values: Ranking,
+  o: { text?: string; filter?: RetrievalFilter; encoders?: EncoderSet; adapter?: QueryAdapter },
+): Promise<Float32Array | undefined> {
+  if (mode !== 'HYBRID_HIERARCHICAL' || values.titleLink <= 0 || !values.titleLinkDense || !o.text || !o.encoders) return undefined;
+  if (isExternal(o.encoders.byRole.questionPassage)) return undefined;
+  const stripped = await questionWithoutNames(db, o.text, o.filter);
+  if (stripped === undefined) return undefined;
+  const { passage } = await o.encoders.encodeQuestion(stripped);
+  return o.adapter ? adaptQuestion(o.adapter, { passage }).passage : passage;
 }

@@ -59,6 +59,12 @@ export interface SearchInput extends Partial<Omit<Ranking, 'lambda' | 'perDocume
   questionForDocuments?: Float32Array;
   /** E_Q^ψ(q): compared with passage vectors. */
   questionForPassages?: Float32Array;
+  /**
+   * HYBRID_HIERARCHICAL with titleLinkDense: E_Q^ψ of the question without the names it holds
+   * (question-names.ts), compared with stage 2's passages instead of questionForPassages when
+   * stage 1 confirms a named document.
+   */
+  questionForAttribute?: Float32Array;
   /** The question's text, for the BM25 parts. */
   questionText?: string;
   k1: number;

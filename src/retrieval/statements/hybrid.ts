@@ -97,6 +97,11 @@ export function hybridHierarchical(s: SearchInput, p: Params, exact: boolean): M
   // Documents the question names: promoted in stage 1, their names' words left out of stage 2.
   const link = s.titleLink ?? RANKING.titleLink.builtIn;
   const linkRank = s.titleLinkRank ?? RANKING.titleLinkRank.builtIn;
+  // With a confirmed link, stage 2's dense side reads the question without its names (titleLinkDense).
+  const qa = link > 0 && s.questionForAttribute ? p.addVector(s.questionForAttribute) : undefined;
+  const passageDense = qa
+    ? `CASE WHEN EXISTS (SELECT 1 FROM confirmed) THEN ${innerProduct('pe.embedding', pdim, qa)} ELSE ${innerProduct('pe.embedding', pdim, qp)} END`
+    : innerProduct('pe.embedding', pdim, qp);
   const sql = `WITH ${termCtes(lexical, p, { passages: true, documents: true })},
     ${link > 0 ? `${titleLinkCtes(s, p)},` : ''}
     dense_docs AS MATERIALIZED (${documentStage(s, p, exact)}),
@@ -128,7 +133,7 @@ export function hybridHierarchical(s: SearchInput, p: Params, exact: boolean): M
       `SELECT ps.id AS passage_id, ps.document_id, NULL::float8 AS dense_score, NULL::float8 AS lexical FROM ${stage2} d
         ${probeJoin(s, 'passages', 'ps', 'ps.id, ps.document_id', 'ps.document_id = d.document_id')}`,
       // their vectors by (model, document), as HIERARCHICAL reads them: one index range per document
-      `SELECT pe.passage_id, NULL, ${innerProduct('pe.embedding', pdim, qp)}, NULL FROM ${stage2} d
+      `SELECT pe.passage_id, NULL, ${passageDense}, NULL FROM ${stage2} d
         ${probeJoin(s, 'passage_embeddings', 'pe', 'pe.passage_id, pe.embedding', `pe.model_id = ${p.add(s.passageModel.id)} AND pe.document_id = d.document_id`)}`,
       `SELECT passage_id, NULL, NULL, lexical FROM passage_lexical`,
     ])},

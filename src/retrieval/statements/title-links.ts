@@ -51,3 +51,16 @@ export function stage2TermCtes(named: string): string {
       UNION ALL
       SELECT t.* FROM pterms t WHERE NOT EXISTS (SELECT 1 FROM pterms u WHERE u.lexeme::text NOT IN (SELECT lexeme FROM mention)))`;
 }
+
+/**
+ * The statement that finds, before the search, the names a question holds as lexeme sets (the
+ * same lookup as titleLinkCtes' `linked`, unconfirmed) and the lexemes of each of the question's
+ * words, so that the question can be encoded again without those words (titleLinkDense).
+ */
+export function questionNamesStatement(question: string, words: readonly string[], filter: SearchInput['filter'], p: Params): string {
+  const ctes = titleLinkCtes({ questionText: question, filter } as SearchInput, p);
+  return `WITH ${ctes}
+    SELECT coalesce((SELECT json_agg(lexemes) FROM linked), '[]') AS names,
+           coalesce((SELECT json_agg(tsvector_to_array(to_tsvector('english'::regconfig, w)) ORDER BY i)
+                     FROM unnest(${p.add(words)}::text[]) WITH ORDINALITY AS u(w, i)), '[]') AS words`;
+}
