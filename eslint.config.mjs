@@ -6,7 +6,7 @@
 import tseslint from 'typescript-eslint';
 
 export default [
-  { ignores: ['**/node_modules/**', 'dist/**', 'src/generated/**', 'coverage/**'] },
+  { ignores: ['**/node_modules/**', 'dist/**', 'src/generated/**', 'coverage/**', '.cache/**'] },
   {
     files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts', 'console/src/**/*.{ts,tsx}'],
     languageOptions: { parser: tseslint.parser, parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
