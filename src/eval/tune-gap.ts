@@ -50,7 +50,17 @@ export async function tuneGap(
     ({ ...modeDefaults(mode), ...values, mode, k1: o.k1, k2: o.k2 }) as RunParams;
 
   const started = process.hrtime.bigint();
-  const report = await tune(corpus.db, corpus.targets, { perKind: o.perKind, seed: o.seed });
+  let last = 0;
+  const report = await tune(corpus.db, corpus.targets, {
+    perKind: o.perKind,
+    seed: o.seed,
+    onProgress: (done, total, point) => {
+      if (done === total || Date.now() - last > 30_000) {
+        last = Date.now();
+        o.log(`tune-gap: the tune at ${done}/${total} points (${point})`);
+      }
+    },
+  });
   const tuneSeconds = Number(process.hrtime.bigint() - started) / 1e9;
   const chosen = report.choice.chosen;
   const budget = searchedBudget(report);
