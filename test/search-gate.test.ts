@@ -1,8 +1,11 @@
 /**
  * Search statements' admission (src/store/search-gate.ts): at most half the pool runs searches at
  * once, so readers that keep every search busy leave connections for writes; a search that waits
- * past the pool's wait is OVERLOADED, as a pool wait is. Timings live in `npm run bench:writer-fairness`.
+ * past the pool's wait is OVERLOADED, as a pool wait is; an ingest's writes may take the half the
+ * searches leave. Timings live in `npm run bench:writer-fairness`.
  */
+import { loadConfig } from '../src/config';
+import { createContext } from '../src/graphql/context';
 import { classifyDatabaseError } from '../src/store/faults';
 import { PostgresDatabase } from '../src/store/postgres';
 import { defaultSearchLimit, SearchGate } from '../src/store/search-gate';
@@ -93,6 +96,21 @@ describe('SearchGate', () => {
       // Not queued behind the searches (the pool alone would have given them every connection, and the writes their leftovers).
       expect(doneWhenWritten).toBe(0);
       expect(busyPeak).toBeLessThanOrEqual(3);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it("gives an operation's writes the half of the pool that searches leave, its other statements their usual share", async () => {
+    const db = new PostgresDatabase({ url: t.url!, maxConnections: 4 });
+    try {
+      const config = { ...loadConfig({}), dbPoolMax: 4, dbConnectionsPerRequest: 1 };
+      const ctx = createContext(db, config);
+      const peak = (d: unknown) => (d as { shareUsage: { peak: number } }).shareUsage.peak;
+      await Promise.all(Array.from({ length: 4 }, () => ctx.writes.transaction((tx) => tx.query('SELECT pg_sleep(0.05)'))));
+      await Promise.all(Array.from({ length: 4 }, () => ctx.db.query('SELECT pg_sleep(0.02)')));
+      expect(peak(ctx.writes)).toBe(2);
+      expect(peak(ctx.db)).toBe(1);
     } finally {
       await db.close();
     }

@@ -4,12 +4,19 @@ import type { CorpusSettingsSource } from '../retrieval/settings';
 import type { ServerMetrics } from '../observability/metrics';
 import { shareOf } from '../store/connection-share';
 import type { Database } from '../store/db';
+import { defaultSearchLimit } from '../store/search-gate';
 import type { Principal } from '../store/keys';
 import type { Replica } from '../store/replicas';
 import { createLoaders, type Loaders } from './loaders';
 
 export interface Context {
   db: Database;
+  /**
+   * For an ingest's writes: a share of the pool as large as the searches leave it (half), so the
+   * documents it writes side by side (4 at once) do not wait on each other's transactions, one
+   * connection at a time (bench:writer-fairness). The same deadline as `db`.
+   */
+  writes: Database;
   /** The store without this operation's share of the pool and deadline: for work that outlives the request (a tune run). */
   store: Database;
   config: Config;
@@ -45,12 +52,10 @@ export interface ReadsState {
  * connection; work still queued when REQUEST_TIMEOUT_MS has passed is not started.
  */
 export function createContext(db: Database, config: Config, models?: ModelRegistry, principal?: Principal): Context {
-  const shared = db.poolUsage
-    ? shareOf(db, {
-        connections: config.dbConnectionsPerRequest,
-        deadline: config.requestTimeoutMs > 0 ? Date.now() + config.requestTimeoutMs : Infinity,
-        deadlineSetting: 'REQUEST_TIMEOUT_MS',
-      })
-    : db;
-  return { db: shared, store: db, config, loaders: createLoaders(shared), models, principal };
+  const deadline = config.requestTimeoutMs > 0 ? Date.now() + config.requestTimeoutMs : Infinity;
+  const share = (connections: number) => (db.poolUsage ? shareOf(db, { connections, deadline, deadlineSetting: 'REQUEST_TIMEOUT_MS' }) : db);
+  const shared = share(config.dbConnectionsPerRequest);
+  const pool = db.poolUsage?.().max ?? config.dbPoolMax;
+  const writes = share(Math.max(config.dbConnectionsPerRequest, pool - defaultSearchLimit(pool)));
+  return { db: shared, writes, store: db, config, loaders: createLoaders(shared), models, principal };
 }

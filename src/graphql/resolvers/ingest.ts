@@ -45,7 +45,7 @@ export class IngestResolver {
       return { created: 0, updated: 0, unchanged: 0, failed: 0, passages: 0, outcomes: [], embedded: null, job };
     }
     const { models } = ctx;
-    const result = await ingest(ctx.db, inputs, {
+    const result = await ingest(ctx.writes, inputs, {
       ...ctx.config.ingest,
       // Fresh, not the cached snapshot: see writeDocumentIn's lock.
       embedWith: ctx.config.embedOnIngest && models ? () => models.current({ fresh: true }) : undefined,
