@@ -37,8 +37,8 @@ export interface Ranking {
   titleLink: number;
   /** HYBRID_HIERARCHICAL: a named document is linked only when stage 1 ranks it within this many on its own. */
   titleLinkRank: number;
-  /** HYBRID_HIERARCHICAL: with a confirmed title link, stage 2's dense side reads the question without the names it holds (encoded a second time). */
-  titleLinkDense: boolean;
+  /** HYBRID_HIERARCHICAL: with a confirmed title link, the weight of the question without the names it holds (encoded a second time) in stage 2's dense side (0: the whole question only). */
+  titleLinkDense: number;
 }
 
 export type RankingName = keyof Ranking;
@@ -136,9 +136,9 @@ export const RANKING: { [K in RankingName]: Spec<Ranking[K]> } = {
   },
   titleLinkDense: {
     description:
-      'HYBRID_HIERARCHICAL: with titleLink, when a named document is confirmed, stage 2 compares passages with the question encoded again without the names it holds, as its BM25 leaves their words out: every passage of the named document shares its name, so the name cannot tell them apart, and a passage that repeats it (a Country name section) otherwise wins on it (false: the whole question).',
-    problem: (v) => (typeof v === 'boolean' ? undefined : `must be true or false, got ${echo(v)}`),
-    builtIn: false,
+      'HYBRID_HIERARCHICAL: with titleLink, when a named document is confirmed, stage 2 compares passages with the question vector mixed with this weight (0–1) of the question encoded again without the names it holds, as its BM25 leaves their words out: every passage of the named document shares its name, so the name cannot tell them apart, and a passage that repeats it (a Country name section) otherwise wins on it (0: the whole question only).',
+    problem: number(0, 1),
+    builtIn: 0,
     request: false,
   },
 };

@@ -103,7 +103,7 @@ export async function retrieve(
   const adapter = encoded && applies ? targets!.adapter : undefined;
   const question = encoded && adapter ? adaptQuestion(adapter, encoded) : encoded;
   if (needsVectors && targets?.adapterWarning) warnings.push(targets.adapterWarning);
-  const attribute = await attributeVector(db, mode, ranking.values, { text, filter, encoders: vectorGiven ? undefined : targets?.encoders, adapter });
+  const attribute = await attributeVector(db, mode, ranking.values, { text, filter, encoders: vectorGiven ? undefined : targets?.encoders, adapter, whole: question?.passage });
   const encodeMs = ms(started);
   const searchStarted = process.hrtime.bigint();
   const { corpus: _corpus, environment: _environment, ...execution } = options;
@@ -146,20 +146,23 @@ export async function retrieve(
 
 /**
  * titleLinkDense: E_Q^ψ of the question without the document names it holds (the adapter applied
- * as to the question's own vector), when the default mode links titles and the question names a
- * document; undefined otherwise. Not for a client's own vectors (no text of theirs to re-encode)
+ * as to the question's own vector), mixed with the whole question's by that weight, when the
+ * default mode links titles and the question names a document; undefined otherwise. Not for a client's own vectors (no text of theirs to re-encode)
  * nor an external model.
  */
 async function attributeVector(
   db: Database,
   mode: RetrievalMode,
   values: Ranking,
-  o: { text?: string; filter?: RetrievalFilter; encoders?: EncoderSet; adapter?: QueryAdapter },
+  o: { text?: string; filter?: RetrievalFilter; encoders?: EncoderSet; adapter?: QueryAdapter; whole?: Float32Array },
 ): Promise<Float32Array | undefined> {
-  if (mode !== 'HYBRID_HIERARCHICAL' || values.titleLink <= 0 || !values.titleLinkDense || !o.text || !o.encoders) return undefined;
+  const w = values.titleLinkDense;
+  if (mode !== 'HYBRID_HIERARCHICAL' || values.titleLink <= 0 || w <= 0 || !o.text || !o.whole || !o.encoders) return undefined;
   if (isExternal(o.encoders.byRole.questionPassage)) return undefined;
   const stripped = await questionWithoutNames(db, o.text, o.filter);
   if (stripped === undefined) return undefined;
-  const { passage } = await o.encoders.encodeQuestion(stripped);
-  return o.adapter ? adaptQuestion(o.adapter, { passage }).passage : passage;
+  const encoded = (await o.encoders.encodeQuestion(stripped)).passage;
+  const attribute = o.adapter ? adaptQuestion(o.adapter, { passage: encoded }).passage! : encoded;
+  // Inner products are linear: one mixed vector scores as the mixed scores would.
+  return w === 1 ? attribute : attribute.map((x, i) => w * x + (1 - w) * o.whole![i]);
 }
