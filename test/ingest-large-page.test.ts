@@ -60,7 +60,9 @@ describe('a page whose markup is over MAX_DOCUMENT_BYTES', () => {
     const first = await ingest(t.db, [{ key: 'reference', html }], options);
     expect(first.outcomes[0]).toMatchObject({ status: 'created', message: null });
     expect(first.outcomes[0].warnings).toEqual([
-      expect.stringMatching(/^its text is \d+ bytes, over the limit of 40000 bytes \(MAX_DOCUMENT_BYTES\): ingested up to the limit, \d+ of its 100 sections left out$/),
+      expect.stringMatching(
+        /^its text is \d+ bytes, over the limit of 40000 bytes \(MAX_DOCUMENT_BYTES\): ingested up to the limit, \d+ of its 100 sections left out$/,
+      ),
     ]);
     const stored = await storedText('reference');
     expect(stored.bytes).toBeLessThanOrEqual(40_000);
