@@ -40,6 +40,8 @@ export const TUNE_GRID = {
   perDocumentDecay: [0, 0.01, 0.03, 0.1, 0.3],
   /** Question → document linking by title: off, or the boost that puts a named document first (HYBRID_HIERARCHICAL). */
   titleLink: [0, 1],
+  /** With a confirmed link, the weight of the question without its names in stage 2's dense side: off, or the default's even mix. */
+  titleLinkDense: [0, 0.5],
 } as const;
 
 export interface TuneOptions {
@@ -150,10 +152,11 @@ async function tuneAlone(db: Database, targets: EmbeddingTargets, o: TuneOptions
 }
 
 /**
- * The points: λ × alpha (as the mode uses them), each with the document stage's alpha and the
- * bound on passages per document and its soft form, the per-document decay, varied alone around
- * the settings in force. Not a full product: 5 × 4 + 3 + 3 + 5 points (fewer where one is the
- * settings in force) keep a tune of the demo corpus within minutes.
+ * The points: λ × alpha (as the mode uses them), each with the document stage's alpha, title
+ * links and the question without its names, the bound on passages per document and its soft form,
+ * the per-document decay, varied alone around the settings in force. Not a full product:
+ * 5 × 4 + 3 + 2 + 2 + 3 + 5 points (fewer where one is the settings in force) keep a tune of the
+ * demo corpus within minutes.
  */
 function gridPoints(mode: RetrievalMode, inForce: Ranking): { label: string; values: Ranking }[] {
   const spec = MODES[mode];
@@ -173,6 +176,10 @@ function gridPoints(mode: RetrievalMode, inForce: Ranking): { label: string; val
     }
     for (const titleLink of TUNE_GRID.titleLink) {
       const values = { ...inForce, titleLink };
+      out.push({ label: describe(mode, values), values });
+    }
+    for (const titleLinkDense of TUNE_GRID.titleLinkDense) {
+      const values = { ...inForce, titleLinkDense };
       out.push({ label: describe(mode, values), values });
     }
   }
@@ -201,6 +208,7 @@ export function describe(mode: RetrievalMode, v: Ranking): string {
     spec.usesAlpha ? `α ${v.alpha}` : '',
     mode === 'HYBRID_HIERARCHICAL' ? `document α ${v.documentAlpha}` : '',
     mode === 'HYBRID_HIERARCHICAL' ? `title links ${v.titleLink}` : '',
+    mode === 'HYBRID_HIERARCHICAL' && v.titleLink > 0 ? `without names ${v.titleLinkDense}` : '',
     `per document ${v.perDocument ?? 'any'}`,
     spec.documentsOnly ? '' : `decay ${v.perDocumentDecay}`,
   ];
