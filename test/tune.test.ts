@@ -325,13 +325,17 @@ describe('tuneRetrievalSettings over GraphQL', () => {
     expect(mrrs).toEqual([...mrrs].sort((a: number, b: number) => b - a));
     // The soft bound is on the grid too, each value varied alone around the settings in force (no settings were stored before).
     const inForce = resolveRanking(MODES.HYBRID_HIERARCHICAL.defaults, {}).values;
-    const decays = run.report.grid.filter((p: { values: Ranking }) => p.values.perDocument === null && p.values.lambda === inForce.lambda && p.values.alpha === inForce.alpha && p.values.documentAlpha === inForce.documentAlpha && p.values.titleLink === inForce.titleLink);
+    const decays = run.report.grid.filter((p: { values: Ranking }) => p.values.perDocument === null && p.values.lambda === inForce.lambda && p.values.alpha === inForce.alpha && p.values.documentAlpha === inForce.documentAlpha && p.values.titleLink === inForce.titleLink && p.values.titleLinkDense === inForce.titleLinkDense);
     expect(decays.map((p: { values: Ranking }) => p.values.perDocumentDecay).sort()).toEqual([...TUNE_GRID.perDocumentDecay].sort());
     for (const p of decays) expect(p.label).toContain(`decay ${p.values.perDocumentDecay}`);
     // title linking on and off, the rest as in force
     const links = run.report.grid.filter((p: { values: Ranking }) => p.values.titleLink !== inForce.titleLink);
     expect(links.map((p: { values: Ranking }) => p.values.titleLink)).toEqual(TUNE_GRID.titleLink.filter((v) => v !== inForce.titleLink));
     for (const p of links) expect(p.label).toContain(`title links ${p.values.titleLink}`);
+    // the question without its names mixed in and not, the rest as in force
+    const named = run.report.grid.filter((p: { values: Ranking }) => p.values.titleLinkDense !== inForce.titleLinkDense);
+    expect(named.map((p: { values: Ranking }) => p.values.titleLinkDense)).toEqual(TUNE_GRID.titleLinkDense.filter((v) => v !== inForce.titleLinkDense));
+    for (const p of named) expect(p.label).toContain(`without names ${p.values.titleLinkDense}`);
     const settings = dataOf(await api.exec(`{ retrievalSettings { version setBy } }`)).retrievalSettings;
     if (run.report.choice.change) {
       expect(run.settingsVersion).toBe(settings.version);
