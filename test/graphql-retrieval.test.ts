@@ -1,3 +1,4 @@
+import { parseNodeId } from '../src/graphql/ids';
 import { EncoderSet } from '../src/encoders/set';
 import { loadConfig } from '../src/config';
 import { createTestApi, dataOf, type TestApi } from './helpers/api';
@@ -121,8 +122,7 @@ describe('GraphQL retrieve with the default model', () => {
   });
 
   it('answers every mode through the same API', async () => {
-    const run = async (mode: string, q = 'Where is the most visited art museum?') =>
-      dataOf(await api.exec(RETRIEVE, { q, mode, k1: 4, k2: 5 })).retrieve;
+    const run = async (mode: string, q = 'Where is the most visited art museum?') => dataOf(await api.exec(RETRIEVE, { q, mode, k1: 4, k2: 5 })).retrieve;
     const lexical = await run('LEXICAL', 'Louvre museum');
     expect(lexical.model).toBe('bm25');
     expect(lexical.passages[0].passage.text).toMatch(/Louvre/);
@@ -199,6 +199,33 @@ describe('GraphQL retrieve with the default model', () => {
     expect(result.errors?.[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument });
     expect(result.errors?.[0].message).toMatch(message);
   });
+
+  it("the default mode's stage 2 mixes in the question without the document it names (titleLinkDense 0.5)", async () => {
+    const QUERY = `query($q: String!) { retrieve(question: $q, k1: 4, k2: 20, exact: true) { passages { denseScore passage { id } } } }`;
+    const vectors = new Map(
+      (await api.testDb.db.query<{ id: number; embedding: string }>(`SELECT passage_id AS id, embedding::text AS embedding FROM passage_embeddings`)).map(
+        (r) => [String(r.id), JSON.parse(r.embedding) as number[]],
+      ),
+    );
+    const denseOf = async (q: string): Promise<{ dense: number; vector: number[] }[]> =>
+      dataOf(await api.exec(QUERY, { q })).retrieve.passages.map((p: any) => ({
+        dense: p.denseScore as number,
+        vector: vectors.get(String(parseNodeId(p.passage.id, 'Passage', 'id')))!,
+      }));
+    // Berlin is named and stage 1 ranks it first: its name is left out of the second question
+    const whole = (await encoders.encodeQuestion('Which river flows through Berlin?')).passage;
+    const nameFree = (await encoders.encodeQuestion('Which river flows through?')).passage;
+    const mixed = whole.map((x, i) => 0.5 * x + 0.5 * nameFree[i]);
+    const named = await denseOf('Which river flows through Berlin?');
+    expect(named.length).toBeGreaterThan(0);
+    for (const p of named) expect(p.dense).toBeCloseTo(dot(mixed, p.vector), 4);
+    // the mix differs from the whole question's (the test would pass vacuously otherwise)
+    expect(named.some((p) => Math.abs(dot(whole, p.vector) - p.dense) > 1e-3)).toBe(true);
+    // a question that names no document reads the whole question only
+    const plain = await denseOf('Which river flows through the city?');
+    const plainVector = (await encoders.encodeQuestion('Which river flows through the city?')).passage;
+    for (const p of plain) expect(p.dense).toBeCloseTo(dot(plainVector, p.vector), 4);
+  });
 });
 
 describe('GraphQL retrieve without encoders', () => {
@@ -212,9 +239,7 @@ describe('GraphQL retrieve without encoders', () => {
   it('still answers LEXICAL, falls back to it by default, and refuses dense modes naming the argument', async () => {
     const lexical = dataOf(await api.exec(RETRIEVE, { q: 'Oslofjord', mode: 'LEXICAL' })).retrieve;
     expect(lexical.passages.map((p: any) => p.passage.text)).toEqual(['Oslo lies at the head of the Oslofjord.']);
-    const byDefault = dataOf(
-      await api.exec(`{ retrieve(question: "Oslofjord") { mode warnings passages { passage { text } } } }`),
-    ).retrieve;
+    const byDefault = dataOf(await api.exec(`{ retrieve(question: "Oslofjord") { mode warnings passages { passage { text } } } }`)).retrieve;
     expect(byDefault.mode).toBe('LEXICAL');
     expect(byDefault.passages.map((p: any) => p.passage.text)).toEqual(['Oslo lies at the head of the Oslofjord.']);
     expect(byDefault.warnings.join(' ')).toMatch(/without encoders/);
@@ -259,7 +284,9 @@ describe('GraphQL retrieve with PER_DOCUMENT set', () => {
     const absent = dataOf(await api.exec(params)).retrieve.parameters;
     expect(absent.find((p: any) => p.name === 'perDocument')).toMatchObject({ value: 1, source: 'environment' });
     // a documents-only mode returns no passages, so no bound applies to it
-    const documentsOnly = dataOf(await api.exec(`{ retrieve(question: "Which river flows through the city?", mode: LEXICAL_DOCUMENTS) { perDocument documents { rank } } }`)).retrieve;
+    const documentsOnly = dataOf(
+      await api.exec(`{ retrieve(question: "Which river flows through the city?", mode: LEXICAL_DOCUMENTS) { perDocument documents { rank } } }`),
+    ).retrieve;
     expect(documentsOnly.perDocument).toBeNull();
     expect(documentsOnly.documents.length).toBeGreaterThan(0);
   });

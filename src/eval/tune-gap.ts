@@ -65,7 +65,9 @@ export async function tuneGap(
   const chosen = report.choice.chosen;
   const budget = searchedBudget(report);
   const tunedValues = { ...chosen.values, ...(budget !== undefined ? { passageBudget: budget } : {}) };
-  o.log(`tune-gap: the tune ${report.choice.change ? 'chose' : 'kept'} ${label(DEFAULT_MODE, tunedValues)} in ${tuneSeconds.toFixed(0)} s (${report.choice.reason})`);
+  o.log(
+    `tune-gap: the tune ${report.choice.change ? 'chose' : 'kept'} ${label(DEFAULT_MODE, tunedValues)} in ${tuneSeconds.toFixed(0)} s (${report.choice.reason})`,
+  );
 
   const lexical = await score('LEXICAL', at('LEXICAL', {}));
   const defaults = await score('defaults', at(DEFAULT_MODE, {}));

@@ -20,7 +20,12 @@ export async function questionWithoutNames(db: Database, question: string, filte
   const words = [...question.matchAll(WORD)];
   if (words.length === 0) return undefined;
   const p = new Params((v) => v);
-  const sql = questionNamesStatement(question, words.map((w) => w[0]), filter, p);
+  const sql = questionNamesStatement(
+    question,
+    words.map((w) => w[0]),
+    filter,
+    p,
+  );
   const [row] = await db.query<{ names: string[][]; words: string[][] }>(sql, p.values);
   if (row.names.length === 0) return undefined;
   const names = new Set(row.names.map((n) => [...new Set(n)].sort().join(' ')));
@@ -55,5 +60,8 @@ export async function questionWithoutNames(db: Database, question: string, filte
     at = w.index! + w[0].length;
   });
   out += question.slice(at);
-  return out.replace(/\s+([?.!,;:])/g, '$1').replace(/\s{2,}/g, ' ').trim();
+  return out
+    .replace(/\s+([?.!,;:])/g, '$1')
+    .replace(/\s{2,}/g, ' ')
+    .trim();
 }

@@ -53,12 +53,7 @@ const ms = (from: bigint) => Number(process.hrtime.bigint() - from) / 1e6;
  * Retrieval: validate, pick the mode, encode the question once per distinct question model the
  * mode needs, then one SQL statement for the mode.
  */
-export async function retrieve(
-  db: Database,
-  targets: EmbeddingTargets | undefined,
-  rawArgs: RetrieveArgs,
-  options: RetrieveOptions = {},
-): Promise<Retrieval> {
+export async function retrieve(db: Database, targets: EmbeddingTargets | undefined, rawArgs: RetrieveArgs, options: RetrieveOptions = {}): Promise<Retrieval> {
   const started = process.hrtime.bigint();
   const valid = validateRetrieveArgs(rawArgs);
   const warnings: string[] = [];
@@ -95,15 +90,21 @@ export async function retrieve(
     perDocument: perDocument !== null && perDocument < k2 && !spec.documentsOnly ? perDocument : undefined,
   };
   // The client's own vectors where given (bring your own vectors), else the text encoded.
+  // The name-free question (titleLinkDense) is looked up while the question is encoded; marked
+  // handled at once so that a failed encode does not leave it rejected unobserved (awaited below).
+  const nameFree = nameFreeQuestion(db, mode, ranking.values, { text, filter, encoders: vectorGiven ? undefined : targets?.encoders });
+  nameFree.catch(() => undefined);
   const encoded =
-    needsVectors && targets ? await questionVectors(mode, spec.needs, targets.encoders, { question: text, questionVector, questionDocumentVector, questionPassageVector }) : undefined;
+    needsVectors && targets
+      ? await questionVectors(mode, spec.needs, targets.encoders, { question: text, questionVector, questionDocumentVector, questionPassageVector })
+      : undefined;
   // The adapter maps question vectors only; stored vectors and the SQL are the same as without it.
   const maps = targets?.adapter?.maps;
   const applies = (spec.needs.documentVector && maps?.document) || (spec.needs.passageVector && maps?.passage);
   const adapter = encoded && applies ? targets!.adapter : undefined;
   const question = encoded && adapter ? adaptQuestion(adapter, encoded) : encoded;
   if (needsVectors && targets?.adapterWarning) warnings.push(targets.adapterWarning);
-  const attribute = await attributeVector(db, mode, ranking.values, { text, filter, encoders: vectorGiven ? undefined : targets?.encoders, adapter, whole: question?.passage });
+  const attribute = await attributeVector(await nameFree, ranking.values.titleLinkDense, { encoders: targets?.encoders, adapter, whole: question?.passage });
   const encodeMs = ms(started);
   const searchStarted = process.hrtime.bigint();
   const { corpus: _corpus, environment: _environment, ...execution } = options;
@@ -141,26 +142,44 @@ export async function retrieve(
   const model = !needsVectors ? 'bm25' : mode === 'DOCUMENTS' ? targets!.document.name : targets!.passage.name;
   // Highlights reuse the encoder's own question vector (before any adapter): they score sentences with E_P^ψ.
   const parameters = (Object.keys(ranking.values) as RankingName[]).map((name) => ({ name, value: ranking.values[name], source: ranking.sources[name] }));
-  return { ...result, args, parameters, model, adapter: adapter?.name ?? null, warnings, timings: { encodeMs, searchMs: ms(searchStarted), totalMs: ms(started) }, questionForPassages: encoded?.passage };
+  return {
+    ...result,
+    args,
+    parameters,
+    model,
+    adapter: adapter?.name ?? null,
+    warnings,
+    timings: { encodeMs, searchMs: ms(searchStarted), totalMs: ms(started) },
+    questionForPassages: encoded?.passage,
+  };
 }
 
 /**
- * titleLinkDense: E_Q^ψ of the question without the document names it holds (the adapter applied
- * as to the question's own vector), mixed with the whole question's by that weight, when the
- * default mode links titles and the question names a document; undefined otherwise. Not for a client's own vectors (no text of theirs to re-encode)
- * nor an external model.
+ * titleLinkDense: the question without the document names it holds, when the default mode links
+ * titles with this weight and the question names a document; undefined otherwise. Not for a
+ * client's own vectors (no text of theirs to re-encode) nor an external model.
  */
-async function attributeVector(
+async function nameFreeQuestion(
   db: Database,
   mode: RetrievalMode,
   values: Ranking,
-  o: { text?: string; filter?: RetrievalFilter; encoders?: EncoderSet; adapter?: QueryAdapter; whole?: Float32Array },
-): Promise<Float32Array | undefined> {
-  const w = values.titleLinkDense;
-  if (mode !== 'HYBRID_HIERARCHICAL' || values.titleLink <= 0 || w <= 0 || !o.text || !o.whole || !o.encoders) return undefined;
+  o: { text?: string; filter?: RetrievalFilter; encoders?: EncoderSet },
+): Promise<string | undefined> {
+  if (mode !== 'HYBRID_HIERARCHICAL' || values.titleLink <= 0 || values.titleLinkDense <= 0 || !o.text || !o.encoders) return undefined;
   if (isExternal(o.encoders.byRole.questionPassage)) return undefined;
-  const stripped = await questionWithoutNames(db, o.text, o.filter);
-  if (stripped === undefined) return undefined;
+  return questionWithoutNames(db, o.text, o.filter);
+}
+
+/**
+ * E_Q^ψ of the name-free question (the adapter applied as to the question's own vector), mixed
+ * with the whole question's by weight w.
+ */
+async function attributeVector(
+  stripped: string | undefined,
+  w: number,
+  o: { encoders?: EncoderSet; adapter?: QueryAdapter; whole?: Float32Array },
+): Promise<Float32Array | undefined> {
+  if (stripped === undefined || !o.encoders || !o.whole) return undefined;
   const encoded = (await o.encoders.encodeQuestion(stripped)).passage;
   const attribute = o.adapter ? adaptQuestion(o.adapter, { passage: encoded }).passage! : encoded;
   // Inner products are linear: one mixed vector scores as the mixed scores would.
