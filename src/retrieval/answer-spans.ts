@@ -1,5 +1,5 @@
 /**
- * Typed phrases inside a sentence (issue 33): dates, quantities with their unit, people and
+ * Typed phrases inside a sentence: dates, quantities with their unit, people and
  * organisations, places, found with compromise (an offline English NLP library: part-of-speech
  * tags and named-entity guesses from its npm package, no model download), so a "when" question's
  * highlight can be "7 June 1905" rather than the sentence that mentions the country. Also the

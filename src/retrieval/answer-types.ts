@@ -1,5 +1,5 @@
 /**
- * What a question asks for (issue 33): the kind of phrase a reader would underline as its answer.
+ * What a question asks for: the kind of phrase a reader would underline as its answer.
  * - date: when / what year / since which version
  * - quantity: how many / how much / how long / what share — a number with its unit
  * - person: who, or which company / bank / service — a person or an organisation

@@ -86,7 +86,7 @@ describe('pickAnswer', () => {
   });
 });
 
-describe('typed answers (issue 33)', () => {
+describe('typed answers', () => {
   const LIGHTHOUSE = 'Lindesnes Lighthouse is the oldest lighthouse in Norway. It was first lit in 1655. The light is 50 metres above the sea.';
 
   it('answers "when" with the date, not with the sentence that shares the entity', () => {

@@ -2,7 +2,7 @@
  * Answer highlights (DensePhrases' phrase-level answers, row by row): the sentence of a passage
  * most likely to answer the question, and inside it the shortest span that carries the answer
  * where one stands out (the value after a label: "name: Oslo"; a date for a "when" question, a
- * number with its unit for "how many", a name for "who", a place for "where": issue 33). Pure:
+ * number with its unit for "how many", a name for "who", a place for "where"). Pure:
  * sentence similarities from an encoder come in as numbers (highlight.ts computes them), so this
  * is testable by hand.
  */
@@ -30,7 +30,7 @@ export interface Answer extends TextSpan {
 }
 
 export interface PickOptions {
-  /** Prefer sentences and spans of the question's answer type (default true); false: the method before issue 33. */
+  /** Prefer sentences and spans of the question's answer type (default true); false: the untyped method. */
   typed?: boolean;
   /** Sentences read per passage (default MAX_ANSWER_SENTENCES); the rest are not considered. */
   maxSentences?: number;

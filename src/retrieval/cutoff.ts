@@ -1,5 +1,5 @@
 /**
- * Result cut-offs on the final score (issue 32 §4): `minScore`, and `autocut`, which ends the
+ * Result cut-offs on the final score: `minScore`, and `autocut`, which ends the
  * results at the first large jump in score, as Weaviate's autocut does. Hand-written: no
  * maintained npm library does this; the algorithm follows Weaviate's
  * (weaviate/weaviate entities/autocut/autocut.go).

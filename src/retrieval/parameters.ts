@@ -1,6 +1,6 @@
 import { echo } from '../errors';
 /**
- * A document's dense score from its passages (issue 13 §3, each measured on dev by `dhr eval`):
+ * A document's dense score from its passages (each measured on dev by `dhr eval`):
  * 'best': its best passage among the passage ANN hits (missing: the stage's minimum);
  * 'top3': the mean of its 3 best passages; 'centroid': cosine with the mean of its passage
  * vectors; both over every passage of each candidate document.
@@ -9,7 +9,7 @@ export type DocumentPassages = 'best' | 'top3' | 'centroid';
 export const DOCUMENT_PASSAGES: readonly DocumentPassages[] = ['best', 'top3', 'centroid'];
 
 /**
- * The ranking parameters, declared once (issue 31 §1). Every place that takes them (the GraphQL
+ * The ranking parameters, declared once. Every place that takes them (the GraphQL
  * arguments, validation, corpus settings, the server's environment, the eval's runs) reads this
  * table, and every default is resolved by one function, `resolveRanking`, with one precedence:
  * request → corpus settings → server environment → the mode's built-in default.
