@@ -56,12 +56,11 @@ export function devFavours(defaults: RankScores, selfTuned: RankScores): 'defaul
   return 'tie';
 }
 
-export async function evaluateSelfTuned(
-  dataset: EvalDataset,
+/** `dhr tune` on an eval corpus alone (no labels), its progress logged every 30 s; with its wall time. */
+export async function tuneCorpus(
   corpus: Corpus,
-  outcome: EvalOutcome,
-  o: { perKind: number; seed: number; k1: number; k2: number; log: (line: string) => void },
-): Promise<SelfTunedEvaluation> {
+  o: { perKind: number; seed: number; prefix: string; log: (line: string) => void },
+): Promise<{ report: TuneReport; seconds: number }> {
   const started = process.hrtime.bigint();
   let last = 0;
   const report = await tune(corpus.db, corpus.targets, {
@@ -70,11 +69,20 @@ export async function evaluateSelfTuned(
     onProgress: (done, total, label) => {
       if (done === total || Date.now() - last > 30_000) {
         last = Date.now();
-        o.log(`self-tune: ${done}/${total} points (${label})`);
+        o.log(`${o.prefix}: ${done}/${total} points (${label})`);
       }
     },
   });
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  return { report, seconds: Number(process.hrtime.bigint() - started) / 1e9 };
+}
+
+export async function evaluateSelfTuned(
+  dataset: EvalDataset,
+  corpus: Corpus,
+  outcome: EvalOutcome,
+  o: { perKind: number; seed: number; k1: number; k2: number; log: (line: string) => void },
+): Promise<SelfTunedEvaluation> {
+  const { report, seconds } = await tuneCorpus(corpus, { ...o, prefix: 'self-tune' });
   const chosen = report.choice.chosen;
   o.log(`self-tune: ${report.choice.change ? 'chose' : 'kept'} ${chosen.label} in ${seconds.toFixed(0)} s: ${report.choice.reason}`);
   const test = dataset.questions.filter((q) => splitOf(q.id) === 'test');
@@ -88,11 +96,14 @@ export async function evaluateSelfTuned(
   const scores = scoreOutcomes(await runQuestions(corpus, test, { mode: DEFAULT_MODE, ...params }));
   // The dev split at both settings: the choice between (a) and (b) is made here, never on the test split.
   const devQuestions = dataset.questions.filter((q) => splitOf(q.id) === 'dev');
-  const onDev = async (p: Omit<RunParams, 'mode'>) => targetScores(scoreOutcomes(await runQuestions(corpus, devQuestions, { mode: DEFAULT_MODE, ...p })), outcome.target)!;
+  const onDev = async (p: Omit<RunParams, 'mode'>) =>
+    targetScores(scoreOutcomes(await runQuestions(corpus, devQuestions, { mode: DEFAULT_MODE, ...p })), outcome.target)!;
   const devDefaults = await onDev(defaultsParams);
   const devSelfTuned = changed ? await onDev(params) : devDefaults;
   const favours = devFavours(devDefaults, devSelfTuned);
-  o.log(`self-tune: dev split (${devQuestions.length} questions), MRR@20 defaults ${devDefaults.mrr20.toFixed(3)}, self-tuned ${devSelfTuned.mrr20.toFixed(3)}: favours ${favours}`);
+  o.log(
+    `self-tune: dev split (${devQuestions.length} questions), MRR@20 defaults ${devDefaults.mrr20.toFixed(3)}, self-tuned ${devSelfTuned.mrr20.toFixed(3)}: favours ${favours}`,
+  );
   return {
     tune: {
       questions: report.questions,

@@ -8,9 +8,9 @@
 import { DEFAULT_MODE, MODES, modeDefaults, type RetrievalMode } from '../retrieval/modes';
 import { resolveRanking, type Ranking } from '../retrieval/parameters';
 import { searchedBudget } from '../tuning/runs';
-import { tune } from '../tuning/tune';
 import { pointTarget, scoreOutcomes, type PointRow, type PointTarget } from './points';
 import { runQuestions, type Corpus, type RunParams } from './run';
+import { tuneCorpus } from './self-tuned';
 import { splitOf, type Split } from './split';
 import type { EvalDataset } from './types';
 
@@ -49,19 +49,7 @@ export async function tuneGap(
   const at = (mode: RetrievalMode, values: Partial<Ranking> & { passageBudget?: number | null }): RunParams =>
     ({ ...modeDefaults(mode), ...values, mode, k1: o.k1, k2: o.k2 }) as RunParams;
 
-  const started = process.hrtime.bigint();
-  let last = 0;
-  const report = await tune(corpus.db, corpus.targets, {
-    perKind: o.perKind,
-    seed: o.seed,
-    onProgress: (done, total, point) => {
-      if (done === total || Date.now() - last > 30_000) {
-        last = Date.now();
-        o.log(`tune-gap: the tune at ${done}/${total} points (${point})`);
-      }
-    },
-  });
-  const tuneSeconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const { report, seconds: tuneSeconds } = await tuneCorpus(corpus, { ...o, prefix: 'tune-gap: the tune' });
   const chosen = report.choice.chosen;
   const budget = searchedBudget(report);
   const tunedValues = { ...chosen.values, ...(budget !== undefined ? { passageBudget: budget } : {}) };
