@@ -8,7 +8,6 @@ import { EncoderError } from '../types';
 // The package is ESM-typed but ships a CommonJS build under its "node"/"require" export; a static
 // import from this CommonJS module is rejected by tsc (TS1479), so load it with require and borrow its types.
 type TokenizersModule = typeof import('@huggingface/tokenizers', { with: { 'resolution-mode': 'import' } });
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const tokenizers = require('@huggingface/tokenizers') as TokenizersModule;
 
 export interface TokenizedText {
