@@ -1,12 +1,11 @@
 import type { GraphQLResolveInfo } from 'graphql';
 import { Args, ArgsType, Ctx, Field, FieldResolver, Float, Info, Int, Query, Resolver, Root } from 'type-graphql';
 import { isExternal } from '../../encoders/external';
-import { RETRIEVE_DEFAULTS } from '../../retrieval/defaults';
-import { DEFAULT_MODE, MODES, type RetrievalMode } from '../../retrieval/modes';
+import { MODES, type RetrievalMode } from '../../retrieval/modes';
 import { highlighterFor } from '../../retrieval/highlight';
 import { RANKING, RANKING_NAMES, type Ranking, type RankingName } from '../../retrieval/parameters';
+import { REQUEST_ARGUMENT_NAMES, REQUEST_ARGUMENTS, type RequestArgument } from '../../retrieval/request-parameters';
 import { retrieve } from '../../retrieval/retrieve';
-import { RETRIEVAL_LIMITS } from '../../retrieval/validate';
 import { coverage } from '../../store/coverage';
 import type { DocumentRow, PassageRow } from '../../store/rows';
 import type { Context } from '../context';
@@ -17,15 +16,7 @@ import { withPreloadedDocument } from '../loaders';
 import { retrieveRowFetch } from '../selection';
 import { Document } from '../types/document';
 import { Passage } from '../types/passage';
-import {
-  Retrieval,
-  RetrievalCoverage,
-  RetrievalFilterInput,
-  RetrievalModeEnum,
-  PassageAnswer,
-  ScoredDocument,
-  ScoredPassage,
-} from '../types/retrieval';
+import { Retrieval, RetrievalCoverage, RetrievalFilterInput, RetrievalModeEnum, PassageAnswer, ScoredDocument, ScoredPassage } from '../types/retrieval';
 
 /** Whether null is one of the parameter's values (no bound), not just a way of leaving it out. */
 const nullMeansNone = (name: RankingName) => RANKING[name].problem(null) === undefined;
@@ -44,9 +35,13 @@ function requested<K extends RankingName>(name: K, value: Ranking[K] | null | un
   return value === null && !nullMeansNone(name) ? undefined : (value as Ranking[K] | undefined);
 }
 
-/** The question and k1, k2: retrieve's first arguments (RetrieveArgs adds the rest after the ranking ones). */
+/**
+ * retrieve's arguments: the question (its text or vectors) and filter here, the request arguments
+ * and the ranking ones generated from their tables below. Validated in the domain
+ * (validateRetrieveArgs) so the CLI and eval share the checks.
+ */
 @ArgsType()
-export class RetrieveQuestionArgs {
+export class RetrieveArgs {
   @Field(() => String, {
     nullable: true,
     description:
@@ -61,18 +56,30 @@ export class RetrieveQuestionArgs {
   })
   questionVector?: number[] | null;
 
-  @Field(() => [Float], { nullable: true, description: 'E_Q^φ(q), compared with document vectors, when another model serves questionDocument than questionPassage (overrides questionVector for that role).' })
+  @Field(() => [Float], {
+    nullable: true,
+    description:
+      'E_Q^φ(q), compared with document vectors, when another model serves questionDocument than questionPassage (overrides questionVector for that role).',
+  })
   questionDocumentVector?: number[] | null;
 
-  @Field(() => [Float], { nullable: true, description: 'E_Q^ψ(q), compared with passage vectors, when another model serves questionPassage than questionDocument (overrides questionVector for that role).' })
+  @Field(() => [Float], {
+    nullable: true,
+    description:
+      'E_Q^ψ(q), compared with passage vectors, when another model serves questionPassage than questionDocument (overrides questionVector for that role).',
+  })
   questionPassageVector?: number[] | null;
 
-  @Field(() => Int, { defaultValue: RETRIEVE_DEFAULTS.k1, description: `Documents stage 1 keeps (1–${RETRIEVAL_LIMITS.maxK}).` })
-  k1!: number;
+  // Generated below from the table of request arguments (retrieval/request-parameters.ts).
+  declare k1: number;
+  declare k2: number;
+  declare mode?: RetrievalMode | null;
+  declare minScore?: number | null;
+  declare autocut?: number | null;
+  declare exact: boolean;
 
-  @Field(() => Int, { defaultValue: RETRIEVE_DEFAULTS.k2, description: `Passages returned (1–${RETRIEVAL_LIMITS.maxK}).` })
-  k2!: number;
-
+  @Field(() => RetrievalFilterInput, { nullable: true })
+  filter?: RetrievalFilterInput | null;
 }
 
 /** The ranking parameters a question may set (`request` in their table), each a GraphQL argument described by it. */
@@ -80,35 +87,18 @@ export const REQUEST_RANKING = RANKING_NAMES.filter((name) => RANKING[name].requ
 export type RequestRankingArgs = { [K in RankingName]?: Ranking[K] | null };
 for (const name of REQUEST_RANKING) {
   const scalar = typeof RANKING[name].builtIn === 'boolean' ? Boolean : RANKING[name].problem(0.5) === undefined ? Float : Int;
-  Field(() => scalar, { nullable: true, description: leftOut(name) })(RetrieveQuestionArgs.prototype, name);
+  Field(() => scalar, { nullable: true, description: leftOut(name) })(RetrieveArgs.prototype, name);
 }
 
 /** The ranking arguments the request gave, as retrieve takes them. */
 const requestedRanking = (a: RequestRankingArgs) => Object.fromEntries(REQUEST_RANKING.map((name) => [name, requested(name, a[name] as never)]));
 
-/** retrieve's arguments; validated in the domain (validateRetrieveArgs) so the CLI and eval share the checks. */
-@ArgsType()
-export class RetrieveArgs extends RetrieveQuestionArgs {
-  @Field(() => RetrievalModeEnum, { nullable: true, description: `Left out: ${DEFAULT_MODE} (LEXICAL on a server without encoders).` })
-  mode?: RetrievalMode | null;
-
-  @Field(() => RetrievalFilterInput, { nullable: true })
-  filter?: RetrievalFilterInput | null;
-
-  @Field(() => Float, {
-    nullable: true,
-    description: 'Only results whose final score (score) is at least this; applied after ranking, so fewer than k2 may come back. Left out: no bound.',
-  })
-  minScore?: number | null;
-
-  @Field(() => Int, {
-    nullable: true,
-    description: `Ends the results at a jump in the final score, as Weaviate’s autocut: 1 keeps those before the first jump, 2 before the second (1–${RETRIEVAL_LIMITS.maxAutocut}). After minScore. Left out: no cut.`,
-  })
-  autocut?: number | null;
-
-  @Field(() => Boolean, { defaultValue: false, description: 'Score every candidate exactly instead of using HNSW and bounded postings (slower).' })
-  exact!: boolean;
+const SCALARS = { int: Int, float: Float, boolean: Boolean, mode: RetrievalModeEnum } as const;
+for (const name of REQUEST_ARGUMENT_NAMES) {
+  const spec: RequestArgument = REQUEST_ARGUMENTS[name];
+  const options =
+    spec.default === undefined ? { nullable: true, description: spec.description } : { defaultValue: spec.default, description: spec.description };
+  Field(() => SCALARS[spec.type], options)(RetrieveArgs.prototype, name);
 }
 
 /** What the Retrieval type's lazy fields need (not in the schema). */
@@ -174,7 +164,8 @@ export class RetrievalResolver {
     const documents = result.documentRows && rows.ofDocuments !== false ? result.documents.filter((d) => documentRows.has(d.documentId)) : result.documents;
     const warnings = [...result.warnings];
     const gone = result.passages.length - passages.length + result.documents.length - documents.length;
-    if (gone > 0) warnings.push(`${gone} ranked item(s) were removed or replaced by a concurrent ingest or delete while this question was answered, and are left out`);
+    if (gone > 0)
+      warnings.push(`${gone} ranked item(s) were removed or replaced by a concurrent ingest or delete while this question was answered, and are left out`);
     return {
       passages: passages.map((p, i) => ({
         ...p,
@@ -215,10 +206,15 @@ export class RetrievalResolver {
   async warnings(@Root() r: RetrievalRoot, @Ctx() ctx: Context): Promise<string[]> {
     const warnings = [...r.warnings];
     const c = await coverageOf(r, ctx);
-    for (const [level, counts] of [['documents', c.documents], ['passages', c.passages]] as const) {
+    for (const [level, counts] of [
+      ['documents', c.documents],
+      ['passages', c.passages],
+    ] as const) {
       const model = level === 'documents' ? r.modelIds.document : r.modelIds.passage;
       if (r.readsVectors && model !== undefined && counts.embedded < counts.total) {
-        warnings.push(`${counts.total - counts.embedded} of ${counts.total} ${level} have no vector yet: they are found through BM25 only, or not at all by pure vector modes`);
+        warnings.push(
+          `${counts.total - counts.embedded} of ${counts.total} ${level} have no vector yet: they are found through BM25 only, or not at all by pure vector modes`,
+        );
       }
       if (counts.indexed < counts.total) warnings.push(`${counts.total - counts.indexed} of ${counts.total} ${level} are not yet in the BM25 index`);
     }
