@@ -92,8 +92,12 @@ function dotProductEpoch(data: TrainingData): number {
 const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(0);
 
 function main(): void {
-  const load = loadavg().map((x) => x.toFixed(2)).join(' ');
-  console.log(`bench:adapter — ${PAIRS} pairs × ${DIM}-d, ${TARGETS} targets, ${K} hard negatives, batch ${BATCH}, ≤ ${EPOCHS} epochs, lr ${LR}, W ${RANK > 0 && RANK < DIM ? `diag + rank ${RANK}` : 'full'}`);
+  const load = loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
+  console.log(
+    `bench:adapter — ${PAIRS} pairs × ${DIM}-d, ${TARGETS} targets, ${K} hard negatives, batch ${BATCH}, ≤ ${EPOCHS} epochs, lr ${LR}, W ${RANK > 0 && RANK < DIM ? `diag + rank ${RANK}` : 'full'}`,
+  );
   console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), load average before: ${load}`);
   const rssStart = process.memoryUsage().rss;
   const data = makeData();
@@ -114,7 +118,9 @@ function main(): void {
       const s = Number(process.hrtime.bigint() - epochStarted) / 1e9;
       epochSeconds.push(s);
       epochStarted = process.hrtime.bigint();
-      console.log(`  epoch ${r.epoch}: ${s.toFixed(1)} s, train loss ${r.trainLoss.toFixed(3)}, held-out loss ${r.heldOut.loss.toFixed(3)}, recall@1 ${r.heldOut.accuracy.toFixed(3)}`);
+      console.log(
+        `  epoch ${r.epoch}: ${s.toFixed(1)} s, train loss ${r.trainLoss.toFixed(3)}, held-out loss ${r.heldOut.loss.toFixed(3)}, recall@1 ${r.heldOut.accuracy.toFixed(3)}`,
+      );
     },
   });
   const trainS = Number(process.hrtime.bigint() - t1) / 1e9;
@@ -138,7 +144,9 @@ function main(): void {
     rssAtStartMiB: Number(mib(rssStart)),
     peakRssMiB: Number(mib(maxRss)),
     loadAverageBefore: load,
-    loadAverageAfter: loadavg().map((x) => x.toFixed(2)).join(' '),
+    loadAverageAfter: loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' '),
     checksum,
   };
   console.log(

@@ -92,7 +92,15 @@ async function main(): Promise<void> {
     const { db, targets } = corpus;
     const encoders = { question: targets.encoders.byRole.questionPassage, passage: targets.encoders.byRole.passage };
     const d: { lambda: number; alpha?: number; documentAlpha?: number; summaryShare?: number } = modeDefaults(DEFAULT_MODE);
-    const { args, options } = retrieveParts({ mode: DEFAULT_MODE, k1: 100, k2: 20, lambda: d.lambda, alpha: d.alpha, documentAlpha: d.documentAlpha, summaryShare: d.summaryShare });
+    const { args, options } = retrieveParts({
+      mode: DEFAULT_MODE,
+      k1: 100,
+      k2: 20,
+      lambda: d.lambda,
+      alpha: d.alpha,
+      documentAlpha: d.documentAlpha,
+      summaryShare: d.summaryShare,
+    });
     const retrieveMs: number[] = [];
     const encodedMs: number[] = [];
     const storedMs: number[] = [];
@@ -124,7 +132,12 @@ async function main(): Promise<void> {
         t = process.hrtime.bigint();
         const answers = await Promise.all(
           top.map((p) =>
-            highlighter.highlight(q.question, p.text, result.questionForPassages, { loader, modelId: targets.passage.id, passageId: p.passageId, documentId: p.documentId }),
+            highlighter.highlight(q.question, p.text, result.questionForPassages, {
+              loader,
+              modelId: targets.passage.id,
+              passageId: p.passageId,
+              documentId: p.documentId,
+            }),
           ),
         );
         ms.push(since(t));
@@ -147,15 +160,23 @@ async function main(): Promise<void> {
     }
     const p = (xs: number[], k: number) => r1(percentile(xs, k));
     const [lp1, lp5, lp15] = loadavg().map((x) => x.toFixed(1));
-    console.log(`${cpus().length} CPUs, load average ${lp1} ${lp5} ${lp15}; ${corpus.stats.documents} documents, ${corpus.stats.passages} passages, ${questions.length} questions (${DEFAULT_MODE})`);
+    console.log(
+      `${cpus().length} CPUs, load average ${lp1} ${lp5} ${lp15}; ${corpus.stats.documents} documents, ${corpus.stats.passages} passages, ${questions.length} questions (${DEFAULT_MODE})`,
+    );
     console.log(`top-1 passage holds the answer: ${top1Contains}; highlight holds it: ${spanContains}; its sentence: ${sentenceContains}`);
-    console.log(`highlights that differ: encoded vs stored vectors ${differ}, stored vectors tagged at query time vs stored tags ${differTags}, of ${encodedMs.length * TOP}`);
+    console.log(
+      `highlights that differ: encoded vs stored vectors ${differ}, stored vectors tagged at query time vs stored tags ${differTags}, of ${encodedMs.length * TOP}`,
+    );
     console.log(`highlight top ${TOP}, encoded at query time (cold):          p50 ${p(encodedMs, 50)} ms, p95 ${p(encodedMs, 95)} ms`);
     console.log(`highlight top ${TOP}, stored vectors, tagged at query time: p50 ${p(storedMs, 50)} ms, p95 ${p(storedMs, 95)} ms`);
     console.log(`highlight top ${TOP}, stored vectors and stored tags:       p50 ${p(taggedMs, 50)} ms, p95 ${p(taggedMs, 95)} ms`);
-    console.log(`ratio p50: stored / encoded ${(percentile(storedMs, 50) / percentile(encodedMs, 50)).toFixed(3)}x; stored tags / stored ${(percentile(taggedMs, 50) / percentile(storedMs, 50)).toFixed(3)}x`);
+    console.log(
+      `ratio p50: stored / encoded ${(percentile(storedMs, 50) / percentile(encodedMs, 50)).toFixed(3)}x; stored tags / stored ${(percentile(taggedMs, 50) / percentile(storedMs, 50)).toFixed(3)}x`,
+    );
     const vs = (xs: number[]) => (percentile(xs, 50) / percentile(retrieveMs, 50)).toFixed(3);
-    console.log(`retrieve: p50 ${p(retrieveMs, 50)} ms, p95 ${p(retrieveMs, 95)} ms; highlights add p50 ${vs(taggedMs)}x the retrieval with stored tags (tagged at query time ${vs(storedMs)}x, encoded ${vs(encodedMs)}x)`);
+    console.log(
+      `retrieve: p50 ${p(retrieveMs, 50)} ms, p95 ${p(retrieveMs, 95)} ms; highlights add p50 ${vs(taggedMs)}x the retrieval with stored tags (tagged at query time ${vs(storedMs)}x, encoded ${vs(encodedMs)}x)`,
+    );
 
     // The cost at ingest, on a sample of the corpus's passages (every k-th by id).
     const rows = await db.query<{ id: number; documentId: number; text: string; titlePath: string[] }>(
@@ -175,7 +196,12 @@ async function main(): Promise<void> {
         const { vectors } = await encoder.encode(batch.map(passageEncodingText), 'passage');
         split.passages.encode += (performance.now() - t0) / 1000;
         t0 = performance.now();
-        await writePassageEmbeddings(db, targets.passage, batch.map((r, i) => ({ passageId: r.id, documentId: r.documentId, vector: vectors[i] })), { replace: true });
+        await writePassageEmbeddings(
+          db,
+          targets.passage,
+          batch.map((r, i) => ({ passageId: r.id, documentId: r.documentId, vector: vectors[i] })),
+          { replace: true },
+        );
         split.passages.write += (performance.now() - t0) / 1000;
       }
     };
@@ -189,7 +215,11 @@ async function main(): Promise<void> {
         part.encode += (performance.now() - t0) / 1000;
         sentences += encoded.reduce((s, e) => s + e.vectors.length, 0);
         t0 = performance.now();
-        await writeSentenceEmbeddings(db, targets.passage, batch.map((r, i) => ({ passageId: r.id, documentId: r.documentId, ...encoded[i] })));
+        await writeSentenceEmbeddings(
+          db,
+          targets.passage,
+          batch.map((r, i) => ({ passageId: r.id, documentId: r.documentId, ...encoded[i] })),
+        );
         part.write += (performance.now() - t0) / 1000;
       }
     };
@@ -212,7 +242,9 @@ async function main(): Promise<void> {
         `with their typed spans ${best.tagged.toFixed(2)} s: +${((100 * (best.tagged - best.sentences)) / best.passages).toFixed(0)}% more`,
     );
     const f = (x: { encode: number; write: number }) => `encode ${x.encode.toFixed(2)} s, write ${x.write.toFixed(2)} s`;
-    console.log(`last run of each: passages ${f(split.passages)}; sentences ${f(split.sentences)}; sentences with spans ${f(split.tagged)} (encode includes tagging)`);
+    console.log(
+      `last run of each: passages ${f(split.passages)}; sentences ${f(split.sentences)}; sentences with spans ${f(split.tagged)} (encode includes tagging)`,
+    );
     const [size] = await db.query<{ passages: number; sentences: number; n: number; m: number }>(
       `SELECT pg_total_relation_size('passage_embeddings')::float8 AS passages, pg_total_relation_size('sentence_embeddings')::float8 AS sentences,
               (SELECT count(*) FROM passage_embeddings)::int AS n, (SELECT count(*) FROM sentence_embeddings)::int AS m`,

@@ -75,7 +75,11 @@ async function load(clients: number, seconds: number, one: (i: number) => Promis
 }
 
 async function main(): Promise<void> {
-  console.log(`load average at start ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `load average at start ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   const fresh = process.env.BENCH_FRESH === '1';
   const work = mkdtempSync(join(tmpdir(), 'dhr-bench-api-'));
   const modelDir = await writeTinyModel(work, 'bench-tiny-64', { hidden: 64 });
@@ -91,14 +95,18 @@ async function main(): Promise<void> {
   if (n < DOCS) {
     const t = Date.now();
     const result = await ingest(db, apiCorpus(DOCS, 7), { ...config.ingest, embedWith: async () => targets });
-    console.log(`loaded ${result.created} documents, ${result.passages} passages, embedded (${targets.passage.name}) in ${((Date.now() - t) / 1000).toFixed(0)} s`);
+    console.log(
+      `loaded ${result.created} documents, ${result.passages} passages, embedded (${targets.passage.name}) in ${((Date.now() - t) / 1000).toFixed(0)} s`,
+    );
   }
   const [{ passages }] = await db.query<{ passages: number }>('SELECT count(*)::int AS passages FROM passages');
 
   // The questions, and the statement retrieve() sends for each (captured on the way to the database).
   const rand = prng(11);
-  const questions = Array.from({ length: QUESTIONS }, (_, i) =>
-    `${Array.from({ length: 4 }, () => TEXT_WORDS[Math.floor(rand() * TEXT_WORDS.length)]).join(' ')} item${Math.floor(rand() * DOCS)}${i % 3 ? '' : ' part2'}`,
+  const questions = Array.from(
+    { length: QUESTIONS },
+    (_, i) =>
+      `${Array.from({ length: 4 }, () => TEXT_WORDS[Math.floor(rand() * TEXT_WORDS.length)]).join(' ')} item${Math.floor(rand() * DOCS)}${i % 3 ? '' : ' part2'}`,
   );
   const statements: { settings: Record<string, string>; sql: string; params: readonly unknown[] }[] = [];
   let encodeMs = 0;
@@ -173,14 +181,28 @@ async function main(): Promise<void> {
   const servers: { label: string; root: string; env: Record<string, string>; clients: number[] }[] = [
     ...(BASELINE_ROOT ? [{ label: 'API baseline (BENCH_BASELINE_ROOT)', root: BASELINE_ROOT, env: {}, clients: CLIENTS }] : []),
     { label: 'API, no cache', root: packageRoot(), env: { QUESTION_CACHE: '0' }, clients: CLIENTS },
-    { label: 'API, no cache, no micro-batching', root: packageRoot(), env: { QUESTION_CACHE: '0', QUESTION_BATCH: '1' }, clients: CLIENTS.filter((c) => c > 1) },
+    {
+      label: 'API, no cache, no micro-batching',
+      root: packageRoot(),
+      env: { QUESTION_CACHE: '0', QUESTION_BATCH: '1' },
+      clients: CLIENTS.filter((c) => c > 1),
+    },
     { label: 'API, cache (questions repeat)', root: packageRoot(), env: {}, clients: CLIENTS.filter((c) => c > 1) },
   ];
   try {
     for (const s of servers) {
       if (s.clients.length === 0) continue;
       const server = await startServe(
-        { ...inheritedEnv(), DATABASE_URL: url, ENCODER: modelDir, RATE_LIMIT_QUERIES: '0', JOB_WORKERS: '0', ENCODER_THREADS: '1', LOG_LEVEL: 'warn', ...s.env },
+        {
+          ...inheritedEnv(),
+          DATABASE_URL: url,
+          ENCODER: modelDir,
+          RATE_LIMIT_QUERIES: '0',
+          JOB_WORKERS: '0',
+          ENCODER_THREADS: '1',
+          LOG_LEVEL: 'warn',
+          ...s.env,
+        },
         110_000,
         { root: s.root, nodeArgs: profileArgs },
       );
@@ -216,8 +238,14 @@ async function main(): Promise<void> {
   } finally {
     await pool.end();
   }
-  console.log(`\nbench:api — ${DOCS} documents, ${passages} passages, ${targets.passage.name} (${targets.passage.dimension}-d), HYBRID_HIERARCHICAL k1=100 k2=20, ${SECONDS} s per run, pools of ${POOL}, ${availableParallelism()} cores`);
-  console.log(`question encoding in retrieve() (tiny model, alone): ${(encodeMs / QUESTIONS).toFixed(2)} ms mean; load average at end ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `\nbench:api — ${DOCS} documents, ${passages} passages, ${targets.passage.name} (${targets.passage.dimension}-d), HYBRID_HIERARCHICAL k1=100 k2=20, ${SECONDS} s per run, pools of ${POOL}, ${availableParallelism()} cores`,
+  );
+  console.log(
+    `question encoding in retrieve() (tiny model, alone): ${(encodeMs / QUESTIONS).toFixed(2)} ms mean; load average at end ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   console.log(rows.join('\n'));
 }
 

@@ -62,9 +62,68 @@ export function textTierSpec(tier: string, seed = 20240611): TextCorpusSpec {
 }
 
 /** English stop words: to_tsvector('english') gives them no lexeme. */
-export const STOP_WORDS = ['the', 'of', 'and', 'a', 'to', 'in', 'is', 'that', 'for', 'it', 'as', 'was', 'with', 'on', 'by', 'at', 'from', 'this', 'be', 'are', 'or', 'an', 'which', 'not', 'but', 'have', 'its', 'were', 'their', 'been'];
+export const STOP_WORDS = [
+  'the',
+  'of',
+  'and',
+  'a',
+  'to',
+  'in',
+  'is',
+  'that',
+  'for',
+  'it',
+  'as',
+  'was',
+  'with',
+  'on',
+  'by',
+  'at',
+  'from',
+  'this',
+  'be',
+  'are',
+  'or',
+  'an',
+  'which',
+  'not',
+  'but',
+  'have',
+  'its',
+  'were',
+  'their',
+  'been',
+];
 
-const ONSETS = ['b', 'c', 'd', 'f', 'g', 'h', 'j', 'k', 'l', 'm', 'n', 'p', 'r', 't', 'v', 'w', 'z', 'br', 'cr', 'dr', 'gr', 'pl', 'st', 'tr', 'ch', 'sh', 'th'];
+const ONSETS = [
+  'b',
+  'c',
+  'd',
+  'f',
+  'g',
+  'h',
+  'j',
+  'k',
+  'l',
+  'm',
+  'n',
+  'p',
+  'r',
+  't',
+  'v',
+  'w',
+  'z',
+  'br',
+  'cr',
+  'dr',
+  'gr',
+  'pl',
+  'st',
+  'tr',
+  'ch',
+  'sh',
+  'th',
+];
 const VOWELS = ['a', 'i', 'o', 'u', 'ai', 'ou', 'ea', 'io'];
 const CODAS = ['k', 'm', 'n', 'r', 't', 'v', 'x', 'p', 'l', 'nd', 'rk', 'nt', 'lt'];
 
@@ -133,7 +192,10 @@ export class TextCorpus {
   private next = 1;
 
   /** streamSeed: other documents over the same vocabulary (bench:ingest's BENCH_INTO adds them to a loaded store). */
-  constructor(readonly spec: TextCorpusSpec, streamSeed = spec.seed) {
+  constructor(
+    readonly spec: TextCorpusSpec,
+    streamSeed = spec.seed,
+  ) {
     this.words = makeVocabulary(spec.vocabulary, spec.seed);
     this.cdf = zipfCdf(spec.vocabulary, spec.zipfS, spec.zipfQ);
     this.rand = prng(streamSeed);
@@ -158,8 +220,18 @@ export class TextCorpus {
   nextDocuments(count: number): DocumentBatch {
     const { passagesPerDocument: per, topicWords, vocabulary, sections, minWords, maxWords } = this.spec;
     const b: DocumentBatch = {
-      firstDocumentId: this.next, ids: [], keys: [], titles: [], abstracts: [], summaries: [],
-      passageIds: [], passageDocumentIds: [], ordinals: [], texts: [], sectionTitles: [], wordCounts: [],
+      firstDocumentId: this.next,
+      ids: [],
+      keys: [],
+      titles: [],
+      abstracts: [],
+      summaries: [],
+      passageIds: [],
+      passageDocumentIds: [],
+      ordinals: [],
+      texts: [],
+      sectionTitles: [],
+      wordCounts: [],
     };
     for (let k = 0; k < count && this.next <= this.spec.documents; k++, this.next++) {
       const id = this.next;

@@ -41,7 +41,9 @@ export async function previousTextLoad(db: Database, spec: TextCorpusSpec): Prom
 export async function loadText(db: Database, spec: TextCorpusSpec, options: TextLoadOptions): Promise<TextLoadRecord> {
   const { loadPath, batchDocuments, indexDocuments } = options;
   const { documents, passagesPerDocument: per } = spec;
-  console.log(`loading: ${documents.toLocaleString()} documents, ${(documents * per).toLocaleString()} passages, vocabulary ${spec.vocabulary.toLocaleString()} (seed ${spec.seed})`);
+  console.log(
+    `loading: ${documents.toLocaleString()} documents, ${(documents * per).toLocaleString()} passages, vocabulary ${spec.vocabulary.toLocaleString()} (seed ${spec.seed})`,
+  );
   const corpus = new TextCorpus(spec);
 
   // Rows first, without their tsvector (as ingest writes them); generating the next batch in JS
@@ -71,20 +73,28 @@ export async function loadText(db: Database, spec: TextCorpusSpec, options: Text
     if ((done / batchDocuments) % 10 === 9) console.log(`    … ${(done + batchDocuments).toLocaleString()} documents (${seconds(t).toFixed(0)} s)`);
   }
   await pending;
-  await db.query(`SELECT setval(pg_get_serial_sequence('documents', 'id'), $1), setval(pg_get_serial_sequence('passages', 'id'), $2)`, [documents, documents * per]);
+  await db.query(`SELECT setval(pg_get_serial_sequence('documents', 'id'), $1), setval(pg_get_serial_sequence('passages', 'id'), $2)`, [
+    documents,
+    documents * per,
+  ]);
   const rowsSeconds = seconds(t);
-  console.log(`  documents + passages rows (unnest batches of ${batchDocuments} documents): ${rowsSeconds.toFixed(1).padStart(7)} s  (of which generating text in JS ${generating.toFixed(1)} s)`);
+  console.log(
+    `  documents + passages rows (unnest batches of ${batchDocuments} documents): ${rowsSeconds.toFixed(1).padStart(7)} s  (of which generating text in JS ${generating.toFixed(1)} s)`,
+  );
 
   t = process.hrtime.bigint();
   if (loadPath === 'rebuild') {
     const r = await rebuildBm25(db);
-    console.log(`  set-based rebuild (full-text step, postings, statistics, indexes; VACUUM ANALYZE of the postings): ${seconds(t).toFixed(1).padStart(7)} s  ${JSON.stringify(r)}`);
+    console.log(
+      `  set-based rebuild (full-text step, postings, statistics, indexes; VACUUM ANALYZE of the postings): ${seconds(t).toFixed(1).padStart(7)} s  ${JSON.stringify(r)}`,
+    );
   } else {
     // The full-text step, as the product runs it: the passages trigger writes postings and statistics.
     for (let first = 1; first <= documents; first += indexDocuments) {
       const ids = Array.from({ length: Math.min(indexDocuments, documents - first + 1) }, (_, i) => first + i);
       await indexLexical(db, ids);
-      if (((first - 1) / indexDocuments) % 10 === 9) console.log(`    … ${(first + ids.length - 1).toLocaleString()} documents indexed (${seconds(t).toFixed(0)} s)`);
+      if (((first - 1) / indexDocuments) % 10 === 9)
+        console.log(`    … ${(first + ids.length - 1).toLocaleString()} documents indexed (${seconds(t).toFixed(0)} s)`);
     }
     console.log(`  full-text step + BM25 triggers (indexLexical, ${indexDocuments} documents/UPDATE): ${seconds(t).toFixed(1).padStart(7)} s`);
   }
@@ -95,7 +105,15 @@ export async function loadText(db: Database, spec: TextCorpusSpec, options: Text
   const vacuumAnalyzeSeconds = seconds(t);
   console.log(`  VACUUM ANALYZE: ${vacuumAnalyzeSeconds.toFixed(1).padStart(7)} s`);
 
-  const record: TextLoadRecord = { corpus: spec, rowsSeconds, generatingSeconds: generating, indexSeconds, vacuumAnalyzeSeconds, loadedAt: new Date().toISOString(), loadPath };
+  const record: TextLoadRecord = {
+    corpus: spec,
+    rowsSeconds,
+    generatingSeconds: generating,
+    indexSeconds,
+    vacuumAnalyzeSeconds,
+    loadedAt: new Date().toISOString(),
+    loadPath,
+  };
   await db.query('INSERT INTO bench_bm25_load (record) VALUES ($1::jsonb)', [JSON.stringify(record)]);
   return record;
 }

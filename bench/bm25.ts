@@ -54,7 +54,11 @@ const questionSkip = Number(process.env.BENCH_QUESTION_SKIP ?? 0);
 const warmup = Number(process.env.BENCH_WARMUP ?? 5);
 const batchDocuments = Number(process.env.BENCH_BATCH ?? 2000);
 const indexDocuments = Number(process.env.BENCH_INDEX_DOCS ?? 1000);
-const termCaps = (process.env.BENCH_TERM_CAPS ?? '1000,3000,30000').split(',').filter(Boolean).map(Number).filter((c) => c !== DEFAULT_BM25.termCap);
+const termCaps = (process.env.BENCH_TERM_CAPS ?? '1000,3000,30000')
+  .split(',')
+  .filter(Boolean)
+  .map(Number)
+  .filter((c) => c !== DEFAULT_BM25.termCap);
 const explainSlowest = process.env.BENCH_EXPLAIN !== '0';
 const jsonPath = process.env.BENCH_JSON;
 const experiment = process.env.BENCH_EXPERIMENT === '1';
@@ -117,7 +121,10 @@ function rescoreByProbe(sql: string): string {
   const passages = 'JOIN passage_postings pp ON pp.lexeme = t.lexeme AND pp.document_id = c.document_id AND pp.passage_id = c.passage_id';
   const documents = 'JOIN document_postings dp ON dp.lexeme = t.lexeme AND dp.document_id = c.document_id';
   const out = sql
-    .replace(passages, 'CROSS JOIN LATERAL (SELECT pp.tf, pp.length FROM passage_postings pp WHERE pp.lexeme = t.lexeme AND pp.document_id = c.document_id AND pp.passage_id = c.passage_id LIMIT 1) pp')
+    .replace(
+      passages,
+      'CROSS JOIN LATERAL (SELECT pp.tf, pp.length FROM passage_postings pp WHERE pp.lexeme = t.lexeme AND pp.document_id = c.document_id AND pp.passage_id = c.passage_id LIMIT 1) pp',
+    )
     .replace(documents, 'CROSS JOIN LATERAL (SELECT dp.* FROM document_postings dp WHERE dp.lexeme = t.lexeme AND dp.document_id = c.document_id LIMIT 1) dp');
   if (out === sql) throw new Error('rescoring join not found in the statement');
   return out;
@@ -162,7 +169,9 @@ async function main() {
       console.log(`reusing the corpus loaded ${record.loadedAt} (BENCH_FRESH=1 reloads); times of that load:`);
     }
     const loadTotal = record.rowsSeconds + record.indexSeconds + record.vacuumAnalyzeSeconds;
-    console.log(`  rows ${record.rowsSeconds.toFixed(1)} s, full-text + postings (${record.loadPath ?? 'triggers'}) ${record.indexSeconds.toFixed(1)} s, VACUUM ANALYZE ${record.vacuumAnalyzeSeconds.toFixed(1)} s; total ${(loadTotal / 60).toFixed(1)} min`);
+    console.log(
+      `  rows ${record.rowsSeconds.toFixed(1)} s, full-text + postings (${record.loadPath ?? 'triggers'}) ${record.indexSeconds.toFixed(1)} s, VACUUM ANALYZE ${record.vacuumAnalyzeSeconds.toFixed(1)} s; total ${(loadTotal / 60).toFixed(1)} min`,
+    );
 
     await coveringIndexes(db, experiment);
     const sizes = await db.query<{ name: string; total: string; heap: string; indexes: string; rows: string }>(
@@ -182,15 +191,21 @@ async function main() {
               (SELECT total_length / greatest(items, 1) FROM st WHERE level = 'p')::float8 AS avgdl_p,
               (SELECT max(df) FROM tm WHERE level = 'p')::int AS max_df`,
     );
-    console.log(`\nbm25_stats: ${Number(stats.p).toLocaleString()} passages (avg length ${fmt(stats.avgdl_p)} lexemes), ${Number(stats.d).toLocaleString()} documents; ` +
-      `${stats.terms_p.toLocaleString()} passage lexemes, ${stats.terms_d.toLocaleString()} document lexemes; largest passage df ${stats.max_df.toLocaleString()}`);
+    console.log(
+      `\nbm25_stats: ${Number(stats.p).toLocaleString()} passages (avg length ${fmt(stats.avgdl_p)} lexemes), ${Number(stats.d).toLocaleString()} documents; ` +
+        `${stats.terms_p.toLocaleString()} passage lexemes, ${stats.terms_d.toLocaleString()} document lexemes; largest passage df ${stats.max_df.toLocaleString()}`,
+    );
 
     // Questions from random passages' text.
     const targets = questionPassages(spec, questionSkip + questionCount);
     const texts = await db.query<{ id: number; text: string }>('SELECT id, text FROM passages WHERE id = ANY($1::int[])', [targets]);
     const byId = new Map(texts.map((r) => [r.id, r.text]));
     const rankOf = new Map(makeVocabulary(spec.vocabulary, spec.seed).map((w, i) => [w, i]));
-    const questions = questionsFrom(spec, targets.map((t) => byId.get(t)!), rankOf).slice(questionSkip);
+    const questions = questionsFrom(
+      spec,
+      targets.map((t) => byId.get(t)!),
+      rankOf,
+    ).slice(questionSkip);
     const postings = await db.query<{ q: number; n: number; terms: number; max_df: number }>(
       `SELECT u.q::int AS q, coalesce(sum(bt.df), 0)::int AS n, count(bt.df)::int AS terms, coalesce(max(bt.df), 0)::int AS max_df
        FROM unnest($1::text[]) WITH ORDINALITY AS u(text, q)
@@ -200,9 +215,11 @@ async function main() {
     );
     const sortedPostings = postings.map((p) => p.n).sort((a, b) => a - b);
     const commonTerms = postings.filter((p) => p.max_df > DEFAULT_BM25.termCap).length;
-    console.log(`questions: ${questions.length}, e.g. "${questions[0]}", "${questions[1]}"; passage postings per question (Σ df): ` +
-      `p50 ${percentile(sortedPostings, 50).toLocaleString()}, p95 ${percentile(sortedPostings, 95).toLocaleString()}, max ${sortedPostings[sortedPostings.length - 1].toLocaleString()}; ` +
-      `${commonTerms} of ${questions.length} have a term in more than termCap = ${DEFAULT_BM25.termCap.toLocaleString()} passages`);
+    console.log(
+      `questions: ${questions.length}, e.g. "${questions[0]}", "${questions[1]}"; passage postings per question (Σ df): ` +
+        `p50 ${percentile(sortedPostings, 50).toLocaleString()}, p95 ${percentile(sortedPostings, 95).toLocaleString()}, max ${sortedPostings[sortedPostings.length - 1].toLocaleString()}; ` +
+        `${commonTerms} of ${questions.length} have a term in more than termCap = ${DEFAULT_BM25.termCap.toLocaleString()} passages`,
+    );
 
     const request = (v: Variant, q: number): VectorSearch => ({
       mode: v.mode,
@@ -222,8 +239,16 @@ async function main() {
       ...termCaps.map((c) => ({ label: `LEXICAL_DOCUMENTS, termCap ${c.toLocaleString()}`, mode: 'LEXICAL_DOCUMENTS' as const, termCap: c })),
       ...(experiment
         ? [
-            { label: `LEXICAL, termCap ${DEFAULT_BM25.termCap.toLocaleString()}, rescoring by primary-key probes`, mode: 'LEXICAL' as const, rewrite: rescoreByProbe },
-            { label: `LEXICAL_DOCUMENTS, termCap ${DEFAULT_BM25.termCap.toLocaleString()}, rescoring by primary-key probes`, mode: 'LEXICAL_DOCUMENTS' as const, rewrite: rescoreByProbe },
+            {
+              label: `LEXICAL, termCap ${DEFAULT_BM25.termCap.toLocaleString()}, rescoring by primary-key probes`,
+              mode: 'LEXICAL' as const,
+              rewrite: rescoreByProbe,
+            },
+            {
+              label: `LEXICAL_DOCUMENTS, termCap ${DEFAULT_BM25.termCap.toLocaleString()}, rescoring by primary-key probes`,
+              mode: 'LEXICAL_DOCUMENTS' as const,
+              rewrite: rescoreByProbe,
+            },
           ]
         : []),
       { label: 'LEXICAL exact (baseline, ground truth)', mode: 'LEXICAL', exact: true },
@@ -246,7 +271,9 @@ async function main() {
     };
     console.log(`\nwarm-up: ${warmup} questions × ${variants.length} variants`);
     for (let k = 0; k < variants.length; k++) for (let i = 0; i < Math.min(warmup, questions.length); i++) await run(variants[k], questions.length - 1 - i);
-    console.log(`timing: ${questions.length} questions, bounded variants in a shuffled order per question, then the exact ones in a block (k1=${K1} documents, k2=${K2} passages)`);
+    console.log(
+      `timing: ${questions.length} questions, bounded variants in a shuffled order per question, then the exact ones in a block (k1=${K1} documents, k2=${K2} passages)`,
+    );
     const started = process.hrtime.bigint();
     const bounded = variants.map((_, k) => k).filter((k) => !variants[k].exact);
     const rand = prng(spec.seed + 3);
@@ -274,26 +301,44 @@ async function main() {
       const sorted = [...times[k]].sort((a, b) => a - b);
       const [p50, p95, p99] = [50, 95, 99].map((p) => percentile(sorted, p));
       const e = exactOf(v);
-      const base = percentile([...times[e]].sort((a, b) => a - b), 50);
+      const base = percentile(
+        [...times[e]].sort((a, b) => a - b),
+        50,
+      );
       const recall = mean(results[k].map((r, q) => overlap(ids(v, r), ids(variants[e], results[e][q]), RECALL_K)));
       const recallK1 = v.mode === 'LEXICAL_DOCUMENTS' ? mean(results[k].map((r, q) => overlap(ids(v, r), ids(variants[e], results[e][q]), K1))) : undefined;
       summary.push({ label: v.label, p50, p95, p99, speedup: base / p50, recall, recallK1 });
-      console.log(`| ${v.label} | ${fmt(p50, 2)} | ${fmt(p95, 2)} | ${fmt(p99, 2)} | ${fmt(base / p50, 2)}× | ${fmt(recall, 3)} | ${recallK1 === undefined ? '—' : fmt(recallK1, 3)} |`);
+      console.log(
+        `| ${v.label} | ${fmt(p50, 2)} | ${fmt(p95, 2)} | ${fmt(p99, 2)} | ${fmt(base / p50, 2)}× | ${fmt(recall, 3)} | ${recallK1 === undefined ? '—' : fmt(recallK1, 3)} |`,
+      );
     });
     const d = summary[0];
-    console.log(`\ntarget (issue: at 1M, on a 16-core machine): LEXICAL p50 ≤ 20 ms: ${d.p50 <= 20 ? 'met' : 'NOT met'} (${fmt(d.p50, 2)} ms); ` +
-      `recall@${RECALL_K} ≥ 0.98 vs exact: ${d.recall >= 0.98 ? 'met' : 'NOT met'} (${fmt(d.recall, 3)})${tier === '1m' ? '' : `  [this is the ${tier} tier]`}`);
+    console.log(
+      `\ntarget (issue: at 1M, on a 16-core machine): LEXICAL p50 ≤ 20 ms: ${d.p50 <= 20 ? 'met' : 'NOT met'} (${fmt(d.p50, 2)} ms); ` +
+        `recall@${RECALL_K} ≥ 0.98 vs exact: ${d.recall >= 0.98 ? 'met' : 'NOT met'} (${fmt(d.recall, 3)})${tier === '1m' ? '' : `  [this is the ${tier} tier]`}`,
+    );
 
     if (jsonPath) {
       const { writeFileSync } = await import('node:fs');
-      const [{ version }] = await db.query<{ version: string }>(`SELECT version() || ', shared_buffers ' || current_setting('shared_buffers') || ', work_mem ' || current_setting('work_mem') AS version`);
-      writeFileSync(jsonPath, JSON.stringify({ tier, experiment, questions: questions.length, server: version, cpus: (await import('node:os')).cpus().length, load: record, sizes, summary }, null, 2));
+      const [{ version }] = await db.query<{ version: string }>(
+        `SELECT version() || ', shared_buffers ' || current_setting('shared_buffers') || ', work_mem ' || current_setting('work_mem') AS version`,
+      );
+      writeFileSync(
+        jsonPath,
+        JSON.stringify(
+          { tier, experiment, questions: questions.length, server: version, cpus: (await import('node:os')).cpus().length, load: record, sizes, summary },
+          null,
+          2,
+        ),
+      );
     }
 
     if (explainSlowest) {
       const exactLexical = exactOf(variants[0]);
       const slowest = times[exactLexical].indexOf(Math.max(...times[exactLexical]));
-      console.log(`\nslowest exact LEXICAL question: #${slowest} "${questions[slowest]}" (Σ df ${postings[slowest].n.toLocaleString()}, largest df ${postings[slowest].max_df.toLocaleString()})`);
+      console.log(
+        `\nslowest exact LEXICAL question: #${slowest} "${questions[slowest]}" (Σ df ${postings[slowest].n.toLocaleString()}, largest df ${postings[slowest].max_df.toLocaleString()})`,
+      );
       const shown = variants.filter((v) => !v.termCap && (v.mode === 'LEXICAL' || !v.exact));
       for (const v of shown) {
         console.log(`\nEXPLAIN (ANALYZE, BUFFERS) of ${v.label}:`);

@@ -36,7 +36,10 @@ const citusUrl = process.env.CITUS_URL;
 const singleUrl = process.env.SINGLE_URL ?? process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const tier = (process.env.BENCH_TIER ?? '1m').toLowerCase();
 const shardCounts = (process.env.BENCH_SHARDS ?? '1,2,4').split(',').filter(Boolean).map(Number);
-const singleTiers = (process.env.BENCH_SINGLE_TIERS ?? (tier === '1m' ? '250k,2.5m' : '')).split(',').filter(Boolean).map((t) => t.toLowerCase());
+const singleTiers = (process.env.BENCH_SINGLE_TIERS ?? (tier === '1m' ? '250k,2.5m' : ''))
+  .split(',')
+  .filter(Boolean)
+  .map((t) => t.toLowerCase());
 const questionCount = Number(process.env.BENCH_QUESTIONS ?? 100);
 /** BENCH_EF_FACTORS (e.g. "4,6,10"): HIERARCHICAL also with stage-1 ef_search = factor × k1 (at most 1000), per target. */
 const efFactors = (process.env.BENCH_EF_FACTORS ?? '').split(',').filter(Boolean).map(Number);
@@ -103,7 +106,9 @@ async function prepare(label: string, t: string, shards: number): Promise<Target
   let loaded = await previousLoad(db, spec);
   if (loaded) {
     const r = loaded.record;
-    console.log(`  reusing the corpus loaded ${r.loadedAt}: load ${r.loadSeconds.toFixed(1)} s, HNSW documents ${r.documentIndexSeconds.toFixed(1)} s, ANALYZE ${r.analyzeSeconds.toFixed(1)} s`);
+    console.log(
+      `  reusing the corpus loaded ${r.loadedAt}: load ${r.loadSeconds.toFixed(1)} s, HNSW documents ${r.documentIndexSeconds.toFixed(1)} s, ANALYZE ${r.analyzeSeconds.toFixed(1)} s`,
+    );
   } else {
     const [{ n }] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM documents');
     if (n > 0) throw new Error(`${name} holds another or an unfinished load: run with BENCH_FRESH=1`);
@@ -122,7 +127,20 @@ async function prepare(label: string, t: string, shards: number): Promise<Target
   }
   const modelId = Number(loaded.model.id);
   const { questions } = await benchQuestions(db, spec, modelId);
-  return { label, tier: t, spec, shards, db, modelId, questions, times: [], results: [], exact: [], exactTimes: [], byFactor: efFactors.map(() => ({ times: [], results: [] })) };
+  return {
+    label,
+    tier: t,
+    spec,
+    shards,
+    db,
+    modelId,
+    questions,
+    times: [],
+    results: [],
+    exact: [],
+    exactTimes: [],
+    byFactor: efFactors.map(() => ({ times: [], results: [] })),
+  };
 }
 
 /** The embedding tables, their TOAST (the vectors live there) and indexes, one server or every worker. */
@@ -165,10 +183,12 @@ function request(t: Target, q: number, exact = false, efFactor?: number): Vector
 }
 
 const same = (a: SearchResult, b: SearchResult) =>
-  a.passages.length === b.passages.length && a.passages.every((p, i) => p.passageId === b.passages[i].passageId && Math.abs(p.score - b.passages[i].score) < 1e-5);
+  a.passages.length === b.passages.length &&
+  a.passages.every((p, i) => p.passageId === b.passages[i].passageId && Math.abs(p.score - b.passages[i].score) < 1e-5);
 
 async function main() {
-  if (!citusUrl) throw new Error('CITUS_URL: the coordinator of a running cluster (scripts/citus-cluster.sh start 4), e.g. postgresql://postgres@127.0.0.1:9700/postgres');
+  if (!citusUrl)
+    throw new Error('CITUS_URL: the coordinator of a running cluster (scripts/citus-cluster.sh start 4), e.g. postgresql://postgres@127.0.0.1:9700/postgres');
   const targets: Target[] = [];
   try {
     targets.push(await prepare(`one server, ${tier}`, tier, 0));
@@ -204,11 +224,17 @@ async function main() {
     }
 
     const base = targets[0];
-    const p50 = (t: Target) => percentile([...t.times].sort((a, b) => a - b), 50);
+    const p50 = (t: Target) =>
+      percentile(
+        [...t.times].sort((a, b) => a - b),
+        50,
+      );
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
     const single = (t: string) => targets.find((x) => x.shards === 0 && x.tier === t);
     console.log(`\nHIERARCHICAL (k1=${K1}, k2=${K2}, λ=${LAMBDA}), ${questionCount} questions a target; recall@${K2} against the exact DHR ranking`);
-    console.log(`\n| target | passages | p50 ms | p95 ms | × one server ${tier} (p50) | recall@${K2} vs own exact | recall@${K2} vs one server's exact | exact p50 ms | exact = one server's exact |`);
+    console.log(
+      `\n| target | passages | p50 ms | p95 ms | × one server ${tier} (p50) | recall@${K2} vs own exact | recall@${K2} vs one server's exact | exact p50 ms | exact = one server's exact |`,
+    );
     console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const t of targets) {
       const sorted = [...t.times].sort((a, b) => a - b);
@@ -218,7 +244,13 @@ async function main() {
       const identical = t.exact.filter((r, q) => same(r, reference.exact[q])).length;
       console.log(
         `| ${t.label} | ${(t.spec.documents * t.spec.passagesPerDocument).toLocaleString()} | ${fmt(percentile(sorted, 50), 2)} | ${fmt(percentile(sorted, 95), 2)} | ` +
-          `${fmt(p50(t) / p50(base), 2)}× | ${fmt(recallOwn, 3)} | ${fmt(recallSingle, 3)} | ${fmt(percentile([...t.exactTimes].sort((a, b) => a - b), 50), 2)} | ${identical}/${questionCount} |`,
+          `${fmt(p50(t) / p50(base), 2)}× | ${fmt(recallOwn, 3)} | ${fmt(recallSingle, 3)} | ${fmt(
+            percentile(
+              [...t.exactTimes].sort((a, b) => a - b),
+              50,
+            ),
+            2,
+          )} | ${identical}/${questionCount} |`,
       );
     }
 
@@ -228,7 +260,13 @@ async function main() {
       console.log(`|---|---:|${efFactors.map(() => '---:').join('|')}|`);
       for (const t of targets) {
         const cell = (times: number[], results: SearchResult[]) =>
-          `${fmt(percentile([...times].sort((a, b) => a - b), 50), 2)} (${fmt(mean(results.map((r, q) => overlap(r, t.exact[q], K2))), 3)})`;
+          `${fmt(
+            percentile(
+              [...times].sort((a, b) => a - b),
+              50,
+            ),
+            2,
+          )} (${fmt(mean(results.map((r, q) => overlap(r, t.exact[q], K2))), 3)})`;
         console.log(`| ${t.label} | ${cell(t.times, t.results)} | ${t.byFactor.map((b) => cell(b.times, b.results)).join(' | ')} |`);
       }
     }
@@ -242,7 +280,10 @@ async function main() {
     if (tier === '1m' && four && quarter && shard10m) {
       const overhead = p50(four) - p50(quarter);
       const projected = p50(shard10m) + overhead;
-      const recall = Math.min(mean(four.results.map((r, q) => overlap(r, four.exact[q], K2))), mean(shard10m.results.map((r, q) => overlap(r, shard10m.exact[q], K2))));
+      const recall = Math.min(
+        mean(four.results.map((r, q) => overlap(r, four.exact[q], K2))),
+        mean(shard10m.results.map((r, q) => overlap(r, shard10m.exact[q], K2))),
+      );
       console.log(
         `\nprojection, 10M on 4 shards (a worker per shard with its own cores): one server at 2.5M ${fmt(p50(shard10m), 2)} ms + Citus's part ` +
           `(4 shards at 1M ${fmt(p50(four), 2)} ms − one server at 250k ${fmt(p50(quarter), 2)} ms = ${fmt(overhead, 2)} ms) = ${fmt(projected, 2)} ms p50, ` +

@@ -39,13 +39,56 @@ const warmup = Number(process.env.BENCH_WARMUP ?? 5);
 const budgets = (process.env.BENCH_BUDGETS ?? '1000,2000,8000').split(',').filter(Boolean).map(Number);
 
 const COUNTRIES = [
-  'Norway', 'Kenya', 'Peru', 'Japan', 'Chile', 'Egypt', 'Canada', 'Fiji', 'Mali', 'Nepal', 'Oman', 'Chad', 'Cuba', 'Iran', 'Iraq',
-  'Laos', 'Togo', 'Niger', 'Spain', 'Italy', 'France', 'Brazil', 'Mexico', 'India', 'China', 'Greece', 'Sweden', 'Finland',
-  'Poland', 'Austria', 'Ghana', 'Bolivia', 'Mongolia', 'Iceland', 'Portugal', 'Vietnam', 'Morocco', 'Sudan', 'Yemen', 'Malta',
+  'Norway',
+  'Kenya',
+  'Peru',
+  'Japan',
+  'Chile',
+  'Egypt',
+  'Canada',
+  'Fiji',
+  'Mali',
+  'Nepal',
+  'Oman',
+  'Chad',
+  'Cuba',
+  'Iran',
+  'Iraq',
+  'Laos',
+  'Togo',
+  'Niger',
+  'Spain',
+  'Italy',
+  'France',
+  'Brazil',
+  'Mexico',
+  'India',
+  'China',
+  'Greece',
+  'Sweden',
+  'Finland',
+  'Poland',
+  'Austria',
+  'Ghana',
+  'Bolivia',
+  'Mongolia',
+  'Iceland',
+  'Portugal',
+  'Vietnam',
+  'Morocco',
+  'Sudan',
+  'Yemen',
+  'Malta',
 ];
 const FORMS = [
-  'What is the capital of %?', 'What languages are spoken in %?', 'What is the climate of %?', 'What are the natural resources of %?',
-  'What is the population of %?', 'Which countries border %?', 'What are the main exports of %?', 'What is the currency of %?',
+  'What is the capital of %?',
+  'What languages are spoken in %?',
+  'What is the climate of %?',
+  'What are the natural resources of %?',
+  'What is the population of %?',
+  'Which countries border %?',
+  'What are the main exports of %?',
+  'What is the currency of %?',
 ];
 
 interface Variant {
@@ -63,22 +106,39 @@ async function main() {
     const [{ documents, passages }] = await db.query<{ documents: number; passages: number }>(
       'SELECT (SELECT count(*) FROM documents)::int AS documents, (SELECT count(*) FROM passages)::int AS passages',
     );
-    console.log(`store: ${dataDir}, ${documents} documents, ${passages} passages (${(passages / documents).toFixed(0)} a document), ${config.databaseUrl ? 'PostgreSQL' : 'PGlite'}`);
+    console.log(
+      `store: ${dataDir}, ${documents} documents, ${passages} passages (${(passages / documents).toFixed(0)} a document), ${config.databaseUrl ? 'PostgreSQL' : 'PGlite'}`,
+    );
     const variants: Variant[] = [
       { label: 'HIERARCHICAL', mode: 'HIERARCHICAL' },
       { label: "default mode, the store's settings (as the API answers)", mode: 'HYBRID_HIERARCHICAL' },
       { label: 'default, passageBudget null (baseline)', mode: 'HYBRID_HIERARCHICAL', args: { passageBudget: null } },
       ...budgets.map((b) => ({ label: `default, passageBudget ${b}`, mode: 'HYBRID_HIERARCHICAL' as const, args: { passageBudget: b } })),
       ...(process.env.BENCH_WITH
-        ? [{ label: `default, the store's settings and ${process.env.BENCH_WITH}`, mode: 'HYBRID_HIERARCHICAL' as const, args: JSON.parse(process.env.BENCH_WITH) as Partial<RetrieveArgs> }]
+        ? [
+            {
+              label: `default, the store's settings and ${process.env.BENCH_WITH}`,
+              mode: 'HYBRID_HIERARCHICAL' as const,
+              args: JSON.parse(process.env.BENCH_WITH) as Partial<RetrieveArgs>,
+            },
+          ]
         : []),
       ...(process.env.BENCH_DECAY
-        ? [{ label: `default, the store's settings, perDocumentDecay ${process.env.BENCH_DECAY}`, mode: 'HYBRID_HIERARCHICAL' as const, args: { perDocumentDecay: Number(process.env.BENCH_DECAY) } }]
+        ? [
+            {
+              label: `default, the store's settings, perDocumentDecay ${process.env.BENCH_DECAY}`,
+              mode: 'HYBRID_HIERARCHICAL' as const,
+              args: { perDocumentDecay: Number(process.env.BENCH_DECAY) },
+            },
+          ]
         : []),
     ];
     const random = prng(20261128);
     const all = COUNTRIES.flatMap((c) => FORMS.map((f) => f.replace('%', c)));
-    const questions = shuffle(all.map((_, i) => i), random).map((i) => all[i]);
+    const questions = shuffle(
+      all.map((_, i) => i),
+      random,
+    ).map((i) => all[i]);
     const asked = questions.slice(0, questionCount);
     const times = variants.map(() => [] as number[]);
     const tops = variants.map(() => [] as number[][]);
@@ -87,7 +147,10 @@ async function main() {
     const run = (v: Variant, question: string) => retrieve(db, targets, { question, mode: v.mode, k1: 100, k2: 20, ...v.args }, { corpus });
     for (const question of questions.slice(questionCount, questionCount + warmup)) for (const v of variants) await run(v, question);
     for (const question of asked) {
-      const order = shuffle(variants.map((_, i) => i), random);
+      const order = shuffle(
+        variants.map((_, i) => i),
+        random,
+      );
       for (const x of order) {
         const r = await run(variants[x], question);
         // the statement alone (the question's encoding is the same for every variant)
@@ -146,13 +209,21 @@ async function contextCost(
   const extra = forms.map(() => [] as number[]);
   const blocks = forms.map(() => [] as number[]);
   for (const question of asked) {
-    for (const x of shuffle(forms.map((_, i) => i), random)) {
+    for (const x of shuffle(
+      forms.map((_, i) => i),
+      random,
+    )) {
       const started = process.hrtime.bigint();
       const r = await ask(question);
       const retrieved = process.hrtime.bigint();
       const options = forms[x].options;
       if (options) {
-        const c = await assembleContext(db, r.passages.map((p) => ({ passageId: p.passageId, documentId: p.documentId, score: p.score })), options, tokenizer);
+        const c = await assembleContext(
+          db,
+          r.passages.map((p) => ({ passageId: p.passageId, documentId: p.documentId, score: p.score })),
+          options,
+          tokenizer,
+        );
         blocks[x].push(c.blocks.length);
       }
       const done = process.hrtime.bigint();

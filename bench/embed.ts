@@ -46,7 +46,11 @@ async function macsAt(onnxPath: string, lengths: number[]): Promise<Map<number, 
   }
   s.endProfiling();
   await s.release();
-  type Ev = { cat: string; name: string; args: { op_name?: string; input_type_shape?: Array<Record<string, number[]>>; output_type_shape?: Array<Record<string, number[]>> } };
+  type Ev = {
+    cat: string;
+    name: string;
+    args: { op_name?: string; input_type_shape?: Array<Record<string, number[]>>; output_type_shape?: Array<Record<string, number[]>> };
+  };
   const events = (JSON.parse(readFileSync(join(dir, readdirSync(dir)[0]), 'utf8')) as Ev[]).filter((e) => e.cat === 'Node' && e.name.endsWith('_kernel_time'));
   rmSync(dir, { recursive: true, force: true });
   // events come run by run; a run starts again at the graph's first MatMul
@@ -119,30 +123,40 @@ async function main(): Promise<void> {
   const tok = UseLiteTokenizer.fromModelDir(defaultUseLiteModelDir());
   const lengths = texts.map((t) => Math.min(tok.encode(t).length, MAX_LEN));
   const cores = cpus().length;
-  console.log(`${N} passages of 100 words, ${(lengths.reduce((a, b) => a + b, 0) / N).toFixed(1)} tokens mean after the 128 clip ` +
-    `(${lengths.filter((l) => l === MAX_LEN).length} clipped); ${cores} CPUs: ${cpus()[0].model}`);
+  console.log(
+    `${N} passages of 100 words, ${(lengths.reduce((a, b) => a + b, 0) / N).toFixed(1)} tokens mean after the 128 clip ` +
+      `(${lengths.filter((l) => l === MAX_LEN).length} clipped); ${cores} CPUs: ${cpus()[0].model}`,
+  );
 
   // FLOPs per passage at its own token count
   const { path } = await ensureUseLiteOnnx();
   const macs = await macsAt(path, [...new Set(lengths)]);
   const flopsTotal = lengths.reduce((a, l) => a + 2 * macs.get(l)!, 0);
-  console.log(`model: ${(flopsTotal / N / 1e9).toFixed(3)} GFLOP per passage (2 × MatMul multiply-adds; ${(2 * macs.get(MAX_LEN)! / 1e9).toFixed(3)} at 128 tokens)`);
+  console.log(
+    `model: ${(flopsTotal / N / 1e9).toFixed(3)} GFLOP per passage (2 × MatMul multiply-adds; ${((2 * macs.get(MAX_LEN)!) / 1e9).toFixed(3)} at 128 tokens)`,
+  );
 
   // (a) reference
   const ref = await initModel(modelSource);
   const refTexts = texts.slice(0, REF_N);
   await ref.embed(refTexts.slice(0, 16));
-  const refRate = await rate(async () => {
-    for (let i = 0; i < refTexts.length; i += 16) await ref.embed(refTexts.slice(i, i + 16));
-  }, REF_N, 2);
+  const refRate = await rate(
+    async () => {
+      for (let i = 0; i < refTexts.length; i += 16) await ref.embed(refTexts.slice(i, i + 16));
+    },
+    REF_N,
+    2,
+  );
   console.log(`TF.js reference (wasm), batch 16, first ${REF_N} passages: ${refRate.toFixed(1)} passages/s`);
 
   // peak
   const kernel = [1, cores].map((t) => measuredPeak(t));
   const nominal = lscpuPeak(cores);
   const peakFor = (threads: number): number => (threads === 1 ? kernel[0] : kernel[1]) ?? lscpuPeak(threads).flops;
-  console.log(`peak fp32: measured FMA kernel ${kernel.map((k, i) => `${i ? cores : 1} thread(s) ${k ? (k / 1e9).toFixed(0) : 'n/a'} GFLOP/s`).join(', ')}; ` +
-    `lscpu-derived ${(nominal.flops / 1e9).toFixed(0)} GFLOP/s = ${nominal.how}`);
+  console.log(
+    `peak fp32: measured FMA kernel ${kernel.map((k, i) => `${i ? cores : 1} thread(s) ${k ? (k / 1e9).toFixed(0) : 'n/a'} GFLOP/s`).join(', ')}; ` +
+      `lscpu-derived ${(nominal.flops / 1e9).toFixed(0)} GFLOP/s = ${nominal.how}`,
+  );
 
   // (b) ours
   let best = { label: '', rate: 0, pct: 0 };
@@ -155,8 +169,10 @@ async function main(): Promise<void> {
     const threads = opts.threads || cores;
     const pct = (100 * gflops * 1e9) / peakFor(threads);
     if (r > best.rate) best = { label, rate: r, pct };
-    console.log(`${label.padEnd(34)} ${r.toFixed(1).padStart(7)} /s  ${(r / refRate).toFixed(2).padStart(5)}×  ` +
-      `${gflops.toFixed(0).padStart(4)} GFLOP/s  ${pct.toFixed(0).padStart(3)}% of ${threads}-core peak`);
+    console.log(
+      `${label.padEnd(34)} ${r.toFixed(1).padStart(7)} /s  ${(r / refRate).toFixed(2).padStart(5)}×  ` +
+        `${gflops.toFixed(0).padStart(4)} GFLOP/s  ${pct.toFixed(0).padStart(3)}% of ${threads}-core peak`,
+    );
   };
   console.log('onnxruntime-node (passages/s, × reference, achieved, % of measured peak):');
   for (const threads of [1, 2]) for (const bs of [1, 16, 64]) await runOrt(`threads ${threads}, batch ${bs}`, { threads }, bs);
@@ -165,8 +181,10 @@ async function main(): Promise<void> {
   await runOrt('threads 2, batch 16, unsorted', { threads: 2, sortByLength: false }, 16);
   for (const level of ['extended', 'basic'] as const) await runOrt(`threads 2, batch 16, opt ${level}`, { threads: 2, graphOptimizationLevel: level }, 16);
   const speedup = best.rate / refRate;
-  console.log(`best: ${best.label}: ${speedup.toFixed(1)}× the reference (target ≥ 5×: ${speedup >= 5 ? 'met' : 'NOT met'}), ` +
-    `${best.pct.toFixed(0)}% of the measured FLOP bound (target ≥ 50%: ${best.pct >= 50 ? 'met' : 'NOT met'})`);
+  console.log(
+    `best: ${best.label}: ${speedup.toFixed(1)}× the reference (target ≥ 5×: ${speedup >= 5 ? 'met' : 'NOT met'}), ` +
+      `${best.pct.toFixed(0)}% of the measured FLOP bound (target ≥ 50%: ${best.pct >= 50 ? 'met' : 'NOT met'})`,
+  );
 }
 
 main().catch((e) => {

@@ -78,7 +78,11 @@ async function main(): Promise<void> {
   const rand = prng(5);
   const questions = Array.from({ length: SPACED }, () => `what is the ${text(rand, 6)}?`);
   const passages = Array.from({ length: PASSAGES }, () => text(rand, 60));
-  console.log(`bench:encoder — use-lite, ${cores} cores, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} at start`);
+  console.log(
+    `bench:encoder — use-lite, ${cores} cores, load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')} at start`,
+  );
   console.log(`query path: ${SPACED} single questions ${GAP_MS} ms apart; embedding path: ${PASSAGES} passages of 60 words, batches of 16\n`);
   const rows: { s: Setting; r: Awaited<ReturnType<typeof measure>> }[] = [];
   for (const s of SETTINGS) rows.push({ s, r: await measure(s, questions, passages) });
@@ -109,7 +113,11 @@ async function main(): Promise<void> {
         r.batch.cpuPerPassageMs.toFixed(2).padStart(16),
     );
   }
-  console.log(`\nload average ${loadavg().map((l) => l.toFixed(2)).join(' ')} at end`);
+  console.log(
+    `\nload average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')} at end`,
+  );
 }
 
 void main().then(

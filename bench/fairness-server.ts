@@ -14,7 +14,10 @@ async function main(): Promise<void> {
   const server = await startServer(db, loadConfig({ ...process.env, PORT: '0' }));
   console.log(server.url);
   process.once('SIGTERM', () => {
-    void server.stop().then(() => db.close()).then(() => process.exit(0));
+    void server
+      .stop()
+      .then(() => db.close())
+      .then(() => process.exit(0));
   });
 }
 

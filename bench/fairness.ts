@@ -101,9 +101,16 @@ function failedNote(...phases: Phase[]): string {
 /** The server in a process of its own (fairness-server.ts), with this share of the pool per operation. */
 async function startServerProcess(dbUrl: string, share: number): Promise<{ url: string; stop: () => Promise<void> }> {
   const child = spawn(process.execPath, ['--import', 'tsx', join(packageRoot(), 'bench', 'fairness-server.ts')], {
-    env: { ...process.env, FAIRNESS_DB_URL: dbUrl, FAIRNESS_POOL: String(POOL), DB_POOL_MAX: String(POOL), DB_CONNECTIONS_PER_REQUEST: String(share), LOG_LEVEL: 'error',
+    env: {
+      ...process.env,
+      FAIRNESS_DB_URL: dbUrl,
+      FAIRNESS_POOL: String(POOL),
+      DB_POOL_MAX: String(POOL),
+      DB_CONNECTIONS_PER_REQUEST: String(share),
+      LOG_LEVEL: 'error',
       // Every client here comes from 127.0.0.1, one address's budget: off, as for 9 separate clients.
-      RATE_LIMIT_QUERIES: '0' },
+      RATE_LIMIT_QUERIES: '0',
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
@@ -117,7 +124,11 @@ async function startServerProcess(dbUrl: string, share: number): Promise<{ url: 
 }
 
 async function main(): Promise<void> {
-  console.log(`load average at start ${loadavg().map((l) => l.toFixed(2)).join(' ')}; ${availableParallelism()} cores, pool ${POOL}`);
+  console.log(
+    `load average at start ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}; ${availableParallelism()} cores, pool ${POOL}`,
+  );
   const loader = await openBenchDatabase(baseUrl, NAME, process.env.BENCH_FRESH === '1');
   await loader.close();
   const url = databaseUrl(baseUrl, NAME);
@@ -157,11 +168,15 @@ async function main(): Promise<void> {
     console.log(rows[rows.length - 1]);
   }
   console.log(
-    '\n| connections per operation | readers alone p50 / p99 ms | beside the issue\'s request p50 / p99 ms | p99 ratio | its answers | beside the heaviest allowed p50 / p99 ms | p99 ratio | heavy operations done | readers failed |',
+    "\n| connections per operation | readers alone p50 / p99 ms | beside the issue's request p50 / p99 ms | p99 ratio | its answers | beside the heaviest allowed p50 / p99 ms | p99 ratio | heavy operations done | readers failed |",
   );
   console.log('|---|---|---|---|---|---|---|---|---|');
   for (const r of rows) console.log(r);
-  console.log(`\nload average at end ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `\nload average at end ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   await db.close();
 }
 

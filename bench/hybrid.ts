@@ -76,17 +76,49 @@ interface Variant {
 const bm25Variants: Partial<Bm25Settings>[] = (process.env.BENCH_DEFAULT_BM25 ?? '')
   .split(';')
   .filter(Boolean)
-  .map((v) => Object.fromEntries(v.split(',').map((kv) => kv.split('=')).map(([k, x]) => [k.trim(), Number(x)])) as Partial<Bm25Settings>);
+  .map(
+    (v) =>
+      Object.fromEntries(
+        v
+          .split(',')
+          .map((kv) => kv.split('='))
+          .map(([k, x]) => [k.trim(), Number(x)]),
+      ) as Partial<Bm25Settings>,
+  );
 
 const MEASURED: RetrievalMode[] = ['HIERARCHICAL', 'HYBRID_HIERARCHICAL', 'HYBRID', 'LEXICAL'];
 const VARIANTS: Variant[] = [
   ...MEASURED.map((mode) => ({ label: mode === 'HYBRID_HIERARCHICAL' ? `${mode} (default)` : mode, mode })),
   ...bm25Variants.map((bm25) => ({ label: `HYBRID_HIERARCHICAL, ${JSON.stringify(bm25)}`, mode: 'HYBRID_HIERARCHICAL' as const, bm25 })),
   // BENCH_BUDGET=n: the default with stage 2's passage budget n too (at 10 passages a document, what counting the documents' passages costs where it binds nothing)
-  ...(process.env.BENCH_BUDGET ? [{ label: `HYBRID_HIERARCHICAL, passageBudget ${process.env.BENCH_BUDGET}`, mode: 'HYBRID_HIERARCHICAL' as const, passageBudget: Number(process.env.BENCH_BUDGET) }] : []),
-  ...(process.env.BENCH_DECAY ? [{ label: `HYBRID_HIERARCHICAL, perDocumentDecay ${process.env.BENCH_DECAY}`, mode: 'HYBRID_HIERARCHICAL' as const, perDocumentDecay: Number(process.env.BENCH_DECAY) }] : []),
+  ...(process.env.BENCH_BUDGET
+    ? [
+        {
+          label: `HYBRID_HIERARCHICAL, passageBudget ${process.env.BENCH_BUDGET}`,
+          mode: 'HYBRID_HIERARCHICAL' as const,
+          passageBudget: Number(process.env.BENCH_BUDGET),
+        },
+      ]
+    : []),
+  ...(process.env.BENCH_DECAY
+    ? [
+        {
+          label: `HYBRID_HIERARCHICAL, perDocumentDecay ${process.env.BENCH_DECAY}`,
+          mode: 'HYBRID_HIERARCHICAL' as const,
+          perDocumentDecay: Number(process.env.BENCH_DECAY),
+        },
+      ]
+    : []),
   // BENCH_TITLE_LINK=t: the default with titleLink t (0: what finding the documents a question names costs)
-  ...(process.env.BENCH_TITLE_LINK ? [{ label: `HYBRID_HIERARCHICAL, titleLink ${process.env.BENCH_TITLE_LINK}`, mode: 'HYBRID_HIERARCHICAL' as const, titleLink: Number(process.env.BENCH_TITLE_LINK) }] : []),
+  ...(process.env.BENCH_TITLE_LINK
+    ? [
+        {
+          label: `HYBRID_HIERARCHICAL, titleLink ${process.env.BENCH_TITLE_LINK}`,
+          mode: 'HYBRID_HIERARCHICAL' as const,
+          titleLink: Number(process.env.BENCH_TITLE_LINK),
+        },
+      ]
+    : []),
   // what the rows cost (the API's statement with row columns against the bare one)
   ...(['HIERARCHICAL', 'HYBRID_HIERARCHICAL'] as const).map((mode) => ({ label: `${mode} + passage text, document title`, mode, rows: true })),
   ...(withExact ? [...MEASURED, 'FLAT' as const] : []).map((mode) => ({ label: `${mode} exact`, mode, exact: true })),
@@ -127,9 +159,18 @@ async function main() {
     );
     const byId = new Map(rows.map((r) => [r.id, r]));
     const rankOf = new Map(makeVocabulary(textSpec.vocabulary, textSpec.seed).map((w, i) => [w, i]));
-    const texts = questionsFrom(textSpec, targets.map((t) => byId.get(t)!.text), rankOf);
-    const vecs = questionVectors(vectorSpec, targets.map((t) => Float32Array.from(JSON.parse(byId.get(t)!.v) as number[])));
-    console.log(`questions: ${texts.length}, e.g. "${texts[0]}", "${texts[1]}"; k1 = ${K1}, k2 = ${K2}${withRows ? '; passage text and document title fetched' : ''}`);
+    const texts = questionsFrom(
+      textSpec,
+      targets.map((t) => byId.get(t)!.text),
+      rankOf,
+    );
+    const vecs = questionVectors(
+      vectorSpec,
+      targets.map((t) => Float32Array.from(JSON.parse(byId.get(t)!.v) as number[])),
+    );
+    console.log(
+      `questions: ${texts.length}, e.g. "${texts[0]}", "${texts[1]}"; k1 = ${K1}, k2 = ${K2}${withRows ? '; passage text and document title fetched' : ''}`,
+    );
 
     const request = (v: Variant, q: number): VectorSearch => ({
       ...modeDefaults(v.mode),
@@ -156,7 +197,8 @@ async function main() {
       results[k][q] = await search(db, request(VARIANTS[k], q));
       times[k].push(Number(process.hrtime.bigint() - t0) / 1e6);
     };
-    for (let k = 0; k < VARIANTS.length; k++) for (let i = 0; i < Math.min(warmup, texts.length); i++) await search(db, request(VARIANTS[k], texts.length - 1 - i));
+    for (let k = 0; k < VARIANTS.length; k++)
+      for (let i = 0; i < Math.min(warmup, texts.length); i++) await search(db, request(VARIANTS[k], texts.length - 1 - i));
     // Every variant in a shuffled order per question, exact forms included: on a shared machine the
     // load changes over a run, and the ratios must compare variants timed under the same load.
     const started = process.hrtime.bigint();
@@ -172,7 +214,11 @@ async function main() {
     }
 
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-    const p50Of = (k: number) => percentile([...times[k]].sort((a, b) => a - b), 50);
+    const p50Of = (k: number) =>
+      percentile(
+        [...times[k]].sort((a, b) => a - b),
+        50,
+      );
     const exactOf = (v: Variant) => VARIANTS.findIndex((x) => x.exact && x.mode === v.mode);
     const found = (k: number) => results[k].filter((r, q) => r.passages.some((p) => p.passageId === targets[q])).length;
     console.log(`\n| variant | p50 ms | p95 ms | p99 ms | p50 / HIERARCHICAL's | recall@${RECALL_K} vs its exact form | question's passage in top ${K2} |`);
@@ -184,17 +230,24 @@ async function main() {
       // none for an exact form itself, nor without exact forms (BENCH_EXACT=0)
       const recall = v.exact || e < 0 ? null : mean(results[k].map((r, q) => overlap(r, results[e][q], RECALL_K)));
       const ratio = p50 / p50Of(BASELINE);
-      console.log(`| ${v.label} | ${fmt(p50, 2)} | ${fmt(p95, 2)} | ${fmt(p99, 2)} | ${fmt(ratio, 2)}× | ${recall === null ? '—' : fmt(recall, 3)} | ${found(k)}/${texts.length} |`);
+      console.log(
+        `| ${v.label} | ${fmt(p50, 2)} | ${fmt(p95, 2)} | ${fmt(p99, 2)} | ${fmt(ratio, 2)}× | ${recall === null ? '—' : fmt(recall, 3)} | ${found(k)}/${texts.length} |`,
+      );
       return { label: v.label, p50, p95, p99, ratio, recall, found: found(k) };
     });
     const d = summary[VARIANTS.findIndex((v) => v.mode === 'HYBRID_HIERARCHICAL' && !v.exact)];
-    console.log(`\ngoal (at 1M): default p50 ≤ 2× HIERARCHICAL's: ${d.ratio <= 2 ? 'met' : 'NOT met'} (${fmt(d.ratio, 2)}×); ` +
-      `recall@${RECALL_K} ≥ 0.98 vs its exact form: ${d.recall === null ? 'not measured (BENCH_EXACT=0)' : `${d.recall >= 0.98 ? 'met' : 'NOT met'} (${fmt(d.recall, 3)})`}${tier === '1m' ? '' : `  [this is the ${tier} tier]`}`);
+    console.log(
+      `\ngoal (at 1M): default p50 ≤ 2× HIERARCHICAL's: ${d.ratio <= 2 ? 'met' : 'NOT met'} (${fmt(d.ratio, 2)}×); ` +
+        `recall@${RECALL_K} ≥ 0.98 vs its exact form: ${d.recall === null ? 'not measured (BENCH_EXACT=0)' : `${d.recall >= 0.98 ? 'met' : 'NOT met'} (${fmt(d.recall, 3)})`}${tier === '1m' ? '' : `  [this is the ${tier} tier]`}`,
+    );
 
     if (jsonPath) {
       const { writeFileSync } = await import('node:fs');
       const { cpus } = await import('node:os');
-      writeFileSync(jsonPath, JSON.stringify({ tier, questions: texts.length, withRows, cpus: cpus().length, load: { text, vectors: vectors.record }, summary }, null, 2));
+      writeFileSync(
+        jsonPath,
+        JSON.stringify({ tier, questions: texts.length, withRows, cpus: cpus().length, load: { text, vectors: vectors.record }, summary }, null, 2),
+      );
     }
 
     if (explainMedian) {
@@ -211,7 +264,9 @@ async function main() {
           for (const [setting, value] of Object.entries(statement.settings)) await tx.query('SELECT set_config($1, $2, true)', [setting, value]);
           return tx.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${statement.sql}`, statement.params);
         });
-        console.log(`\nEXPLAIN (ANALYZE, BUFFERS) of ${VARIANTS[x].label}, the default mode's median question #${median} "${texts[median]}" (${fmt(times[x][median], 2)} ms):`);
+        console.log(
+          `\nEXPLAIN (ANALYZE, BUFFERS) of ${VARIANTS[x].label}, the default mode's median question #${median} "${texts[median]}" (${fmt(times[x][median], 2)} ms):`,
+        );
         for (const line of plan) console.log(`    ${line['QUERY PLAN']}`);
       }
     }

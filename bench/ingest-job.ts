@@ -77,9 +77,12 @@ async function main() {
   try {
     const syncDocs = payload('sync');
     const bytes = Buffer.byteLength(JSON.stringify(syncDocs));
-    console.log(`${base ? 'PostgreSQL' : 'PGlite'}, ${availableParallelism()} cores, load ${loadavg()[0].toFixed(1)}; ${documents} Markdown documents, ${(bytes / 1024).toFixed(0)} KiB of JSON`);
+    console.log(
+      `${base ? 'PostgreSQL' : 'PGlite'}, ${availableParallelism()} cores, load ${loadavg()[0].toFixed(1)}; ${documents} Markdown documents, ${(bytes / 1024).toFixed(0)} KiB of JSON`,
+    );
     let t = process.hrtime.bigint();
-    const sync = (await post(`mutation($d: [DocumentInput!]!) { ingestDocuments(documents: $d) { created passages embedded { passages } } }`, { d: syncDocs })).ingestDocuments;
+    const sync = (await post(`mutation($d: [DocumentInput!]!) { ingestDocuments(documents: $d) { created passages embedded { passages } } }`, { d: syncDocs }))
+      .ingestDocuments;
     const syncSeconds = seconds(t);
     const cut = syncSeconds > 60 ? '; over the default REQUEST_TIMEOUT_MS (60 s): a client would have got TIMEOUT' : '';
     console.log(
@@ -96,7 +99,7 @@ async function main() {
       await new Promise((r) => setTimeout(r, 100));
     }
     const jobSeconds = seconds(t);
-    const embedded = (await post(`{ stats { passages } embeddingModels { passages } }`));
+    const embedded = await post(`{ stats { passages } embeddingModels { passages } }`);
     console.log(`  startIngest: answered after ${(answerSeconds * 1000).toFixed(0)} ms (${(answerSeconds / syncSeconds).toFixed(3)}× the baseline's wait)`);
     console.log(
       `  the job: ${state.status.toLowerCase()} after ${jobSeconds.toFixed(2)} s (${(jobSeconds / syncSeconds).toFixed(2)}× the baseline), ` +

@@ -113,7 +113,10 @@ async function measure(label: string, db: Database, passages: number, run: () =>
   );
   if (busySeconds !== null) {
     // PGlite runs inside Node's one thread: its ceiling is one core, whatever the machine has.
-    const ceiling = db.kind === 'postgres' ? `${((cpus().length * passages) / busySeconds).toFixed(0)} passages/s on these cores` : `${(passages / nodeSeconds).toFixed(0)} passages/s (PGlite: Node's one thread)`;
+    const ceiling =
+      db.kind === 'postgres'
+        ? `${((cpus().length * passages) / busySeconds).toFixed(0)} passages/s on these cores`
+        : `${(passages / nodeSeconds).toFixed(0)} passages/s (PGlite: Node's one thread)`;
     console.log(
       `    CPU: the machine ${busySeconds.toFixed(2)} s busy of ${(seconds * cpus().length).toFixed(2)} (${cpus().length} cores), Node ${nodeSeconds.toFixed(2)} s; ` +
         `${((busySeconds / passages) * 1e6).toFixed(0)} µs a passage, so at most ${ceiling}`,
@@ -158,7 +161,9 @@ async function benchOne(name: string, open: Open) {
         if (result.indexed !== totalPassages) throw new Error(`expected every passage indexed, got ${result.indexed}`);
       });
       if (bulk && lastCommit > 0n) {
-        console.log(`    of which after its last batch committed (the deferred indexes built, if any): ${(Number(process.hrtime.bigint() - lastCommit) / 1e9).toFixed(2)} s`);
+        console.log(
+          `    of which after its last batch committed (the deferred indexes built, if any): ${(Number(process.hrtime.bigint() - lastCommit) / 1e9).toFixed(2)} s`,
+        );
       }
       const stats = await bm25Stats(db);
       let again: number | undefined;
@@ -224,9 +229,11 @@ async function benchInto(url: string, source: string) {
   await admin.connect();
   const name = `dhr_bench_into_${process.pid}`;
   const server = async () =>
-    (await admin.query<{ lsn: string; checkpoints: string }>(
-      'SELECT pg_current_wal_lsn()::text AS lsn, (checkpoints_req + checkpoints_timed)::text AS checkpoints FROM pg_stat_bgwriter',
-    )).rows[0];
+    (
+      await admin.query<{ lsn: string; checkpoints: string }>(
+        'SELECT pg_current_wal_lsn()::text AS lsn, (checkpoints_req + checkpoints_timed)::text AS checkpoints FROM pg_stat_bgwriter',
+      )
+    ).rows[0];
   console.log(`\nPostgreSQL server: bulk ingest into a copy of ${source}, ${rounds} × ${documents} new documents`);
   const copyStarted = Date.now();
   await admin.query(`CREATE DATABASE ${name} TEMPLATE ${source}`);
@@ -236,7 +243,9 @@ async function benchInto(url: string, source: string) {
   const db = new PostgresDatabase({ url: target.toString(), maxConnections: concurrency + 1 });
   try {
     const [{ count }] = await db.query<{ count: number }>('SELECT count(*)::int AS count FROM passages');
-    console.log(`  the store holds ${count} passages; ${JSON.stringify(await admin.query('SHOW shared_buffers').then((r) => r.rows[0]))}, ${JSON.stringify(await admin.query('SHOW max_wal_size').then((r) => r.rows[0]))}`);
+    console.log(
+      `  the store holds ${count} passages; ${JSON.stringify(await admin.query('SHOW shared_buffers').then((r) => r.rows[0]))}, ${JSON.stringify(await admin.query('SHOW max_wal_size').then((r) => r.rows[0]))}`,
+    );
     for (let round = 1; round <= rounds; round++) {
       const corpus = textDocuments(documents, 9_000 + round);
       const passages = corpus.reduce((n, d) => n + prepareDocument(d, DEFAULT_INGEST_OPTIONS).passages.length, 0);
@@ -247,7 +256,9 @@ async function benchInto(url: string, source: string) {
       });
       const after = await server();
       const wal = await admin.query<{ mb: string }>('SELECT round(pg_wal_lsn_diff($1, $2) / 1048576.0)::text AS mb', [after.lsn, before.lsn]);
-      console.log(`    WAL ${wal.rows[0].mb} MB (${((Number(wal.rows[0].mb) * 1024) / passages).toFixed(0)} kB a passage), checkpoints ${Number(after.checkpoints) - Number(before.checkpoints)}`);
+      console.log(
+        `    WAL ${wal.rows[0].mb} MB (${((Number(wal.rows[0].mb) * 1024) / passages).toFixed(0)} kB a passage), checkpoints ${Number(after.checkpoints) - Number(before.checkpoints)}`,
+      );
     }
   } finally {
     await db.close();
@@ -263,11 +274,18 @@ async function main() {
     return benchInto(process.env.DATABASE_URL, process.env.BENCH_INTO);
   }
   // PGlite's database collation is C already: a comparison runs on the server when there is one.
-  if (!(comparison && process.env.DATABASE_URL)) await benchOne('PGlite (embedded, on disk)', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'dhr-bench-'));
-    const db = await PgliteDatabase.open({ dataDir: dir });
-    return { db, cleanup: async () => { await db.close(); rmSync(dir, { recursive: true, force: true }); } };
-  });
+  if (!(comparison && process.env.DATABASE_URL))
+    await benchOne('PGlite (embedded, on disk)', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'dhr-bench-'));
+      const db = await PgliteDatabase.open({ dataDir: dir });
+      return {
+        db,
+        cleanup: async () => {
+          await db.close();
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    });
   const url = process.env.DATABASE_URL;
   if (!url) {
     console.log('\nDATABASE_URL not set: skipping the PostgreSQL server run');

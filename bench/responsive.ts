@@ -43,7 +43,10 @@ const percentile = (values: number[], p: number) => {
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
 };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 
 function questions(): string[] {
   const titles = readFactbook({ limit: DOCS }).map((d) => d.title ?? '');
@@ -53,7 +56,11 @@ function questions(): string[] {
 
 async function ask(url: string, question: string): Promise<number> {
   const started = performance.now();
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: QUERY, variables: { q: question } }) });
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ query: QUERY, variables: { q: question } }),
+  });
   const body = (await response.json()) as { errors?: unknown[]; data?: { retrieve: { passages: unknown[] } } };
   if (body.errors?.length || !body.data) throw new Error(`retrieve failed: ${JSON.stringify(body.errors)}`);
   return performance.now() - started;
@@ -134,7 +141,11 @@ async function run(label: string, root: string, qs: string[]): Promise<Run> {
     }
     await probe;
     const embedSeconds = (performance.now() - started) / 1000;
-    const last = server.stderr().split('\n').find((l) => /^embedded \d+/.test(l)) ?? '';
+    const last =
+      server
+        .stderr()
+        .split('\n')
+        .find((l) => /^embedded \d+/.test(l)) ?? '';
     console.log(`[${label}] ${last}`);
     await sleep(2000);
     const idle: number[] = [];
@@ -145,8 +156,9 @@ async function run(label: string, root: string, qs: string[]): Promise<Run> {
       }
     }
     console.log(
-      `[${label}] /readyz during embedding: ${Object.entries(ready).map(([s, n]) => `${n}× ${s}`).join(', ')}` +
-        (readyCoverage ? ` (last coverage seen: ${readyCoverage} passages)` : ''),
+      `[${label}] /readyz during embedding: ${Object.entries(ready)
+        .map(([s, n]) => `${n}× ${s}`)
+        .join(', ')}` + (readyCoverage ? ` (last coverage seen: ${readyCoverage} passages)` : ''),
     );
     return { during: during.latencies, idle, embedSeconds, passages };
   } catch (error) {

@@ -57,7 +57,13 @@ export interface LoadOptions {
 
 const ANALYZED_TABLES = 'documents, passages, document_embeddings, passage_embeddings';
 
-export async function buildHnsw(db: Database, table: string, modelId: number, spec: CorpusSpec, options: Pick<LoadOptions, 'buildWorkers' | 'buildMemory' | 'citus'>): Promise<number> {
+export async function buildHnsw(
+  db: Database,
+  table: string,
+  modelId: number,
+  spec: CorpusSpec,
+  options: Pick<LoadOptions, 'buildWorkers' | 'buildMemory' | 'citus'>,
+): Promise<number> {
   const start = process.hrtime.bigint();
   await db.transaction(async (tx) => {
     if (options.citus) await tx.query(`SET LOCAL citus.propagate_set_commands = 'local'`);
@@ -74,7 +80,9 @@ export async function buildHnsw(db: Database, table: string, modelId: number, sp
 
 /** The load recorded by an earlier run, when it was for this very corpus and finished. */
 export async function previousLoad(db: Database, spec: CorpusSpec): Promise<{ model: EmbeddingModelRow; record: LoadRecord } | undefined> {
-  const [row] = await db.query<EmbeddingModelRow>('SELECT id, name, runtime, dimension, checksum, settings FROM embedding_models WHERE name = $1', [modelName(spec)]);
+  const [row] = await db.query<EmbeddingModelRow>('SELECT id, name, runtime, dimension, checksum, settings FROM embedding_models WHERE name = $1', [
+    modelName(spec),
+  ]);
   const record = row?.settings?.bench as LoadRecord | undefined;
   if (!row || !record) return undefined;
   const same = (Object.keys(spec) as (keyof CorpusSpec)[]).every((k) => k === 'questions' || record.corpus[k] === spec[k]);
@@ -146,7 +154,9 @@ export async function load(db: Database, spec: CorpusSpec, options: LoadOptions)
     if ((done / docsPerBatch) % 25 === 24) process.stdout.write(`    … ${((done + docsPerBatch) * per).toLocaleString()} passages\n`);
   }
   await pending;
-  console.log(`  passage embeddings (binary vector[] batches):   ${seconds(t).toFixed(1).padStart(7)} s  (of which generating vectors in JS ${generating.toFixed(1)} s)`);
+  console.log(
+    `  passage embeddings (binary vector[] batches):   ${seconds(t).toFixed(1).padStart(7)} s  (of which generating vectors in JS ${generating.toFixed(1)} s)`,
+  );
   const loadSeconds = seconds(loadStart);
 
   // HNSW after the load, the same DDL as registerModel's ensureIndexes, with build memory for the graph.
@@ -178,5 +188,11 @@ export async function benchQuestions(db: Database, spec: CorpusSpec, modelId: nu
     [modelId, targets],
   );
   const byId = new Map(rows.map((r) => [r.passage_id, Float32Array.from(JSON.parse(r.v) as number[])]));
-  return { targets, questions: questionVectors(spec, targets.map((t) => byId.get(t)!)) };
+  return {
+    targets,
+    questions: questionVectors(
+      spec,
+      targets.map((t) => byId.get(t)!),
+    ),
+  };
 }

@@ -32,7 +32,19 @@ import { migrate } from '../src/store/migrate';
 import { PostgresDatabase } from '../src/store/postgres';
 import { databaseUrl as benchDatabaseUrl, openBenchDatabase } from './database';
 import { tierSpec } from './retrieve-corpus';
-import { benchQuestions, buildHnsw, fmt, HNSW_BUILD, load, overlap, percentile, previousLoad, seconds, syntheticEncoder, type LoadOptions } from './retrieve-load';
+import {
+  benchQuestions,
+  buildHnsw,
+  fmt,
+  HNSW_BUILD,
+  load,
+  overlap,
+  percentile,
+  previousLoad,
+  seconds,
+  syntheticEncoder,
+  type LoadOptions,
+} from './retrieve-load';
 
 const tier = (process.env.BENCH_TIER ?? '100k').toLowerCase();
 const fresh = process.env.BENCH_FRESH === '1';
@@ -55,7 +67,6 @@ const jsonPath = process.env.BENCH_JSON;
 /** BENCH_STORAGE_EXPERIMENT=1: also time the modes on copies of the embedding tables with `embedding` STORAGE PLAIN (not TOASTed). */
 const storageExperiment = process.env.BENCH_STORAGE_EXPERIMENT === '1';
 const PLAIN_SCHEMA = 'bench_plain';
-
 
 async function openDatabase(drop: boolean): Promise<{ db: PostgresDatabase; name: string }> {
   const name = `dhr_bench_retrieve_${tier.replace('.', '_')}`;
@@ -186,7 +197,14 @@ async function explain(db: Database, s: VectorSearch, transform: (sql: string) =
  * 2 kB TOAST threshold, so every vector lives out of line). A second connection with
  * search_path = bench_plain, public runs the product's unchanged SQL on the copies.
  */
-async function compareStorage(db: Database, name: string, modelId: number, run: (target: Database, v: Variant, q: number) => Promise<SearchResult>, questions: number, variants: Variant[]) {
+async function compareStorage(
+  db: Database,
+  name: string,
+  modelId: number,
+  run: (target: Database, v: Variant, q: number) => Promise<SearchResult>,
+  questions: number,
+  variants: Variant[],
+) {
   const [{ n }] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_indexes WHERE schemaname = $1 AND indexname LIKE '%hnsw%'`, [PLAIN_SCHEMA]);
   if (n < 2) {
     console.log(`\nbuilding ${PLAIN_SCHEMA}: copies of the embedding tables with embedding STORAGE PLAIN`);
@@ -221,7 +239,10 @@ async function compareStorage(db: Database, name: string, modelId: number, run: 
   try {
     const [{ schemas }] = await plain.query<{ schemas: string[] }>('SELECT current_schemas(false)::text[] AS schemas');
     if (schemas[0] !== PLAIN_SCHEMA) throw new Error(`search_path not applied: ${schemas.join(',')}`);
-    const targets: [string, Database][] = [['EXTERNAL (TOAST, as migrated)', db], ['PLAIN (inline)', plain]];
+    const targets: [string, Database][] = [
+      ['EXTERNAL (TOAST, as migrated)', db],
+      ['PLAIN (inline)', plain],
+    ];
     for (let i = 0; i < Math.min(warmup, questions); i++) for (const [, target] of targets) for (const v of variants) await run(target, v, questions - 1 - i);
     const times = targets.map(() => variants.map(() => [] as number[]));
     for (let q = 0; q < questions; q++) {
@@ -239,7 +260,9 @@ async function compareStorage(db: Database, name: string, modelId: number, run: 
       const p = times[ti].map((ts) => [...ts].sort((a, b) => a - b));
       const base = percentile(p[variants.findIndex((v) => v.mode === 'FLAT' && v.exact)], 50);
       variants.forEach((v, vi) => {
-        console.log(`| ${label} | ${v.label} | ${fmt(percentile(p[vi], 50), 2)} | ${fmt(percentile(p[vi], 95), 2)} | ${fmt(base / percentile(p[vi], 50), 2)}× |`);
+        console.log(
+          `| ${label} | ${v.label} | ${fmt(percentile(p[vi], 50), 2)} | ${fmt(percentile(p[vi], 95), 2)} | ${fmt(base / percentile(p[vi], 50), 2)}× |`,
+        );
       });
     });
     return plain;
@@ -341,12 +364,15 @@ async function main() {
       times[k].push(Number(process.hrtime.bigint() - t0) / 1e6);
     };
     const warm = async (k: number) => {
-      for (let i = 0; i < Math.min(warmup, questions.length); i++) await (variants[k].run ?? search)(db, request(variants[k], questions[questions.length - 1 - i]));
+      for (let i = 0; i < Math.min(warmup, questions.length); i++)
+        await (variants[k].run ?? search)(db, request(variants[k], questions[questions.length - 1 - i]));
     };
     if (order === 'interleaved') {
       console.log(`\nwarm-up: ${warmup} questions × ${variants.length} modes`);
       for (let k = 0; k < variants.length; k++) await warm(k);
-      console.log(`timing: ${questions.length} questions, ANN modes in a shuffled order per question, then the exact modes (k1=${K1}, k2=${K2}, λ=${LAMBDA}, ef_search max(${DEFAULT_EF_SEARCH}, ${DEFAULT_EF_FACTOR} × rows a stage returns))`);
+      console.log(
+        `timing: ${questions.length} questions, ANN modes in a shuffled order per question, then the exact modes (k1=${K1}, k2=${K2}, λ=${LAMBDA}, ef_search max(${DEFAULT_EF_SEARCH}, ${DEFAULT_EF_FACTOR} × rows a stage returns))`,
+      );
       // A fixed rotation gives each mode the same predecessor every time, and whichever follows an
       // exact mode (a sequential scan through 0.3–5 GB) finds its caches cold: 1–2 ms at 1M. So the
       // ANN modes run in a new seeded order for each question, and the exact modes (the baseline and
@@ -376,7 +402,10 @@ async function main() {
       }
     }
 
-    const baseP50 = percentile([...times[flatExact]].sort((a, b) => a - b), 50);
+    const baseP50 = percentile(
+      [...times[flatExact]].sort((a, b) => a - b),
+      50,
+    );
     const answered = results[reference].filter((r, q) => r.passages.some((p) => p.passageId === targets[q])).length;
     console.log(`\nthe question's own passage is in the exact DHR top-${K2} for ${answered}/${questions.length} questions`);
     console.log(`\n| mode | p50 ms | p95 ms | recall@${K2} vs exact DHR | recall@${K2} vs own exact | speed-up vs FLAT exact (p50) |`);
@@ -389,28 +418,60 @@ async function main() {
       const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
       const recall = mean(results[k].map((r, q) => overlap(r, results[reference][q], K2)));
       // FLAT over HNSW against FLAT exact; HIERARCHICAL against HIERARCHICAL exact (the same as the DHR column).
-      const own = v.mode === 'FLAT' && !v.exact ? fmt(mean(results[k].map((r, q) => overlap(r, results[flatExact][q], K2))), 3) : v.mode === 'HIERARCHICAL' ? fmt(recall, 3) : v.exact ? '1.000' : '—';
+      const own =
+        v.mode === 'FLAT' && !v.exact
+          ? fmt(mean(results[k].map((r, q) => overlap(r, results[flatExact][q], K2))), 3)
+          : v.mode === 'HIERARCHICAL'
+            ? fmt(recall, 3)
+            : v.exact
+              ? '1.000'
+              : '—';
       summary.push({ label: v.label, p50, p95, recall });
       console.log(`| ${v.label} | ${fmt(p50, 2)} | ${fmt(p95, 2)} | ${fmt(recall, 3)} | ${own} | ${fmt(baseP50 / p50, 2)}× |`);
     });
 
     if (jsonPath) {
       const { writeFileSync } = await import('node:fs');
-      const [{ version }] = await db.query<{ version: string }>(`SELECT version() || ', pgvector ' || (SELECT extversion FROM pg_extension WHERE extname = 'vector') || ', shared_buffers ' || current_setting('shared_buffers') AS version`);
-      writeFileSync(jsonPath, JSON.stringify({ tier, order, prewarm, questions: questions.length, server: version, cpus: (await import('node:os')).cpus().length, load: record, summary, flatExactP50: baseP50 }, null, 2));
+      const [{ version }] = await db.query<{ version: string }>(
+        `SELECT version() || ', pgvector ' || (SELECT extversion FROM pg_extension WHERE extname = 'vector') || ', shared_buffers ' || current_setting('shared_buffers') AS version`,
+      );
+      writeFileSync(
+        jsonPath,
+        JSON.stringify(
+          {
+            tier,
+            order,
+            prewarm,
+            questions: questions.length,
+            server: version,
+            cpus: (await import('node:os')).cpus().length,
+            load: record,
+            summary,
+            flatExactP50: baseP50,
+          },
+          null,
+          2,
+        ),
+      );
     }
 
     const h = summary[0];
-    console.log(`\ntargets (issue, at 1M): HIERARCHICAL p50 ≤ 5 ms: ${h.p50 <= 5 ? 'met' : 'NOT met'} (${fmt(h.p50, 2)} ms); ` +
-      `≥ 4× faster than FLAT exact: ${baseP50 / h.p50 >= 4 ? 'met' : 'NOT met'} (${fmt(baseP50 / h.p50, 2)}×); ` +
-      `recall@${K2} ≥ 0.98: ${h.recall >= 0.98 ? 'met' : 'NOT met'} (${fmt(h.recall, 3)})${tier === '1m' ? '' : `  [this is the ${tier} tier]`}`);
+    console.log(
+      `\ntargets (issue, at 1M): HIERARCHICAL p50 ≤ 5 ms: ${h.p50 <= 5 ? 'met' : 'NOT met'} (${fmt(h.p50, 2)} ms); ` +
+        `≥ 4× faster than FLAT exact: ${baseP50 / h.p50 >= 4 ? 'met' : 'NOT met'} (${fmt(baseP50 / h.p50, 2)}×); ` +
+        `recall@${K2} ≥ 0.98: ${h.recall >= 0.98 ? 'met' : 'NOT met'} (${fmt(h.recall, 3)})${tier === '1m' ? '' : `  [this is the ${tier} tier]`}`,
+    );
 
     const plan = await explain(db, request(variants[0], questions[0]));
-    console.log(`\nEXPLAIN (ANALYZE, BUFFERS) of HIERARCHICAL (question 0, settings ${JSON.stringify(searchStatement(request(variants[0], questions[0])).settings)}):`);
+    console.log(
+      `\nEXPLAIN (ANALYZE, BUFFERS) of HIERARCHICAL (question 0, settings ${JSON.stringify(searchStatement(request(variants[0], questions[0])).settings)}):`,
+    );
     for (const line of plan) console.log(`    ${line}`);
     const text = plan.join('\n');
-    console.log(`stage 1 uses document_embeddings_hnsw_m${modelRef.id}: ${text.includes(`document_embeddings_hnsw_m${modelRef.id}`) ? 'yes' : 'NO'}; ` +
-      `stage 2 uses passage_embeddings_document_idx: ${text.includes('passage_embeddings_document_idx') ? 'yes' : 'NO'}; JIT: ${text.includes('JIT:') ? 'YES' : 'no'}`);
+    console.log(
+      `stage 1 uses document_embeddings_hnsw_m${modelRef.id}: ${text.includes(`document_embeddings_hnsw_m${modelRef.id}`) ? 'yes' : 'NO'}; ` +
+        `stage 2 uses passage_embeddings_document_idx: ${text.includes('passage_embeddings_document_idx') ? 'yes' : 'NO'}; JIT: ${text.includes('JIT:') ? 'YES' : 'no'}`,
+    );
 
     if (stage1Experiment) {
       const halfPlan = await explain(db, request(variants[0], questions[0]), halfvecStage1);
@@ -422,7 +483,14 @@ async function main() {
 
     if (storageExperiment) {
       const experimentVariants = variants.filter((v) => !v.efFactor && !v.run);
-      const plain = await compareStorage(db, name, modelRef.id, (target, v, q) => search(target, request(v, questions[q])), questions.length, experimentVariants);
+      const plain = await compareStorage(
+        db,
+        name,
+        modelRef.id,
+        (target, v, q) => search(target, request(v, questions[q])),
+        questions.length,
+        experimentVariants,
+      );
       try {
         const plan = await explain(plain, request(variants[0], questions[0]));
         console.log(`\nEXPLAIN (ANALYZE, BUFFERS) of HIERARCHICAL on ${PLAIN_SCHEMA} (question 0):`);
@@ -439,9 +507,11 @@ async function main() {
       const indexEst = record.passageIndexSeconds + record.passageIndexSeconds * 12;
       const queryEst = (times.reduce((s, ts) => s + ts.reduce((a, b) => a + b, 0), 0) / 1000) * 10;
       const total = loadEst + indexEst + record.analyzeSeconds * 10 + queryEst;
-      console.log(`\nestimate for BENCH_TIER=1m from this run: load ≈ ${(loadEst / 60).toFixed(1)} min, HNSW builds ≈ ${(indexEst / 60).toFixed(1)} min, ` +
-        `timed queries ≤ ${(queryEst / 60).toFixed(1)} min (if every mode scaled linearly), total ≈ ${(total / 60).toFixed(1)} min` +
-        `${total > 35 * 60 ? ' — over 35 minutes: do not start it on this machine' : ''}`);
+      console.log(
+        `\nestimate for BENCH_TIER=1m from this run: load ≈ ${(loadEst / 60).toFixed(1)} min, HNSW builds ≈ ${(indexEst / 60).toFixed(1)} min, ` +
+          `timed queries ≤ ${(queryEst / 60).toFixed(1)} min (if every mode scaled linearly), total ≈ ${(total / 60).toFixed(1)} min` +
+          `${total > 35 * 60 ? ' — over 35 minutes: do not start it on this machine' : ''}`,
+      );
     }
   } finally {
     await db.close();

@@ -41,7 +41,12 @@ async function startOwnServer(): Promise<{ url: string; key: string; dbUrl: stri
   await (await openBenchDatabase(baseUrl, 'dhr_soak', true)).close();
   const dbUrl = databaseUrl(baseUrl, 'dhr_soak');
   const { child, url } = await startServe({
-    ...inheritedEnv(), DATABASE_URL: dbUrl, ENCODER: modelDir, RATE_LIMIT_QUERIES: '0', RATE_LIMIT_MUTATIONS: '0', ENCODER_THREADS: '1',
+    ...inheritedEnv(),
+    DATABASE_URL: dbUrl,
+    ENCODER: modelDir,
+    RATE_LIMIT_QUERIES: '0',
+    RATE_LIMIT_MUTATIONS: '0',
+    ENCODER_THREADS: '1',
   });
   const db = new PostgresDatabase({ url: dbUrl, maxConnections: 1 });
   try {
@@ -88,7 +93,9 @@ async function main(): Promise<void> {
       const t = process.hrtime.bigint();
       try {
         if (kind === 'retrieve') {
-          const answer = await gql('query($q: String!) { retrieve(question: $q, k1: 100, k2: 20) { passages { rank passage { id } } warnings } }', { q: `${words(4)} soak${c}` });
+          const answer = await gql('query($q: String!) { retrieve(question: $q, k1: 100, k2: 20) { passages { rank passage { id } } warnings } }', {
+            q: `${words(4)} soak${c}`,
+          });
           // A passage re-written between the search and its fields is left out with a warning (src/graphql/resolvers/retrieval.ts).
           if ((answer.retrieve.warnings as string[]).some((w) => w.includes('removed or replaced'))) raced++;
         } else if (kind === 'navigate') {
@@ -100,7 +107,12 @@ async function main(): Promise<void> {
             const rewrite = mine.length > 0 && rand() < 1 / 3;
             const k = rewrite ? mine[Math.floor(rand() * mine.length)] : `soak/${c}/${n++}`;
             if (!rewrite) mine.push(k);
-            return { key: k, title: `${words(3)} ${k}`, abstract: `${words(15)}.`, sections: Array.from({ length: 1 + Math.floor(rand() * 4) }, () => ({ title: words(2), text: `${words(30 + Math.floor(rand() * 120))}.` })) };
+            return {
+              key: k,
+              title: `${words(3)} ${k}`,
+              abstract: `${words(15)}.`,
+              sections: Array.from({ length: 1 + Math.floor(rand() * 4) }, () => ({ title: words(2), text: `${words(30 + Math.floor(rand() * 120))}.` })),
+            };
           });
           // One key twice in a batch is written in batch order: the last one stands.
           const result = await gql(
@@ -147,12 +159,20 @@ async function main(): Promise<void> {
     };
     console.log(`\nsoak — ${CLIENTS} clients × ${MINUTES} min (${seconds.toFixed(0)} s) against ${url}`);
     for (const k of Object.keys(latencies) as Kind[]) console.log(`  ${k.padEnd(9)} ${fmt(latencies[k])}`);
-    console.log(`  errors: ${Object.keys(errors).length ? JSON.stringify(errors) : 'none'}; retrievals that left out a passage re-written meanwhile (warned, expected): ${raced}`);
-    console.log(`  documents acknowledged ${acknowledged.size}, stored ${rows.length}; absent ${absent.length}, duplicated ${duplicated}, wrong passage count ${wrongPassages}`);
+    console.log(
+      `  errors: ${Object.keys(errors).length ? JSON.stringify(errors) : 'none'}; retrievals that left out a passage re-written meanwhile (warned, expected): ${raced}`,
+    );
+    console.log(
+      `  documents acknowledged ${acknowledged.size}, stored ${rows.length}; absent ${absent.length}, duplicated ${duplicated}, wrong passage count ${wrongPassages}`,
+    );
     console.log(`  pendingWork ${JSON.stringify(pending)}; from the rows: ${direct.unindexed} passages unindexed, ${direct.unembedded} unembedded`);
     const ok =
-      absent.length === 0 && duplicated === 0 && wrongPassages === 0 && Object.keys(errors).length === 0 &&
-      pending.unindexedPassages + pending.unembeddedPassages + pending.unembeddedDocuments === 0 && direct.unindexed + direct.unembedded === 0;
+      absent.length === 0 &&
+      duplicated === 0 &&
+      wrongPassages === 0 &&
+      Object.keys(errors).length === 0 &&
+      pending.unindexedPassages + pending.unembeddedPassages + pending.unembeddedDocuments === 0 &&
+      direct.unindexed + direct.unembedded === 0;
     console.log(ok ? 'soak: consistent' : 'soak: INCONSISTENT');
     process.exitCode = ok ? 0 : 1;
   } finally {

@@ -55,7 +55,13 @@ const textWriters = {
        SELECT $1, u.document_id, u.content_hash, u.embedding::vector, u.pieces::vector[]
        FROM unnest($2::int[], $3::text[], $4::text[], $5::text[]) AS u(document_id, content_hash, embedding, pieces)
        JOIN documents d ON d.id = u.document_id AND d.content_hash = u.content_hash`,
-      [model.id, rows.map((r) => r.documentId), rows.map((r) => r.contentHash), rows.map((r) => vectorLiteral(r.vector)), rows.map((r) => vectorArrayLiteral(r.pieces))],
+      [
+        model.id,
+        rows.map((r) => r.documentId),
+        rows.map((r) => r.contentHash),
+        rows.map((r) => vectorLiteral(r.vector)),
+        rows.map((r) => vectorArrayLiteral(r.pieces)),
+      ],
     ),
   passages: (db: Database, model: EmbeddingModelRow, rows: Rows['passages']) =>
     db.query(
@@ -71,7 +77,13 @@ const textWriters = {
        SELECT $1, p.document_id, p.id, u.split_hash, u.embeddings::vector[]
        FROM unnest($2::int[], $3::int[], $4::text[], $5::text[]) AS u(passage_id, document_id, split_hash, embeddings)
        JOIN passages p ON p.document_id = u.document_id AND p.id = u.passage_id`,
-      [model.id, rows.map((r) => r.passageId), rows.map((r) => r.documentId), rows.map((r) => r.splitHash), rows.map((r) => `{${r.vectors.map((v) => `"${vectorLiteral(v)}"`).join(',')}}`)],
+      [
+        model.id,
+        rows.map((r) => r.passageId),
+        rows.map((r) => r.documentId),
+        rows.map((r) => r.splitHash),
+        rows.map((r) => `{${r.vectors.map((v) => `"${vectorLiteral(v)}"`).join(',')}}`),
+      ],
     ),
 };
 
@@ -95,7 +107,12 @@ async function prepare(db: Database): Promise<{ model: EmbeddingModelRow; rows: 
   return {
     model,
     rows: {
-      documents: documents.map((d, i) => ({ documentId: d.id, contentHash: d.contentHash, vector: unit(), pieces: i % 3 === 0 ? [unit(), unit()] : undefined })),
+      documents: documents.map((d, i) => ({
+        documentId: d.id,
+        contentHash: d.contentHash,
+        vector: unit(),
+        pieces: i % 3 === 0 ? [unit(), unit()] : undefined,
+      })),
       passages: passages.map((p) => ({ passageId: p.id, documentId: p.documentId, vector: unit() })),
       sentences: passages.map((p, i) => ({ passageId: p.id, documentId: p.documentId, splitHash: `s${i}`, vectors: Array.from({ length: SENTENCES }, unit) })),
     },
@@ -110,7 +127,8 @@ async function timeWrites(db: Database, model: EmbeddingModelRow, rows: Rows, wr
   for (const level of ['documents', 'passages', 'sentences'] as const) {
     const list = rows[level] as never[];
     const t0 = performance.now();
-    for (let i = 0; i < list.length; i += BATCH) await (writers[level] as (db: Database, m: EmbeddingModelRow, r: never[]) => Promise<unknown>)(db, model, list.slice(i, i + BATCH));
+    for (let i = 0; i < list.length; i += BATCH)
+      await (writers[level] as (db: Database, m: EmbeddingModelRow, r: never[]) => Promise<unknown>)(db, model, list.slice(i, i + BATCH));
     out[level] = performance.now() - t0;
   }
   return out;
@@ -118,7 +136,7 @@ async function timeWrites(db: Database, model: EmbeddingModelRow, rows: Rows, wr
 
 async function run(label: string, db: Database) {
   const { model, rows } = await prepare(db);
-  const vectors = { documents: rows.documents.length * 5 / 3, passages: rows.passages.length, sentences: rows.passages.length * SENTENCES };
+  const vectors = { documents: (rows.documents.length * 5) / 3, passages: rows.passages.length, sentences: rows.passages.length * SENTENCES };
   const best = { text: {} as Record<keyof Rows, number>, binary: {} as Record<keyof Rows, number> };
   for (let round = 0; round < ROUNDS; round++) {
     // alternate which goes first, so neither always meets a warmer cache
@@ -128,7 +146,9 @@ async function run(label: string, db: Database) {
       for (const level of Object.keys(t) as (keyof Rows)[]) best[form][level] = Math.min(best[form][level] ?? Infinity, t[level]);
     }
   }
-  console.log(`\n${label}: ${rows.documents.length} documents (a third with 2 summary pieces), ${rows.passages.length} passages, ${SENTENCES} sentence vectors a passage; batches of ${BATCH}; best of ${ROUNDS}`);
+  console.log(
+    `\n${label}: ${rows.documents.length} documents (a third with 2 summary pieces), ${rows.passages.length} passages, ${SENTENCES} sentence vectors a passage; batches of ${BATCH}; best of ${ROUNDS}`,
+  );
   console.log('| writer | vectors | text form, ms | binary real[], ms | binary ÷ text | binary, vectors/s |');
   console.log('|---|---:|---:|---:|---:|---:|');
   let text = 0;
@@ -136,7 +156,9 @@ async function run(label: string, db: Database) {
   for (const level of ['documents', 'passages', 'sentences'] as const) {
     text += best.text[level];
     binary += best.binary[level];
-    console.log(`| ${level} | ${Math.round(vectors[level])} | ${best.text[level].toFixed(0)} | ${best.binary[level].toFixed(0)} | ${(best.binary[level] / best.text[level]).toFixed(2)}× | ${Math.round((vectors[level] * 1000) / best.binary[level])} |`);
+    console.log(
+      `| ${level} | ${Math.round(vectors[level])} | ${best.text[level].toFixed(0)} | ${best.binary[level].toFixed(0)} | ${(best.binary[level] / best.text[level]).toFixed(2)}× | ${Math.round((vectors[level] * 1000) / best.binary[level])} |`,
+    );
   }
   console.log(`| all three | | ${text.toFixed(0)} | ${binary.toFixed(0)} | ${(binary / text).toFixed(2)}× | |`);
   await questions(db, model);
@@ -155,9 +177,27 @@ async function questions(db: Database, model: EmbeddingModelRow) {
   for (let q = 0; q < QUESTIONS + 5; q++) {
     const v = unit();
     for (const mode of modes) {
-      const s = { ...modeDefaults(mode), mode, documentModel: ref, passageModel: ref, questionForDocuments: v, questionForPassages: v, questionText: passage(5000 + q, 8), k1: 10, k2: 10 };
+      const s = {
+        ...modeDefaults(mode),
+        mode,
+        documentModel: ref,
+        passageModel: ref,
+        questionForDocuments: v,
+        questionForPassages: v,
+        questionText: passage(5000 + q, 8),
+        k1: 10,
+        k2: 10,
+      };
       const got: SearchResult[] = [];
-      for (const [form, target] of (q % 2 === 0 ? [['text', asText], ['binary', db]] : [['binary', db], ['text', asText]]) as [string, Database][]) {
+      for (const [form, target] of (q % 2 === 0
+        ? [
+            ['text', asText],
+            ['binary', db],
+          ]
+        : [
+            ['binary', db],
+            ['text', asText],
+          ]) as [string, Database][]) {
         const t0 = performance.now();
         got.push(await search(target, s));
         if (q >= 5) (times[`${mode}, ${form}`] ??= []).push(performance.now() - t0);

@@ -51,14 +51,20 @@ function summary(values: number[], failed: Record<string, number>): Latencies {
 }
 
 async function main(): Promise<void> {
-  console.log(`load average at start ${loadavg().map((l) => l.toFixed(2)).join(' ')}; ${availableParallelism()} cores`);
+  console.log(
+    `load average at start ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}; ${availableParallelism()} cores`,
+  );
   await (await openBenchDatabase(baseUrl, NAME, true)).close();
   const dbUrl = databaseUrl(baseUrl, NAME);
   const db = new PostgresDatabase({ url: dbUrl, maxConnections: 1 });
   await migrate(db);
   const { key } = await createApiKey(db, { role: 'admin', name: 'bench' });
   await db.close();
-  const serve = await startServe({ ...inheritedEnv(), DATABASE_URL: dbUrl, RATE_LIMIT_QUERIES: '0', RATE_LIMIT_MUTATIONS: '0', LOG_LEVEL: 'error' }, 110_000, { root: ROOT });
+  const serve = await startServe({ ...inheritedEnv(), DATABASE_URL: dbUrl, RATE_LIMIT_QUERIES: '0', RATE_LIMIT_MUTATIONS: '0', LOG_LEVEL: 'error' }, 110_000, {
+    root: ROOT,
+  });
   const post = async (query: string, variables: Record<string, unknown>, admin = false) => {
     const response = await fetch(serve.url, {
       method: 'POST',
@@ -124,15 +130,25 @@ async function main(): Promise<void> {
 
     const f = (n: number) => n.toFixed(0);
     const failures = (l: Latencies) => (Object.keys(l.failed).length ? ` (failed: ${JSON.stringify(l.failed)})` : '');
-    console.log(`\nreaders: ${READERS} clients, retrieve(k1: 10, k2: 5), ${MODE ?? 'default mode'}, new questions; writer: ingestDocuments of ${WRITE_DOCUMENTS} new documents; ${SECONDS} s a phase\n`);
+    console.log(
+      `\nreaders: ${READERS} clients, retrieve(k1: 10, k2: 5), ${MODE ?? 'default mode'}, new questions; writer: ingestDocuments of ${WRITE_DOCUMENTS} new documents; ${SECONDS} s a phase\n`,
+    );
     console.log('| | writer: ingests, p50 / max ms | readers: answers, p50 / p99 ms |');
     console.log('|---|---|---|');
-    console.log(`| alone | ${writerAlone.count}, ${f(writerAlone.p50)} / ${f(writerAlone.max)}${failures(writerAlone)} | ${readersAlone.count}, ${f(readersAlone.p50)} / ${f(readersAlone.p99)}${failures(readersAlone)} |`);
-    console.log(`| together | ${both.writes.count}, ${f(both.writes.p50)} / ${f(both.writes.max)}${failures(both.writes)} | ${both.reads.count}, ${f(both.reads.p50)} / ${f(both.reads.p99)}${failures(both.reads)} |`);
+    console.log(
+      `| alone | ${writerAlone.count}, ${f(writerAlone.p50)} / ${f(writerAlone.max)}${failures(writerAlone)} | ${readersAlone.count}, ${f(readersAlone.p50)} / ${f(readersAlone.p99)}${failures(readersAlone)} |`,
+    );
+    console.log(
+      `| together | ${both.writes.count}, ${f(both.writes.p50)} / ${f(both.writes.max)}${failures(both.writes)} | ${both.reads.count}, ${f(both.reads.p50)} / ${f(both.reads.p99)}${failures(both.reads)} |`,
+    );
     console.log(
       `| ratio | p50 **${(both.writes.p50 / writerAlone.p50).toFixed(2)}×** (goal ≤ 3×), max ${(both.writes.max / writerAlone.max).toFixed(2)}× | p50 ${(both.reads.p50 / readersAlone.p50).toFixed(2)}×, p99 **${(both.reads.p99 / readersAlone.p99).toFixed(2)}×** (goal ≤ 2×) |`,
     );
-    console.log(`\nload average at end ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    console.log(
+      `\nload average at end ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    );
   } finally {
     serve.child.kill('SIGTERM');
     await serve.exited;

@@ -29,9 +29,17 @@ interface Sweep {
 }
 
 const dir = process.argv[2] ?? '.cache/eval';
-const sets = ['pydocs', 'factbook'].map((name) => ({ name, sweeps: (JSON.parse(readFileSync(join(dir, `${name}.json`), 'utf8')) as { sweeps: Sweep[] }).sweeps }));
+const sets = ['pydocs', 'factbook'].map((name) => ({
+  name,
+  sweeps: (JSON.parse(readFileSync(join(dir, `${name}.json`), 'utf8')) as { sweeps: Sweep[] }).sweeps,
+}));
 const round = (x: number) => Math.round(x * 1e6);
-const key = (p: Record<string, number | string>) => JSON.stringify(Object.keys(p).sort().map((k) => [k, p[k]]));
+const key = (p: Record<string, number | string>) =>
+  JSON.stringify(
+    Object.keys(p)
+      .sort()
+      .map((k) => [k, p[k]]),
+  );
 
 function baseline(sweeps: Sweep[], mode: string, params: Record<string, number | string>): Point {
   const found = sweeps.find((s) => s.mode === mode)?.points.find((p) => key(p.params) === key(params));
@@ -63,7 +71,9 @@ function choose(mode: string, varied: RegExp, ks: string[], against: (sweeps: Sw
   console.log(`\n## ${mode}: ${varied.source} (margin over BM25 on ${ks.map((k) => `@${k}`).join('/')}, both dev splits)\n`);
   console.log(`| params | worst margin | summed gain | summed MRR@20 | ${perSet.map((s) => `${s.name} ${ks.map((k) => `@${k}`).join('/')}`).join(' | ')} |`);
   console.log(`|---|---:|---:|---:|${perSet.map(() => '---|').join('')}`);
-  console.log(`| BM25 | 0 | 0 | ${perSet.reduce((n, s) => n + s.base.mrr20, 0).toFixed(3)} | ${perSet.map((s) => ks.map((k) => pct(s.base.top[k])).join(' / ')).join(' | ')} |`);
+  console.log(
+    `| BM25 | 0 | 0 | ${perSet.reduce((n, s) => n + s.base.mrr20, 0).toFixed(3)} | ${perSet.map((s) => ks.map((k) => pct(s.base.top[k])).join(' / ')).join(' | ')} |`,
+  );
   rows.forEach((r, i) =>
     console.log(
       `| ${i === 0 ? '**' : ''}${JSON.stringify(r.params)}${i === 0 ? '**' : ''} | ${(100 * r.margin).toFixed(1)} | ${(100 * r.gain).toFixed(1)} | ${r.mrr.toFixed(3)} | ${r.at.map((x) => ks.map((k) => pct(x.top[k])).join(' / ')).join(' | ')} |`,

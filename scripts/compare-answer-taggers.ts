@@ -40,7 +40,8 @@ function winkTagger(): (text: string) => TypedSpan[] {
 
 function chronoTagger(): (text: string) => TypedSpan[] {
   const chrono = require('chrono-node');
-  return (text) => (chrono.parse(text) as Array<{ index: number; text: string }>).map((r) => ({ start: r.index, end: r.index + r.text.length, type: 'date' as const }));
+  return (text) =>
+    (chrono.parse(text) as Array<{ index: number; text: string }>).map((r) => ({ start: r.index, end: r.index + r.text.length, type: 'date' as const }));
 }
 
 async function main(): Promise<void> {
@@ -61,7 +62,9 @@ async function main(): Promise<void> {
     const pct = (x: number) => `${(100 * x).toFixed(1)} %`;
     console.log(`dev split, ${r.questions} questions, all gold passages: span · sentence (and per type: span)`);
     for (const [name, m] of Object.entries(r.methods)) {
-      const types = Object.entries(m.byType).map(([t, s]) => `${t} ${pct(s.spanShare)}`).join(', ');
+      const types = Object.entries(m.byType)
+        .map(([t, s]) => `${t} ${pct(s.spanShare)}`)
+        .join(', ');
       console.log(`${name}: ${pct(m.goldPassage.spanShare)} · ${pct(m.goldPassage.sentenceShare)}, ${m.goldPassage.meanSpanWords} words a span (${types})`);
     }
   } finally {

@@ -65,7 +65,9 @@ async function main() {
     const pieceVectors = (await encoders.document.encode(flat, 'document')).vectors;
     let at = 0;
     const summaryVectors = pieces.map((p) => pieceVectors.slice(at, (at += p.length)));
-    console.error(`${docs.length} documents: ${flat.length} summary pieces (${docs.filter((_, i) => pieces[i].length > 0).length} summaries split), encoded in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    console.error(
+      `${docs.length} documents: ${flat.length} summary pieces (${docs.filter((_, i) => pieces[i].length > 0).length} summaries split), encoded in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    );
     const centroids = docs.map((d) => {
       const list = passagesOf.get(d.id) ?? [];
       const sum = new Float32Array(docs.length ? parse(docs[0].embedding).length : 0);
@@ -74,8 +76,18 @@ async function main() {
     });
 
     const questions = dataset.questions;
-    const qDoc = (await encoders.questionDocument.encode(questions.map((q) => q.question), 'questionDocument')).vectors;
-    const qPas = (await encoders.questionPassage.encode(questions.map((q) => q.question), 'questionPassage')).vectors;
+    const qDoc = (
+      await encoders.questionDocument.encode(
+        questions.map((q) => q.question),
+        'questionDocument',
+      )
+    ).vectors;
+    const qPas = (
+      await encoders.questionPassage.encode(
+        questions.map((q) => q.question),
+        'questionPassage',
+      )
+    ).vectors;
     const docVectors = docs.map((d) => parse(d.embedding));
     type Scorer = (qi: number, di: number) => number;
     const scorers: Record<string, Scorer> = {
@@ -83,7 +95,10 @@ async function main() {
       summaries: (qi, di) => Math.max(dot(qDoc[qi], docVectors[di]), ...summaryVectors[di].map((v) => dot(qDoc[qi], v))),
       'best passage': (qi, di) => Math.max(-1, ...(passagesOf.get(docs[di].id) ?? []).map((v) => dot(qPas[qi], v))),
       'top-3 mean': (qi, di) => {
-        const s = (passagesOf.get(docs[di].id) ?? []).map((v) => dot(qPas[qi], v)).sort((a, b) => b - a).slice(0, 3);
+        const s = (passagesOf.get(docs[di].id) ?? [])
+          .map((v) => dot(qPas[qi], v))
+          .sort((a, b) => b - a)
+          .slice(0, 3);
         return s.length ? s.reduce((a, b) => a + b, 0) / s.length : -1;
       },
       centroid: (qi, di) => dot(qPas[qi], centroids[di]),

@@ -82,7 +82,10 @@ function read(file: string, format: SourceFormat, gz: boolean): { text: string }
 
 /** A reason without what is particular to one file (its name, a line, a size), to group by. */
 const reasonOf = (message: string) =>
-  message.replace(/^document "[^"]*": /, '').replace(/"[^"]*"/g, '"…"').replace(/\d+/g, 'N');
+  message
+    .replace(/^document "[^"]*": /, '')
+    .replace(/"[^"]*"/g, '"…"')
+    .replace(/\d+/g, 'N');
 
 async function main(): Promise<void> {
   const started = Date.now();
@@ -130,7 +133,11 @@ async function main(): Promise<void> {
       await migrate(db);
       for (let from = 0; from < pending.length; from += batchSize) {
         const batch = pending.slice(from, from + batchSize);
-        const result = await ingest(db, batch.map((p) => p.input), { ...INGEST_OPTIONS, labelOf: (i) => batch[i].file });
+        const result = await ingest(
+          db,
+          batch.map((p) => p.input),
+          { ...INGEST_OPTIONS, labelOf: (i) => batch[i].file },
+        );
         for (const o of result.outcomes) {
           if (o.status === 'failed') refuse(batch[o.index].file, reasonOf(o.message ?? 'failed'));
           else {
@@ -160,7 +167,9 @@ async function main(): Promise<void> {
   console.log(`ingested: ${ingested} (${share.toFixed(2)} %), ${passages} passages; with warnings: ${warned}`);
   const nonDocuments = [...refused].filter(([reason]) => NOT_A_DOCUMENT.test(reason)).reduce((n, [, list]) => n + list.length, 0);
   const documents = files.length - nonDocuments;
-  console.log(`of the ${documents} files that hold a document (not empty, not binary): ${ingested} ingested (${((100 * ingested) / Math.max(1, documents)).toFixed(2)} %)`);
+  console.log(
+    `of the ${documents} files that hold a document (not empty, not binary): ${ingested} ingested (${((100 * ingested) / Math.max(1, documents)).toFixed(2)} %)`,
+  );
   console.log(`refused: ${files.length - ingested}`);
   for (const [reason, list] of [...refused].sort((a, b) => b[1].length - a[1].length)) {
     console.log(`  ${list.length}  ${reason}  (e.g. ${list[0]})`);
@@ -169,7 +178,11 @@ async function main(): Promise<void> {
   for (const [reason, n] of [...warnings].sort((a, b) => b[1] - a[1])) console.log(`  ${n}  ${reason}`);
   console.log(`seconds: ${((Date.now() - started) / 1000).toFixed(1)}`);
   const json = option('--json');
-  if (json) writeFileSync(json, JSON.stringify({ root, tried: files.length, ingested, passages, refused: Object.fromEntries(refused), warnings: Object.fromEntries(warnings) }, null, 2));
+  if (json)
+    writeFileSync(
+      json,
+      JSON.stringify({ root, tried: files.length, ingested, passages, refused: Object.fromEntries(refused), warnings: Object.fromEntries(warnings) }, null, 2),
+    );
   process.exitCode = ingested >= 0.999 * documents ? 0 : 1;
 }
 

@@ -257,14 +257,7 @@ function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min:
   return numberSetting(env, name, fallback, min, max, 'an integer');
 }
 
-function numberSetting(
-  env: NodeJS.ProcessEnv,
-  name: string,
-  fallback: number,
-  min: number,
-  max: number,
-  kind: 'a number' | 'an integer' = 'a number',
-): number {
+function numberSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number, kind: 'a number' | 'an integer' = 'a number'): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
@@ -311,7 +304,9 @@ function readUrls(env: NodeJS.ProcessEnv): string[] {
   const raw = env.DATABASE_READ_URL;
   if (raw === undefined || raw.trim() === '') return [];
   if (!env.DATABASE_URL) {
-    throw new ConfigError('DATABASE_READ_URL needs DATABASE_URL: read replicas are replicas of a PostgreSQL primary, and the embedded store (DATA_DIR) has none');
+    throw new ConfigError(
+      'DATABASE_READ_URL needs DATABASE_URL: read replicas are replicas of a PostgreSQL primary, and the embedded store (DATA_DIR) has none',
+    );
   }
   const urls = raw.split(',').map((u) => u.trim());
   urls.forEach((url, i) => {

@@ -164,7 +164,13 @@ async function authorizeMetrics(db: Database, config: Config, authFailures: Auth
  * address is served (many clients may share it behind a proxy). A database failure is not the
  * caller's, so it counts nothing.
  */
-async function authenticate(db: Database, authFailures: AuthFailureLimit, address: string, header: string, onFault?: (error: unknown) => unknown): Promise<Principal> {
+async function authenticate(
+  db: Database,
+  authFailures: AuthFailureLimit,
+  address: string,
+  header: string,
+  onFault?: (error: unknown) => unknown,
+): Promise<Principal> {
   let key: string | undefined;
   try {
     key = bearerKey(header);
@@ -195,7 +201,13 @@ function watchReplicas(replicas: ReplicaSet, models: ModelRegistry | undefined, 
 }
 
 /** The server works ingest and re-embedding jobs itself (JOB_WORKERS of them); a job queued here wakes them at once. */
-function startWorkers(db: Database, models: ModelRegistry | undefined, config: Config, log: Logger, finishPendingNow?: () => boolean): { stop: () => Promise<void> } {
+function startWorkers(
+  db: Database,
+  models: ModelRegistry | undefined,
+  config: Config,
+  log: Logger,
+  finishPendingNow?: () => boolean,
+): { stop: () => Promise<void> } {
   const abort = new AbortController();
   const workers = Array.from(
     { length: config.jobWorkers },
@@ -292,7 +304,10 @@ async function handle(
   }
   const search = new URL(req.url ?? '/', 'http://localhost').search;
   // For the log line, before anything can refuse the request (a bad key, a limit).
-  noteOperationName(currentRequest(), typeof body === 'object' && body !== null ? (body as { operationName?: unknown }).operationName : new URLSearchParams(search).get('operationName'));
+  noteOperationName(
+    currentRequest(),
+    typeof body === 'object' && body !== null ? (body as { operationName?: unknown }).operationName : new URLSearchParams(search).get('operationName'),
+  );
   const request: HTTPGraphQLRequest = {
     // HEAD is GET without the body (node:http leaves the body out of the response).
     method: req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET'),
@@ -382,7 +397,12 @@ function clientErrorAnswer(parseError: string | undefined): [number, string, Err
     case 'HPE_HEADER_OVERFLOW':
       return [431, 'Request Header Fields Too Large', ErrorCode.BAD_REQUEST, `the request's headers are over the limit of ${maxHeaderSize} bytes`];
     case 'HPE_INVALID_METHOD':
-      return [501, 'Not Implemented', ErrorCode.BAD_REQUEST, `the request method is not one this server knows: send GraphQL operations with POST (or GET for queries)`];
+      return [
+        501,
+        'Not Implemented',
+        ErrorCode.BAD_REQUEST,
+        `the request method is not one this server knows: send GraphQL operations with POST (or GET for queries)`,
+      ];
     case 'HPE_INVALID_CONTENT_LENGTH':
     case 'HPE_UNEXPECTED_CONTENT_LENGTH':
       return [400, 'Bad Request', ErrorCode.BAD_REQUEST, 'the Content-Length header is not a valid length'];

@@ -55,7 +55,10 @@ describe('query-side adapters in the store and retrieval', () => {
   const docs = new Map<number, Float32Array>();
   const passages = new Map<number, { documentId: number; vector: Float32Array }>();
 
-  const base = (): { document: AdapterBase; passage: AdapterBase } => ({ document: { question: model, target: model }, passage: { question: model, target: model } });
+  const base = (): { document: AdapterBase; passage: AdapterBase } => ({
+    document: { question: model, target: model },
+    passage: { question: model, target: model },
+  });
   const current = async (): Promise<EmbeddingTargets> => (await registry.current())!;
   const ask = async (question: string, mode: RetrievalMode, k = 1000): Promise<Retrieval> =>
     retrieve(t.db, await current(), { question, mode, k1: k, k2: k }, { exact: true });
@@ -68,7 +71,10 @@ describe('query-side adapters in the store and retrieval', () => {
     const inputs = Array.from({ length: 24 }, (_, i) => ({
       key: `d${i}`,
       title: `Doc ${i} ${WORDS[i % WORDS.length]}`,
-      sections: Array.from({ length: 6 }, (_, s) => ({ title: `S${s}`, text: `The ${WORDS[(i + s) % WORDS.length]} near ${WORDS[(i * s) % WORDS.length]} number ${s}.` })),
+      sections: Array.from({ length: 6 }, (_, s) => ({
+        title: `S${s}`,
+        text: `The ${WORDS[(i + s) % WORDS.length]} near ${WORDS[(i * s) % WORDS.length]} number ${s}.`,
+      })),
     }));
     await ingest(t.db, inputs, DEFAULT_INGEST_OPTIONS);
     model = await registerModel(t.db, syntheticModel(MODEL, DIM));
@@ -91,7 +97,9 @@ describe('query-side adapters in the store and retrieval', () => {
     );
     await t.db.exec('ANALYZE');
     encoder = tableModel(MODEL, DIM);
-    registry = await ModelRegistry.of(t.db, EncoderSet.of({ questionDocument: encoder, document: encoder, questionPassage: encoder, passage: encoder }), { ttlMs: 0 });
+    registry = await ModelRegistry.of(t.db, EncoderSet.of({ questionDocument: encoder, document: encoder, questionPassage: encoder, passage: encoder }), {
+      ttlMs: 0,
+    });
   });
 
   afterAll(async () => {
@@ -109,7 +117,13 @@ describe('query-side adapters in the store and retrieval', () => {
     const questions = ['river mountain', 'the ocean near the valley', 'glacier number 3'];
     const before = new Map<string, Retrieval>();
     for (const q of questions) for (const mode of DENSE_AND_HYBRID) before.set(`${q}|${mode}`, await ask(q, mode));
-    await registerAdapter(t.db, { name: 'identity', dimension: DIM, maps: { document: identityMap(DIM), passage: identityMap(DIM) }, models: base(), training: {} });
+    await registerAdapter(t.db, {
+      name: 'identity',
+      dimension: DIM,
+      maps: { document: identityMap(DIM), passage: identityMap(DIM) },
+      models: base(),
+      training: {},
+    });
     await activateAdapter(t.db, 'identity');
     for (const q of questions) {
       for (const mode of DENSE_AND_HYBRID) {
@@ -154,8 +168,20 @@ describe('query-side adapters in the store and retrieval', () => {
     const rand = prng(6);
     const eight = await registerModel(t.db, syntheticModel('synthetic-adapter-8', 8));
     const other = await registerModel(t.db, syntheticModel('synthetic-adapter-16b', DIM));
-    await registerAdapter(t.db, { name: 'eight', dimension: 8, maps: { passage: randomMap(8, rand) }, models: { passage: { question: eight, target: eight } }, training: {} });
-    await registerAdapter(t.db, { name: 'other', dimension: DIM, maps: { passage: randomMap(DIM, rand) }, models: { passage: { question: other, target: other } }, training: {} });
+    await registerAdapter(t.db, {
+      name: 'eight',
+      dimension: 8,
+      maps: { passage: randomMap(8, rand) },
+      models: { passage: { question: eight, target: eight } },
+      training: {},
+    });
+    await registerAdapter(t.db, {
+      name: 'other',
+      dimension: DIM,
+      maps: { passage: randomMap(DIM, rand) },
+      models: { passage: { question: other, target: other } },
+      training: {},
+    });
     await registerAdapter(t.db, { name: 'fits', dimension: DIM, maps: { passage: randomMap(DIM, rand) }, models: { passage: base().passage }, training: {} });
     await activateAdapter(t.db, 'fits');
 
@@ -179,29 +205,53 @@ describe('query-side adapters in the store and retrieval', () => {
     const rand = prng(7);
     await registerAdapter(t.db, { name: 'once', dimension: DIM, maps: { passage: randomMap(DIM, rand) }, models: { passage: base().passage }, training: {} });
     const before = await adapterCount();
-    const again = await registerAdapter(t.db, { name: 'once', dimension: DIM, maps: { passage: randomMap(DIM, rand) }, models: { passage: base().passage }, training: {} }).catch((e: DomainError) => e);
+    const again = await registerAdapter(t.db, {
+      name: 'once',
+      dimension: DIM,
+      maps: { passage: randomMap(DIM, rand) },
+      models: { passage: base().passage },
+      training: {},
+    }).catch((e: DomainError) => e);
     expect((again as DomainError).code).toBe(ErrorCode.CONFLICT);
-    const wrong = await registerAdapter(t.db, { name: 'wrong', dimension: DIM, maps: { passage: randomMap(8, rand) }, models: { passage: base().passage }, training: {} }).catch((e: DomainError) => e);
+    const wrong = await registerAdapter(t.db, {
+      name: 'wrong',
+      dimension: DIM,
+      maps: { passage: randomMap(8, rand) },
+      models: { passage: base().passage },
+      training: {},
+    }).catch((e: DomainError) => e);
     expect((wrong as DomainError).code).toBe(ErrorCode.DIMENSION_MISMATCH);
     expect(await adapterCount()).toBe(before);
   });
 
   it('ignores, with a warning, an active adapter whose models were switched away', async () => {
     const rand = prng(8);
-    await registerAdapter(t.db, { name: 'stranded', dimension: DIM, maps: { passage: randomMap(DIM, rand) }, models: { passage: base().passage }, training: {} });
+    await registerAdapter(t.db, {
+      name: 'stranded',
+      dimension: DIM,
+      maps: { passage: randomMap(DIM, rand) },
+      models: { passage: base().passage },
+      training: {},
+    });
     await activateAdapter(t.db, 'stranded');
     const other = tableModel('synthetic-adapter-16c', DIM);
-    const switched = await ModelRegistry.of(t.db, EncoderSet.of({ questionDocument: encoder, document: encoder, questionPassage: other, passage: other }), { ttlMs: 0 });
+    const switched = await ModelRegistry.of(t.db, EncoderSet.of({ questionDocument: encoder, document: encoder, questionPassage: other, passage: other }), {
+      ttlMs: 0,
+    });
     try {
       const result = await retrieve(t.db, await switched.current(), { question: 'river', mode: 'FLAT', k1: 10, k2: 10 }, { exact: true });
       expect(result.adapter).toBeNull();
-      expect(result.warnings).toEqual([expect.stringMatching(/the active adapter is not applied: adapter "stranded" was trained for questionPassage model "synthetic-adapter-16"/)]);
+      expect(result.warnings).toEqual([
+        expect.stringMatching(/the active adapter is not applied: adapter "stranded" was trained for questionPassage model "synthetic-adapter-16"/),
+      ]);
       // Activating it under these models is refused.
       expect(((await activateAdapter(t.db, 'stranded').catch((e: unknown) => e)) as DomainError).code).toBe(ErrorCode.CONFLICT);
     } finally {
       await switched.close();
       // Back to the test's model for every role.
-      await ModelRegistry.of(t.db, EncoderSet.of({ questionDocument: encoder, document: encoder, questionPassage: encoder, passage: encoder })).then((r) => r.close());
+      await ModelRegistry.of(t.db, EncoderSet.of({ questionDocument: encoder, document: encoder, questionPassage: encoder, passage: encoder })).then((r) =>
+        r.close(),
+      );
     }
     expect((await activeAssignment(t.db)).passage?.name).toBe(MODEL);
   });
@@ -251,7 +301,16 @@ describe('query-side adapters in the store and retrieval', () => {
         return hits;
       };
       const before = await top1();
-      const result = await adapt(t.db, targets, [file], { name: 'learned', levels: ['passage'], epochs: 15, lr: 0.01, temperature: 0.05, l2: 0, seed: 3, activate: true });
+      const result = await adapt(t.db, targets, [file], {
+        name: 'learned',
+        levels: ['passage'],
+        epochs: 15,
+        lr: 0.01,
+        temperature: 0.05,
+        l2: 0,
+        seed: 3,
+        activate: true,
+      });
       const report = result.levels.passage!;
       expect(result.activated).toBe(true);
       expect(report.pairs).toEqual({ train: 540, heldOut: 60 });
@@ -274,7 +333,13 @@ describe('query-side adapters in the store and retrieval', () => {
     it.each([
       // The last column: the line a PairsFileError names (none for a problem of the whole set).
       ['too few pairs', () => distortedPairs(5, 41), ErrorCode.BAD_USER_INPUT, /5 training pairs are too few/, undefined],
-      ['a bad line', () => [...distortedPairs(30, 42).slice(0, 2), '{"kind": "dual-link"}', ...distortedPairs(30, 43)], ErrorCode.BAD_USER_INPUT, /bad\.jsonl:3: question must be/, 3],
+      [
+        'a bad line',
+        () => [...distortedPairs(30, 42).slice(0, 2), '{"kind": "dual-link"}', ...distortedPairs(30, 43)],
+        ErrorCode.BAD_USER_INPUT,
+        /bad\.jsonl:3: question must be/,
+        3,
+      ],
     ])('refuses %s with a typed error, storing and activating nothing', async (_, make, code, message, line) => {
       const file = await writePairs('bad.jsonl', make());
       const before = await adapterCount();

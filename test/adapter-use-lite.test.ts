@@ -50,7 +50,13 @@ describe('query-side adapter with USE-lite', () => {
       `SELECT p.id, p.document_id AS "documentId", d.title, p.title_path[array_length(p.title_path, 1)] AS section, p.text
        FROM passages p JOIN documents d ON d.id = p.document_id ORDER BY p.id`,
     );
-    const passage = (r: (typeof rows)[number]) => ({ passageId: r.id, documentId: r.documentId, sectionId: null, titlePath: [r.title, r.section], text: r.text });
+    const passage = (r: (typeof rows)[number]) => ({
+      passageId: r.id,
+      documentId: r.documentId,
+      sectionId: null,
+      titlePath: [r.title, r.section],
+      text: r.text,
+    });
     const pairs: TrainingPair[] = rows.flatMap((r) =>
       ['What about the %s of %c?', 'Tell me the %s in %c', '%c %s'].map((form) => ({
         kind: 'section-path' as const,
@@ -90,7 +96,13 @@ describe('query-side adapter with USE-lite', () => {
 
     const row = (await registry.current())!.passage;
     const base = { question: row, target: row };
-    await registerAdapter(t.db, { name: 'use-lite-identity', dimension: 512, maps: { document: identityMap(512), passage: identityMap(512) }, models: { document: base, passage: base }, training: {} });
+    await registerAdapter(t.db, {
+      name: 'use-lite-identity',
+      dimension: 512,
+      maps: { document: identityMap(512), passage: identityMap(512) },
+      models: { document: base, passage: base },
+      training: {},
+    });
     await activateAdapter(t.db, 'use-lite-identity');
     const same = await retrieve(t.db, await registry.current(), { question: 'transport in Riga', k1: 10, k2: 10 }, { exact: true });
     expect(same.adapter).toBe('use-lite-identity');

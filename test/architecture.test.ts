@@ -42,7 +42,10 @@ const rankOf = (unit: string) => LAYERS.findIndex((layer) => layer.includes(unit
 /** Relative imports of a file, type-only ones included, as paths without extension. */
 function importsOf(file: string): string[] {
   const info = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
-  return info.importedFiles.map((i) => i.fileName).filter((f) => f.startsWith('.')).map((f) => normalize(join(dirname(file), f)));
+  return info.importedFiles
+    .map((i) => i.fileName)
+    .filter((f) => f.startsWith('.'))
+    .map((f) => normalize(join(dirname(file), f)));
 }
 
 const files = sources(src);

@@ -136,10 +136,7 @@ describe('rate limits', () => {
     t = await createTestDatabase();
     admin = { authorization: `Bearer ${(await createApiKey(t.db, { role: 'admin', name: 'a' })).key}` };
     reader = { authorization: `Bearer ${(await createApiKey(t.db, { role: 'reader', name: 'r' })).key}` };
-    ({ url, stop } = await startServer(
-      t.db,
-      loadConfig({ PORT: '0', RATE_LIMIT_QUERIES: '3', RATE_LIMIT_MUTATIONS: '2', RATE_LIMIT_WINDOW_S: '60' }),
-    ));
+    ({ url, stop } = await startServer(t.db, loadConfig({ PORT: '0', RATE_LIMIT_QUERIES: '3', RATE_LIMIT_MUTATIONS: '2', RATE_LIMIT_WINDOW_S: '60' })));
   });
   afterAll(async () => {
     await stop();

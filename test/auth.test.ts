@@ -203,7 +203,7 @@ describe('access control in the schema (executeOperation)', () => {
 });
 
 describe('every mutation', () => {
-  it('needs the admin role: a new mutation without @Authorized<Role>(\'admin\') fails here', async () => {
+  it("needs the admin role: a new mutation without @Authorized<Role>('admin') fails here", async () => {
     const schema = await buildGraphQLSchema();
     const names = Object.keys(schema.getMutationType()!.getFields()).sort();
     expect(names).toEqual(expect.arrayContaining(['deleteDocument', 'ingestDocuments']));

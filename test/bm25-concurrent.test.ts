@@ -18,7 +18,25 @@ import { useTestDatabase } from './helpers/database';
  * measures BM25 alone.
  */
 
-const WORDS = ['river', 'capital', 'bridge', 'museum', 'harbour', 'mountain', 'castle', 'railway', 'festival', 'island', 'forest', 'market', 'valley', 'tower', 'garden', 'the', 'of'];
+const WORDS = [
+  'river',
+  'capital',
+  'bridge',
+  'museum',
+  'harbour',
+  'mountain',
+  'castle',
+  'railway',
+  'festival',
+  'island',
+  'forest',
+  'market',
+  'valley',
+  'tower',
+  'garden',
+  'the',
+  'of',
+];
 const WRITERS = 8;
 /** Each transaction stays open this long after its writes (a transaction that does more work). */
 const HOLD_S = 0.3;
@@ -44,10 +62,11 @@ function documents(seed: number, n: number, prefix: string): Doc[] {
 
 /** The document and its passages, then their full-text vectors: BM25 counts both in this transaction. */
 async function ingestOne(tx: Queryable, doc: Doc): Promise<number> {
-  const [{ id }] = await tx.query<{ id: number }>(
-    `INSERT INTO documents (key, title, summary, content_hash) VALUES ($1, $2, $3, md5($3)) RETURNING id`,
-    [doc.key, doc.title, doc.summary],
-  );
+  const [{ id }] = await tx.query<{ id: number }>(`INSERT INTO documents (key, title, summary, content_hash) VALUES ($1, $2, $3, md5($3)) RETURNING id`, [
+    doc.key,
+    doc.title,
+    doc.summary,
+  ]);
   await tx.query(
     `INSERT INTO passages (document_id, ordinal, text, title_path, word_count)
      SELECT $1, u.o - 1, u.t, ARRAY[$2::text], cardinality(string_to_array(u.t, ' '))
@@ -74,12 +93,8 @@ interface Stats {
 
 /** Statistics recounted from passages.search and the documents' summaries, in JS. */
 async function recount(db: Database): Promise<Stats> {
-  const passages = await db.query<{ document_id: number; search: string }>(
-    'SELECT document_id, search::text AS search FROM passages WHERE search IS NOT NULL',
-  );
-  const summaries = await db.query<{ id: number; summary: string }>(
-    `SELECT id, to_tsvector('english'::regconfig, summary)::text AS summary FROM documents`,
-  );
+  const passages = await db.query<{ document_id: number; search: string }>('SELECT document_id, search::text AS search FROM passages WHERE search IS NOT NULL');
+  const summaries = await db.query<{ id: number; summary: string }>(`SELECT id, to_tsvector('english'::regconfig, summary)::text AS summary FROM documents`);
   const df = new Map<string, number>();
   const count = (level: string, lexemes: Iterable<string>) => {
     for (const l of lexemes) df.set(`${level} ${l}`, (df.get(`${level} ${l}`) ?? 0) + 1);
@@ -116,14 +131,11 @@ async function summed(db: Database): Promise<Stats> {
     `SELECT level, sum(items)::int AS items, sum(total_length)::float8 AS total_length, sum(total_summary)::float8 AS total_summary
      FROM bm25_stats GROUP BY level ORDER BY level`,
   );
-  const terms = await db.query<Stats['terms'][number]>(
-    'SELECT level, lexeme, sum(df)::int AS df FROM bm25_terms GROUP BY level, lexeme HAVING sum(df) <> 0',
-  );
+  const terms = await db.query<Stats['terms'][number]>('SELECT level, lexeme, sum(df)::int AS df FROM bm25_terms GROUP BY level, lexeme HAVING sum(df) <> 0');
   return { stats, terms: terms.sort((a, b) => `${a.level} ${a.lexeme}`.localeCompare(`${b.level} ${b.lexeme}`)) };
 }
 
-const slotsInUse = async (db: Database) =>
-  (await db.query<{ n: number }>('SELECT count(DISTINCT slot)::int AS n FROM bm25_stats'))[0].n;
+const slotsInUse = async (db: Database) => (await db.query<{ n: number }>('SELECT count(DISTINCT slot)::int AS n FROM bm25_stats'))[0].n;
 
 /** Resolves once `parties` have arrived; rejects after `ms` saying how many did. */
 function barrier(parties: number, ms: number): { arrive: () => Promise<void> } {
@@ -138,7 +150,10 @@ function barrier(parties: number, ms: number): { arrive: () => Promise<void> } {
     () => fail(new Error(`only ${arrived} of ${parties} writers got through their writes within ${ms} ms: they wait for one another`)),
     ms,
   );
-  opened.then(() => clearTimeout(timer), () => clearTimeout(timer));
+  opened.then(
+    () => clearTimeout(timer),
+    () => clearTimeout(timer),
+  );
   return {
     arrive: () => {
       if (++arrived === parties) open();

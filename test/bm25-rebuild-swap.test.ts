@@ -42,9 +42,7 @@ async function rankings(db: Database): Promise<[number, number][][]> {
   const out: [number, number][][] = [];
   for (const questionText of QUESTIONS) {
     out.push((await search(db, textSearch({ mode: 'LEXICAL', questionText }))).passages.map((p): [number, number] => [p.passageId, p.score]));
-    out.push(
-      (await search(db, textSearch({ mode: 'LEXICAL_DOCUMENTS', questionText }))).documents.map((d): [number, number] => [d.documentId, d.score]),
-    );
+    out.push((await search(db, textSearch({ mode: 'LEXICAL_DOCUMENTS', questionText }))).documents.map((d): [number, number] => [d.documentId, d.score]));
   }
   return out;
 }
@@ -194,8 +192,6 @@ async function statistics(db: Database) {
     ...counts,
     terms: await db.query('SELECT level, lexeme, sum(df)::int AS df FROM bm25_terms GROUP BY 1, 2 HAVING sum(df) > 0 ORDER BY 1, 2'),
     passagePostings: await db.query('SELECT lexeme, document_id, passage_id, tf, length FROM passage_postings ORDER BY 1, 2, 3'),
-    documentPostings: await db.query(
-      'SELECT lexeme, document_id, tf_body, tf_summary, length_body, length_summary FROM document_postings ORDER BY 1, 2',
-    ),
+    documentPostings: await db.query('SELECT lexeme, document_id, tf_body, tf_summary, length_body, length_summary FROM document_postings ORDER BY 1, 2'),
   };
 }

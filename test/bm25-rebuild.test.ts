@@ -32,18 +32,13 @@ async function snapshot(db: Database): Promise<Snapshot> {
     stats: await db.query('SELECT level, items::int, total_length, total_summary FROM bm25_stats ORDER BY level'),
     terms: await db.query('SELECT level, lexeme, df FROM bm25_terms WHERE df > 0 ORDER BY level, lexeme'),
     passagePostings: await db.query('SELECT lexeme, document_id, passage_id, tf, length FROM passage_postings ORDER BY 1, 2, 3'),
-    documentPostings: await db.query(
-      'SELECT lexeme, document_id, tf_body, tf_summary, length_body, length_summary FROM document_postings ORDER BY 1, 2',
-    ),
+    documentPostings: await db.query('SELECT lexeme, document_id, tf_body, tf_summary, length_body, length_summary FROM document_postings ORDER BY 1, 2'),
     lengths: await db.query('SELECT document_id, length_body, length_summary FROM document_lengths ORDER BY 1'),
-    indexes: await db.query(
-      `SELECT tablename, indexname, indexdef FROM pg_indexes WHERE tablename IN ('passage_postings', 'document_postings') ORDER BY 1, 2`,
-    ),
+    indexes: await db.query(`SELECT tablename, indexname, indexdef FROM pg_indexes WHERE tablename IN ('passage_postings', 'document_postings') ORDER BY 1, 2`),
   };
 }
 
-const lexical = (mode: 'LEXICAL' | 'LEXICAL_DOCUMENTS', questionText: string) =>
-  textSearch({ mode, questionText, exact: true });
+const lexical = (mode: 'LEXICAL' | 'LEXICAL_DOCUMENTS', questionText: string) => textSearch({ mode, questionText, exact: true });
 
 const QUESTIONS = ['Which river flows past the castle?', 'capital museum', 'railway bridge to the island', 'mountain festival market'];
 
@@ -111,9 +106,11 @@ describe('rebuildBm25: the set-based rebuild equals what the triggers maintain',
   it('computes impact from the final average lengths', async () => {
     await rebuildBm25(t.db);
     const stats = new Map(
-      (await t.db.query<{ level: string; items: number; total_length: number; total_summary: number }>('SELECT level, items::int, total_length, total_summary FROM bm25_stats')).map(
-        (s) => [s.level, s],
-      ),
+      (
+        await t.db.query<{ level: string; items: number; total_length: number; total_summary: number }>(
+          'SELECT level, items::int, total_length, total_summary FROM bm25_stats',
+        )
+      ).map((s) => [s.level, s]),
     );
     const saturate = (tf: number, length: number, avgdl: number) => tf / (tf + 1.2 * (0.25 + (0.75 * length) / Math.max(avgdl, 1)));
     const p = stats.get('p')!;

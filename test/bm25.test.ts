@@ -58,16 +58,18 @@ interface Item {
 const sum = (m: Map<string, number> | undefined) => [...(m?.values() ?? [])].reduce((a, b) => a + b, 0);
 
 async function loadItems(db: Database) {
-  const passages = (await db.query<{ id: number; document_id: number; search: string }>(
-    'SELECT id, document_id, search::text AS search FROM passages WHERE search IS NOT NULL ORDER BY id',
-  )).map((r): Item => ({ id: r.id, documentId: r.document_id, terms: parseTsvector(r.search) }));
-  const docs = (await db.query<{ id: number; summary: string }>(
-    `SELECT id, to_tsvector('english', summary)::text AS summary FROM documents ORDER BY id`,
-  )).map((r): Item => {
-    const terms = new Map<string, number>();
-    for (const p of passages) if (p.documentId === r.id) for (const [t, n] of p.terms) terms.set(t, (terms.get(t) ?? 0) + n);
-    return { id: r.id, documentId: r.id, terms, summary: parseTsvector(r.summary) };
-  });
+  const passages = (
+    await db.query<{ id: number; document_id: number; search: string }>(
+      'SELECT id, document_id, search::text AS search FROM passages WHERE search IS NOT NULL ORDER BY id',
+    )
+  ).map((r): Item => ({ id: r.id, documentId: r.document_id, terms: parseTsvector(r.search) }));
+  const docs = (await db.query<{ id: number; summary: string }>(`SELECT id, to_tsvector('english', summary)::text AS summary FROM documents ORDER BY id`)).map(
+    (r): Item => {
+      const terms = new Map<string, number>();
+      for (const p of passages) if (p.documentId === r.id) for (const [t, n] of p.terms) terms.set(t, (terms.get(t) ?? 0) + n);
+      return { id: r.id, documentId: r.id, terms, summary: parseTsvector(r.summary) };
+    },
+  );
   return { passages, docs };
 }
 
@@ -102,7 +104,12 @@ const ranked = (scores: Map<number, number>) => [...scores].sort((a, b) => b[1] 
 
 const textOnly = textSearch;
 
-const QUESTIONS = ['Which river flows past the castle?', 'capital museum', 'the railway bridge over the river to the island', 'mountain festival market forest'];
+const QUESTIONS = [
+  'Which river flows past the castle?',
+  'capital museum',
+  'the railway bridge over the river to the island',
+  'mountain festival market forest',
+];
 
 async function load(db: Database, docs: ReturnType<typeof corpus>) {
   await ingestDocuments(db, docs, DEFAULT_INGEST_OPTIONS);
@@ -142,10 +149,18 @@ describe('BM25 against brute force', () => {
       const expectedPassages = ranked(bm25(passages, terms, settings));
       expect(expectedPassages.length).toBeGreaterThan(5);
       // every passage with a score, every score
-      expectScores(lexical.passages.map((p) => ({ id: p.passageId, score: p.score })), expectedPassages, 1000);
+      expectScores(
+        lexical.passages.map((p) => ({ id: p.passageId, score: p.score })),
+        expectedPassages,
+        1000,
+      );
       for (const p of lexical.passages) expect(p.lexicalScore).toBeCloseTo(p.score, 9);
       const documents = await search(t.db, textOnly({ mode: 'LEXICAL_DOCUMENTS', questionText: q, bm25: settings, exact }));
-      expectScores(documents.documents.map((d) => ({ id: d.documentId, score: d.score })), ranked(bm25(docs, terms, settings)), 1000);
+      expectScores(
+        documents.documents.map((d) => ({ id: d.documentId, score: d.score })),
+        ranked(bm25(docs, terms, settings)),
+        1000,
+      );
     }
   };
 
@@ -196,10 +211,16 @@ describe('BM25 against brute force', () => {
     const { passages } = await loadItems(t.db);
     const even = new Set((await t.db.query<{ id: number }>(`SELECT id FROM documents WHERE source = 'even'`)).map((r) => r.id));
     const q = QUESTIONS[0];
-    const expected = ranked(bm25(passages, await questionTerms(t.db, q), DEFAULT_BM25)).filter(([id]) => even.has(passages.find((p) => p.id === id)!.documentId));
+    const expected = ranked(bm25(passages, await questionTerms(t.db, q), DEFAULT_BM25)).filter(([id]) =>
+      even.has(passages.find((p) => p.id === id)!.documentId),
+    );
     for (const exact of [true, false]) {
       const r = await search(t.db, textOnly({ mode: 'LEXICAL', questionText: q, k2: 8, filter: { sources: ['even'] }, exact }));
-      expectScores(r.passages.map((p) => ({ id: p.passageId, score: p.score })), expected, 8);
+      expectScores(
+        r.passages.map((p) => ({ id: p.passageId, score: p.score })),
+        expected,
+        8,
+      );
     }
   });
 
@@ -219,11 +240,14 @@ describe('BM25 against brute force', () => {
         // Ids depend on the order concurrent ingests commit: compare by document key and passage ordinal.
         const names = async (db: Database) =>
           new Map(
-            (await db.query<{ id: number; name: string }>(
-              `SELECT p.id, d.key || ':' || p.ordinal AS name FROM passages p JOIN documents d ON d.id = p.document_id`,
-            )).map((r) => [r.id, r.name]),
+            (
+              await db.query<{ id: number; name: string }>(
+                `SELECT p.id, d.key || ':' || p.ordinal AS name FROM passages p JOIN documents d ON d.id = p.document_id`,
+              )
+            ).map((r) => [r.id, r.name]),
           );
-        const docNames = async (db: Database) => new Map((await db.query<{ id: number; key: string }>('SELECT id, key FROM documents')).map((r) => [r.id, r.key]));
+        const docNames = async (db: Database) =>
+          new Map((await db.query<{ id: number; key: string }>('SELECT id, key FROM documents')).map((r) => [r.id, r.key]));
         const [pa, pb, da, db_] = await Promise.all([names(fresh.db), names(other), docNames(fresh.db), docNames(other)]);
         const items = await loadItems(fresh.db);
         for (const q of QUESTIONS) {
@@ -236,13 +260,13 @@ describe('BM25 against brute force', () => {
             expect(expected).toBeGreaterThan(0);
             expect(scored).toHaveLength(expected);
             expectScores(
-              a.passages.map((p) => ({ id: pa.get(p.passageId)!, score: p.score })) ,
-              b.passages.map((p) => [pb.get(p.passageId)!, p.score]) ,
+              a.passages.map((p) => ({ id: pa.get(p.passageId)!, score: p.score })),
+              b.passages.map((p) => [pb.get(p.passageId)!, p.score]),
               1000,
             );
             expectScores(
-              a.documents.map((d) => ({ id: da.get(d.documentId)!, score: d.score })) ,
-              b.documents.map((d) => [db_.get(d.documentId)!, d.score]) ,
+              a.documents.map((d) => ({ id: da.get(d.documentId)!, score: d.score })),
+              b.documents.map((d) => [db_.get(d.documentId)!, d.score]),
               1000,
             );
           }
@@ -266,13 +290,16 @@ describe('bounded BM25: partial scores, probes and the seen mask', () => {
     // Skewed: low-numbered words are common (long lists, truncated), high-numbered ones rare.
     const word = () => VOCABULARY[Math.floor(rand() * rand() * VOCABULARY.length)];
     const text = (n: number) => Array.from({ length: n }, word).join(' ') + '.';
-    await load(t.db, Array.from({ length: 25 }, (_, i) => ({
-      key: `w${i}`,
-      source: 'words',
-      title: `Item ${word()}`,
-      abstract: text(4),
-      sections: Array.from({ length: 4 }, () => ({ title: word(), text: text(5 + Math.floor(rand() * 20)) })),
-    })));
+    await load(
+      t.db,
+      Array.from({ length: 25 }, (_, i) => ({
+        key: `w${i}`,
+        source: 'words',
+        title: `Item ${word()}`,
+        abstract: text(4),
+        sections: Array.from({ length: 4 }, () => ({ title: word(), text: text(5 + Math.floor(rand() * 20)) })),
+      })),
+    );
   });
   afterAll(() => t.drop());
 
@@ -283,16 +310,19 @@ describe('bounded BM25: partial scores, probes and the seen mask', () => {
   it('reads every list whole when the question’s lists hold at most termCap postings in all: the exact ranking', async () => {
     const question = cases[0].question;
     const terms = await questionTerms(t.db, question);
-    const [{ total }] = await t.db.query<{ total: number }>(
-      `SELECT sum(df)::int AS total FROM bm25_terms WHERE level = 'p' AND lexeme = ANY($1::text[])`,
-      [terms],
-    );
+    const [{ total }] = await t.db.query<{ total: number }>(`SELECT sum(df)::int AS total FROM bm25_terms WHERE level = 'p' AND lexeme = ANY($1::text[])`, [
+      terms,
+    ]);
     const { passages } = await loadItems(t.db);
     const expected = ranked(bm25(passages, terms, DEFAULT_BM25));
     expect(total).toBeGreaterThan(20);
     // k2 covers every passage, so what comes back is every candidate: all of them only if every list was read whole.
     const whole = await search(t.db, textOnly({ mode: 'LEXICAL', questionText: question, bm25: { termCap: total } }));
-    expectScores(whole.passages.map((p) => ({ id: p.passageId, score: p.score })), expected, 1000);
+    expectScores(
+      whole.passages.map((p) => ({ id: p.passageId, score: p.score })),
+      expected,
+      1000,
+    );
     const cut = await search(t.db, textOnly({ mode: 'LEXICAL', questionText: question, bm25: { termCap: 4 } }));
     expect(cut.passages.length).toBeLessThan(expected.length);
   });
@@ -304,7 +334,10 @@ describe('bounded BM25: partial scores, probes and the seen mask', () => {
       const exactPassages = new Map(bm25(passages, terms, DEFAULT_BM25));
       const exactDocuments = new Map(bm25(docs, terms, DEFAULT_BM25));
       let truncated = false;
-      for (const bm of [{ termCap: 4, rescore: 5 }, { termCap: 15, rescore: 40 }]) {
+      for (const bm of [
+        { termCap: 4, rescore: 5 },
+        { termCap: 15, rescore: 40 },
+      ]) {
         const lexical = await search(t.db, textOnly({ mode: 'LEXICAL', questionText: c.question, k2: 10, bm25: bm }));
         // A bounded read may find fewer candidates than asked for; each one found is scored exactly.
         expect(lexical.passages.length).toBeGreaterThan(3);
@@ -312,12 +345,18 @@ describe('bounded BM25: partial scores, probes and the seen mask', () => {
         const documents = await search(t.db, textOnly({ mode: 'LEXICAL_DOCUMENTS', questionText: c.question, k1: 8, bm25: bm }));
         expect(documents.documents.length).toBeGreaterThan(3);
         for (const r of documents.documents) expect(Math.abs(r.score - exactDocuments.get(r.documentId)!)).toBeLessThan(1e-6 * Math.max(1, r.score));
-        const top = ranked(exactPassages).slice(0, 10).map(([id]) => id);
+        const top = ranked(exactPassages)
+          .slice(0, 10)
+          .map(([id]) => id);
         truncated ||= lexical.passages.map((p) => p.passageId).join() !== top.join();
       }
       // Caps that cover every list: the bounded path returns the exact ranking.
       const full = await search(t.db, textOnly({ mode: 'LEXICAL', questionText: c.question, k2: 10, bm25: { termCap: 100_000, rescore: 20 } }));
-      expectScores(full.passages.map((p) => ({ id: p.passageId, score: p.score })), ranked(exactPassages), 10);
+      expectScores(
+        full.passages.map((p) => ({ id: p.passageId, score: p.score })),
+        ranked(exactPassages),
+        10,
+      );
       // The small caps did cut something, so the probes had work to do.
       expect(truncated).toBe(true);
       if (c.question.split(' ').length > 62) expect(terms.length).toBeGreaterThan(62);
@@ -427,7 +466,10 @@ describe('hybrid modes against brute force', () => {
         const vs = allPassages.filter((p) => p.document_id === doc && passageVec.has(p.id)).map((p) => passageVec.get(p.id)!);
         if (vs.length === 0) return undefined;
         if (pool === 'top3') {
-          const top = vs.map((v) => dot(qp, v)).sort((a, b) => b - a).slice(0, 3);
+          const top = vs
+            .map((v) => dot(qp, v))
+            .sort((a, b) => b - a)
+            .slice(0, 3);
           return top.reduce((n, x) => n + x, 0) / top.length;
         }
         const mean = Array.from({ length: DIM }, (_, i) => vs.reduce((n, v) => n + v[i], 0) / vs.length);
@@ -470,11 +512,34 @@ describe('hybrid modes against brute force', () => {
       });
 
       const r = await search(t.db, {
-        mode: 'HYBRID_HIERARCHICAL', documentModel: model, passageModel: model, questionForDocuments: qd, questionForPassages: qp,
-        questionText: q, k1, k2, lambda, alpha, documentAlpha, summaryShare: share, documentPassages: pool, summaryPieces: pieces, perDocument, passageBudget: budget, exact: true,
+        mode: 'HYBRID_HIERARCHICAL',
+        documentModel: model,
+        passageModel: model,
+        questionForDocuments: qd,
+        questionForPassages: qp,
+        questionText: q,
+        k1,
+        k2,
+        lambda,
+        alpha,
+        documentAlpha,
+        summaryShare: share,
+        documentPassages: pool,
+        summaryPieces: pieces,
+        perDocument,
+        passageBudget: budget,
+        exact: true,
       });
-      expectScores(r.documents.map((d) => ({ id: d.documentId, score: d.score })), topDocs, k1);
-      expectScores(r.passages.map((p) => ({ id: p.passageId, score: p.score })), expected, k2);
+      expectScores(
+        r.documents.map((d) => ({ id: d.documentId, score: d.score })),
+        topDocs,
+        k1,
+      );
+      expectScores(
+        r.passages.map((p) => ({ id: p.passageId, score: p.score })),
+        expected,
+        k2,
+      );
       if (perDocument !== undefined) {
         const per = new Map<number, number>();
         for (const p of r.passages) per.set(p.documentId, (per.get(p.documentId) ?? 0) + 1);
@@ -491,7 +556,7 @@ describe('hybrid modes against brute force', () => {
     }
   });
 
-  it('HYBRID_HIERARCHICAL with titleLink: documents the question names and stage 1 ranks high are promoted, their names\' words left out of stage 2', async () => {
+  it("HYBRID_HIERARCHICAL with titleLink: documents the question names and stage 1 ranks high are promoted, their names' words left out of stage 2", async () => {
     const { passages, docs } = await loadItems(t.db);
     const allPassages = await t.db.query<{ id: number; document_id: number }>('SELECT id, document_id FROM passages ORDER BY id');
     const titles = await t.db.query<{ id: number; title: string; lexemes: string[] }>(
@@ -499,7 +564,9 @@ describe('hybrid modes against brute force', () => {
     );
     /** The question's lexemes in reading order (stop words dropped), from the analysis BM25 uses. */
     const sequence = async (q: string) =>
-      (await t.db.query<{ l: string }>(`SELECT t.lexeme AS l FROM unnest(to_tsvector('english', $1)) t, unnest(t.positions) AS pos ORDER BY pos`, [q])).map((r) => r.l);
+      (await t.db.query<{ l: string }>(`SELECT t.lexeme AS l FROM unnest(to_tsvector('english', $1)) t, unnest(t.positions) AS pos ORDER BY pos`, [q])).map(
+        (r) => r.l,
+      );
     const [a, b] = [titles[4], titles[11]];
     let unconfirmed = 0;
     for (const [q, k1, k2, lambda, alpha, link, rank] of [
@@ -552,14 +619,36 @@ describe('hybrid modes against brute force', () => {
       const expected = ranked(new Map(ps.map((p, i) => [p.id, alpha * pdn[i] + (1 - alpha) * pln[i] + lambda * chosen.get(p.document_id)!])));
 
       const r = await search(t.db, {
-        mode: 'HYBRID_HIERARCHICAL', documentModel: model, passageModel: model, questionForDocuments: qd, questionForPassages: qp, questionForAttribute: qa,
-        questionText: q, k1, k2, lambda, alpha, documentAlpha: alpha, summaryShare: 1, titleLink: link, titleLinkRank: rank, exact: true,
+        mode: 'HYBRID_HIERARCHICAL',
+        documentModel: model,
+        passageModel: model,
+        questionForDocuments: qd,
+        questionForPassages: qp,
+        questionForAttribute: qa,
+        questionText: q,
+        k1,
+        k2,
+        lambda,
+        alpha,
+        documentAlpha: alpha,
+        summaryShare: 1,
+        titleLink: link,
+        titleLinkRank: rank,
+        exact: true,
       });
       for (const p of r.passages) {
         if (passageVec.has(p.passageId)) expect(p.denseScore).toBeCloseTo(dot(attribute, passageVec.get(p.passageId)!), 4);
       }
-      expectScores(r.documents.map((d) => ({ id: d.documentId, score: d.score })), topDocs, k1);
-      expectScores(r.passages.map((p) => ({ id: p.passageId, score: p.score })), expected, k2);
+      expectScores(
+        r.documents.map((d) => ({ id: d.documentId, score: d.score })),
+        topDocs,
+        k1,
+      );
+      expectScores(
+        r.passages.map((p) => ({ id: p.passageId, score: p.score })),
+        expected,
+        k2,
+      );
       for (const p of r.passages) expect(p.lexicalScore).toBeCloseTo(passageBm25.get(p.passageId) ?? 0, 4);
     }
     // some named document was not confirmed (the rule would pass vacuously otherwise)
@@ -594,9 +683,22 @@ describe('hybrid modes against brute force', () => {
       const ln = minMax(cands.map((id) => pBm25.get(id) ?? 0));
       const expected = ranked(new Map(cands.map((id, i) => [id, alpha * dn[i] + (1 - alpha) * ln[i]])));
       const r = await search(t.db, {
-        mode: 'HYBRID', documentModel: model, passageModel: model, questionForPassages: qp, questionText: q, k1, k2, lambda: 1, alpha, exact: true,
+        mode: 'HYBRID',
+        documentModel: model,
+        passageModel: model,
+        questionForPassages: qp,
+        questionText: q,
+        k1,
+        k2,
+        lambda: 1,
+        alpha,
+        exact: true,
       });
-      expectScores(r.passages.map((p) => ({ id: p.passageId, score: p.score })), expected, k2);
+      expectScores(
+        r.passages.map((p) => ({ id: p.passageId, score: p.score })),
+        expected,
+        k2,
+      );
       for (const p of r.passages) expect(p.documentId).toBe(docOf.get(p.passageId));
     }
   });
@@ -611,14 +713,30 @@ describe('hybrid modes against brute force', () => {
       const qp = randomUnit();
       const ask = (mode: 'HYBRID_HIERARCHICAL' | 'HYBRID', bm: Partial<Bm25Settings> | undefined, exact: boolean) =>
         search(t.db, {
-          mode, documentModel: model, passageModel: model, questionForDocuments: qd, questionForPassages: qp,
-          questionText: q, k1: 4, k2: 12, lambda: 0.5, alpha: 0.3, documentAlpha: 0.6, summaryPieces: true, bm25: bm, exact,
+          mode,
+          documentModel: model,
+          passageModel: model,
+          questionForDocuments: qd,
+          questionForPassages: qp,
+          questionText: q,
+          k1: 4,
+          k2: 12,
+          lambda: 0.5,
+          alpha: 0.3,
+          documentAlpha: 0.6,
+          summaryPieces: true,
+          bm25: bm,
+          exact,
         });
       for (const mode of ['HYBRID_HIERARCHICAL', 'HYBRID'] as const) {
         const exact = await ask(mode, undefined, true);
         // caps that read every list whole: the exact ranking and scores
         const whole = await ask(mode, { candidateCap: 1_000_000, termCap: 1_000_000 }, false);
-        expectScores(whole.passages.map((p) => ({ id: p.passageId, score: p.score })), exact.passages.map((p) => [p.passageId, p.score]), 12);
+        expectScores(
+          whole.passages.map((p) => ({ id: p.passageId, score: p.score })),
+          exact.passages.map((p) => [p.passageId, p.score]),
+          12,
+        );
         // tiny caps: lists cut, 2 × k rescored; what comes back is still scored exactly (the lexical
         // stage's own rows are reused, the dense-only candidates probed)
         for (const candidateCap of [1, 3]) {
@@ -643,10 +761,16 @@ describe('title links', () => {
   });
   afterAll(() => t.drop());
 
-  it('store each title\'s names as lexeme sets, and rewrite them when the title changes (migration 0025)', async () => {
+  it("store each title's names as lexeme sets, and rewrite them when the title changes (migration 0025)", async () => {
     const titles = ['Korea, South', 'os.path --- Common pathname manipulations', 'Congo (Brazzaville)', 'Cote d’Ivoire: a profile', 'The Gambia'];
-    await ingestDocuments(t.db, titles.map((title, i) => ({ key: `t${i}`, title, sections: [{ title: 'S', text: 'text.' }] })), DEFAULT_INGEST_OPTIONS);
-    const rows = await t.db.query<{ title: string; name: string; head: string }>('SELECT title, title_name::text AS name, title_head_name::text AS head FROM documents ORDER BY key');
+    await ingestDocuments(
+      t.db,
+      titles.map((title, i) => ({ key: `t${i}`, title, sections: [{ title: 'S', text: 'text.' }] })),
+      DEFAULT_INGEST_OPTIONS,
+    );
+    const rows = await t.db.query<{ title: string; name: string; head: string }>(
+      'SELECT title, title_name::text AS name, title_head_name::text AS head FROM documents ORDER BY key',
+    );
     expect(rows).toEqual([
       { title: 'Korea, South', name: "'korea' 'south'", head: "'korea'" },
       { title: 'os.path --- Common pathname manipulations', name: "'common' 'manipul' 'os.path' 'pathnam'", head: "'os.path'" },

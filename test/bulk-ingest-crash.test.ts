@@ -44,11 +44,10 @@ interface Child {
 /** `dhr ingest` in a child; `killWhen` sees its stderr as it grows and SIGKILLs it when true. */
 function ingestCli(file: string, env: Record<string, string>, killWhen?: (stderr: string) => boolean): Promise<Child> {
   const root = packageRoot();
-  const child = spawn(
-    process.execPath,
-    [...cliEntry(root), 'ingest', file, '--no-embed', '--batch-passages', BATCH_PASSAGES],
-    { cwd: root, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env } },
-  );
+  const child = spawn(process.execPath, [...cliEntry(root), 'ingest', file, '--no-embed', '--batch-passages', BATCH_PASSAGES], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
@@ -68,10 +67,12 @@ function ingestCli(file: string, env: Record<string, string>, killWhen?: (stderr
 const count = async (db: Database, sql: string): Promise<number> => (await db.query<{ n: number }>(sql))[0].n;
 
 /** Rows of one query not in the other, both ways: 0 when the two sets are equal. */
-const difference = (db: Database, a: string, b: string) => count(db, `SELECT count(*)::int AS n FROM ((${a}) EXCEPT ALL (${b}) UNION ALL ((${b}) EXCEPT ALL (${a}))) x`);
+const difference = (db: Database, a: string, b: string) =>
+  count(db, `SELECT count(*)::int AS n FROM ((${a}) EXCEPT ALL (${b}) UNION ALL ((${b}) EXCEPT ALL (${a}))) x`);
 
 // A level's statistics are the sum over its rows (one per writer slot since migration 0013).
-const STATS = 'SELECT level, sum(items)::bigint AS items, sum(total_length) AS total_length, sum(total_summary) AS total_summary FROM bm25_stats GROUP BY level';
+const STATS =
+  'SELECT level, sum(items)::bigint AS items, sum(total_length) AS total_length, sum(total_summary) AS total_summary FROM bm25_stats GROUP BY level';
 const TERMS_P = `SELECT level, lexeme, sum(df)::int FROM bm25_terms WHERE level = 'p' GROUP BY level, lexeme HAVING sum(df) > 0`;
 
 const POSTINGS = `SELECT p.id, p.document_id, t.lexeme, coalesce(array_length(t.positions, 1), 1) AS tf FROM passages p, unnest(p.search) t`;
@@ -95,10 +96,16 @@ async function expectConsistent(db: Database, expected: Map<string, number>): Pr
     });
   }
   // Passage level: postings, document frequencies, items and total length, recounted from the tsvectors.
-  expect(await difference(db, `SELECT lexeme, document_id, id, tf::real FROM (${POSTINGS}) x`, 'SELECT lexeme, document_id, passage_id, tf FROM passage_postings')).toBe(0);
+  expect(
+    await difference(db, `SELECT lexeme, document_id, id, tf::real FROM (${POSTINGS}) x`, 'SELECT lexeme, document_id, passage_id, tf FROM passage_postings'),
+  ).toBe(0);
   expect(await difference(db, `SELECT 'p', lexeme, count(*)::int FROM (${POSTINGS}) x GROUP BY lexeme`, TERMS_P)).toBe(0);
   expect(
-    await difference(db, `SELECT count(DISTINCT id)::bigint, coalesce(sum(tf), 0)::float8 FROM (${POSTINGS}) x`, `SELECT items, total_length FROM (${STATS}) s WHERE level = 'p'`),
+    await difference(
+      db,
+      `SELECT count(DISTINCT id)::bigint, coalesce(sum(tf), 0)::float8 FROM (${POSTINGS}) x`,
+      `SELECT items, total_length FROM (${STATS}) s WHERE level = 'p'`,
+    ),
   ).toBe(0);
   // Document level: lengths of the full text and of the summary, their sums and the document count.
   const lengths = `WITH body AS (SELECT document_id AS id, sum(tf) AS b FROM (${POSTINGS}) x GROUP BY 1),

@@ -28,10 +28,12 @@ function corpus(documents: number, seed: number): DocumentInput[] {
 
 /** What BM25 holds, impact aside (an ordering hint computed with the averages at write time). */
 const BM25 = {
-  passagePostings: 'SELECT lexeme, d.key, p.ordinal, tf, length FROM passage_postings pp JOIN passages p ON p.id = pp.passage_id JOIN documents d ON d.id = pp.document_id ORDER BY 1, 2, 3',
+  passagePostings:
+    'SELECT lexeme, d.key, p.ordinal, tf, length FROM passage_postings pp JOIN passages p ON p.id = pp.passage_id JOIN documents d ON d.id = pp.document_id ORDER BY 1, 2, 3',
   documentPostings:
     'SELECT lexeme, d.key, tf_body, tf_summary, length_body, length_summary FROM document_postings dp JOIN documents d ON d.id = dp.document_id ORDER BY 1, 2',
-  stats: 'SELECT level, sum(items)::bigint AS items, sum(total_length) AS total_length, sum(total_summary) AS total_summary FROM bm25_stats GROUP BY level ORDER BY level',
+  stats:
+    'SELECT level, sum(items)::bigint AS items, sum(total_length) AS total_length, sum(total_summary) AS total_summary FROM bm25_stats GROUP BY level ORDER BY level',
   terms: 'SELECT level, lexeme, sum(df)::int AS df FROM bm25_terms GROUP BY level, lexeme HAVING sum(df) > 0 ORDER BY 1, 2',
 };
 const INDEXES = `SELECT tablename, indexname, indexdef FROM pg_indexes WHERE tablename IN ('passage_postings', 'document_postings') ORDER BY 1, 2`;

@@ -136,7 +136,7 @@ describe('bulk ingest gives what the per-document path and its triggers give', (
     expect(await rankings(bulk.db)).toEqual(await rankings(perDocument.db));
   });
 
-  it('writes impacts by the formula, with one average length for all postings of a document (its batch\'s)', async () => {
+  it("writes impacts by the formula, with one average length for all postings of a document (its batch's)", async () => {
     // impact = tf / (tf + 1.2·(0.25 + 0.75·length/avgdl)): solve for avgdl, posting by posting.
     const rows = await bulk.db.query<{ key: string; tf: number; length: number; impact: number }>(
       `SELECT d.key, pp.tf, pp.length, pp.impact FROM passage_postings pp JOIN documents d ON d.id = pp.document_id`,

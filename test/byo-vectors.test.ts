@@ -110,17 +110,31 @@ const byScore = (a: Ranked, b: Ranked) => b.score - a.score || (a.id < b.id ? -1
 /** The default mode's per-document decay by brute force: a document's n-th best passage loses (n − 1)·decay, then re-ranked. */
 function decayed(passages: (Ranked & { documentId: string })[], decay: number): Ranked[] {
   const taken = new Map<string, number>();
-  return [...passages].sort(byScore).map((p) => {
-    const n = taken.get(p.documentId) ?? 0;
-    taken.set(p.documentId, n + 1);
-    return { id: p.id, score: p.score - decay * n };
-  }).sort(byScore);
+  return [...passages]
+    .sort(byScore)
+    .map((p) => {
+      const n = taken.get(p.documentId) ?? 0;
+      taken.set(p.documentId, n + 1);
+      return { id: p.id, score: p.score - decay * n };
+    })
+    .sort(byScore);
 }
 const DECAY = MODES.HYBRID_HIERARCHICAL.defaults.perDocumentDecay;
 
 /** DHR's serial ranking by brute force: top-k1 documents by qd·d, their passages by qp·p + λ·(qd·d). */
-function hierarchical(s: Awaited<ReturnType<typeof storedPassages>>, qd: number[], qp: number[], k1: number, k2: number, lambda: number, docVectors?: Map<string, number[]>) {
-  const docs = s.documents.map((d) => ({ id: d.id, score: dot(qd, docVectors?.get(d.id) ?? d.vector) })).sort(byScore).slice(0, k1);
+function hierarchical(
+  s: Awaited<ReturnType<typeof storedPassages>>,
+  qd: number[],
+  qp: number[],
+  k1: number,
+  k2: number,
+  lambda: number,
+  docVectors?: Map<string, number[]>,
+) {
+  const docs = s.documents
+    .map((d) => ({ id: d.id, score: dot(qd, docVectors?.get(d.id) ?? d.vector) }))
+    .sort(byScore)
+    .slice(0, k1);
   const chosen = new Map(docs.map((d) => [d.id, d.score]));
   const passages = s.passages
     .filter((p) => chosen.has(p.documentId))
@@ -191,7 +205,11 @@ describe('bring your own vectors: an external model', () => {
         const q = question();
         const [k1, k2, lambda] = [4, 9, 0.5 + trial];
         const h = dataOf(await api.exec(RETRIEVE, { v: q, mode: 'HIERARCHICAL', k1, k2, lambda, exact })).retrieve;
-        expect(h).toMatchObject({ mode: 'HIERARCHICAL', model: 'byo', coverage: { documents: { total: DOCS, embedded: DOCS }, passages: { total: DOCS * 4, embedded: DOCS * 4 } } });
+        expect(h).toMatchObject({
+          mode: 'HIERARCHICAL',
+          model: 'byo',
+          coverage: { documents: { total: DOCS, embedded: DOCS }, passages: { total: DOCS * 4, embedded: DOCS * 4 } },
+        });
         expect(h.warnings).toEqual([]);
         const expected = hierarchical(s, q, q, k1, k2, lambda);
         expectRanking(ids(h).documents, expected.docs);
@@ -200,7 +218,10 @@ describe('bring your own vectors: an external model', () => {
         expect(h.passages[0].answer).toBeNull();
 
         const flat = dataOf(await api.exec(RETRIEVE, { v: q, mode: 'FLAT', k2: 7, exact })).retrieve;
-        const top = s.passages.map((p) => ({ id: p.id, score: dot(q, p.vector) })).sort(byScore).slice(0, 7);
+        const top = s.passages
+          .map((p) => ({ id: p.id, score: dot(q, p.vector) }))
+          .sort(byScore)
+          .slice(0, 7);
         expectRanking(ids(flat).passages, top);
         flat.passages.forEach((p: any) => expect(p.documentScore).toBeNull());
       }
@@ -214,27 +235,38 @@ describe('bring your own vectors: an external model', () => {
     const r = dataOf(await api.exec(RETRIEVE, { v: q, mode: 'HYBRID_HIERARCHICAL', k1, k2, lambda, alpha, documentAlpha, exact: true })).retrieve;
     expect(r.warnings).toEqual([expect.stringContaining('no question text')]);
     // Stage 1: the top k1 by vector, min-max normalized, times documentAlpha (BM25's side is empty: 0).
-    const top = s.documents.map((d) => ({ id: d.id, score: dot(q, d.vector) })).sort(byScore).slice(0, k1);
+    const top = s.documents
+      .map((d) => ({ id: d.id, score: dot(q, d.vector) }))
+      .sort(byScore)
+      .slice(0, k1);
     const dn = minMax(top.map((d) => d.score));
     const docs = top.map((d, i) => ({ id: d.id, score: documentAlpha * dn[i] }));
     const chosen = new Map(docs.map((d) => [d.id, d.score]));
     // Stage 2: every passage of those documents, its vector score min-max normalized over them.
     const ps = s.passages.filter((p) => chosen.has(p.documentId));
     const pn = minMax(ps.map((p) => dot(q, p.vector)));
-    const expected = decayed(ps.map((p, i) => ({ id: p.id, documentId: p.documentId, score: alpha * pn[i] + lambda * chosen.get(p.documentId)! })), DECAY).slice(0, k2);
+    const expected = decayed(
+      ps.map((p, i) => ({ id: p.id, documentId: p.documentId, score: alpha * pn[i] + lambda * chosen.get(p.documentId)! })),
+      DECAY,
+    ).slice(0, k2);
     expectRanking(ids(r).documents, docs.sort(byScore));
     expectRanking(ids(r).passages, expected);
     r.passages.forEach((p: any) => expect(p.lexicalScore).toBe(0));
 
     // With text and alpha = documentAlpha = 1 over every document, BM25 scores come back but the
     // ranking is the vectors' alone: min-max over all documents, then over all their passages.
-    const t = dataOf(await api.exec(RETRIEVE, { q: 'harbour glacier', v: q, mode: 'HYBRID_HIERARCHICAL', k1: DOCS, k2, lambda, alpha: 1, documentAlpha: 1, exact: true })).retrieve;
+    const t = dataOf(
+      await api.exec(RETRIEVE, { q: 'harbour glacier', v: q, mode: 'HYBRID_HIERARCHICAL', k1: DOCS, k2, lambda, alpha: 1, documentAlpha: 1, exact: true }),
+    ).retrieve;
     expect(t.warnings).toEqual([]);
     const all = s.documents.map((d) => ({ id: d.id, score: dot(q, d.vector) }));
     const an = minMax(all.map((d) => d.score));
     const docScore = new Map(all.map((d, i) => [d.id, an[i]]));
     const pAll = minMax(s.passages.map((p) => dot(q, p.vector)));
-    const expectedT = decayed(s.passages.map((p, i) => ({ id: p.id, documentId: p.documentId, score: pAll[i] + lambda * docScore.get(p.documentId)! })), DECAY).slice(0, k2);
+    const expectedT = decayed(
+      s.passages.map((p, i) => ({ id: p.id, documentId: p.documentId, score: pAll[i] + lambda * docScore.get(p.documentId)! })),
+      DECAY,
+    ).slice(0, k2);
     expectRanking(ids(t).passages, expectedT);
     expect(t.passages.some((p: any) => p.lexicalScore > 0)).toBe(true);
     // the text gives highlights: lexical overlap (the external model encodes no sentences)
@@ -249,7 +281,13 @@ describe('bring your own vectors: an external model', () => {
     const byPassage = s.passages.map((p) => ({ id: p.id, documentId: p.documentId, score: dot(q, p.vector) })).sort(byScore);
 
     const docs = dataOf(await api.exec(RETRIEVE, { v: q, mode: 'DOCUMENTS', k1, exact: true })).retrieve;
-    expectRanking(ids(docs).documents, [...docScore].map(([id, score]) => ({ id, score })).sort(byScore).slice(0, k1));
+    expectRanking(
+      ids(docs).documents,
+      [...docScore]
+        .map(([id, score]) => ({ id, score }))
+        .sort(byScore)
+        .slice(0, k1),
+    );
 
     const parallel = dataOf(await api.exec(RETRIEVE, { v: q, mode: 'PARALLEL', k1, k2, lambda, exact: true })).retrieve;
     const fused = byPassage.slice(0, Math.max(k1, k2)).map((p) => ({ id: p.id, score: p.score + lambda * docScore.get(p.documentId)! }));
@@ -260,7 +298,13 @@ describe('bring your own vectors: an external model', () => {
     expect(hybrid.warnings).toEqual([expect.stringContaining('no question text')]);
     const top = byPassage.slice(0, Math.max(k1, k2));
     const n = minMax(top.map((p) => p.score));
-    expectRanking(ids(hybrid).passages, top.map((p, i) => ({ id: p.id, score: alpha * n[i] })).sort(byScore).slice(0, k2));
+    expectRanking(
+      ids(hybrid).passages,
+      top
+        .map((p, i) => ({ id: p.id, score: alpha * n[i] }))
+        .sort(byScore)
+        .slice(0, k2),
+    );
   });
 
   it('a re-ingest with the same text and new vectors is unchanged, and its vectors are replaced', async () => {
@@ -419,7 +463,9 @@ describe("bring your own vectors: the caller's passages in prepare", () => {
   });
 
   it('refuses text and passages together, and bad vectors, per document', () => {
-    expect(() => prepareDocument({ title: 'T', sections: [{ title: 'S', text: 'x', passages: [{ text: 'y' }] }] })).toThrow(/sections\[0\] has both text and passages/);
+    expect(() => prepareDocument({ title: 'T', sections: [{ title: 'S', text: 'x', passages: [{ text: 'y' }] }] })).toThrow(
+      /sections\[0\] has both text and passages/,
+    );
     expect(() => prepareDocument({ title: 'T', abstract: 'x', passages: [{ text: 'y' }] })).toThrow(/abstract or passages/);
     expect(() => prepareDocument({ title: 'T', passages: [{ text: '  ' }] })).toThrow(/passages\[0\]\.text is empty/);
     expect(() => prepareDocument({ title: 'T', passages: [{ text: 'y', vector: [1, Number.NaN] }] })).toThrow(/passages\[0\]\.vector has NaN/);

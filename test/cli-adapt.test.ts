@@ -35,9 +35,7 @@ describe('dhr adapt / adapters', () => {
     expect((await dhr(['ingest', join(work, 'docs.json')], env)).code).toBe(0);
 
     const { db, close } = await store.open();
-    const passages = await db.query<{ id: number; documentId: number; text: string }>(
-      'SELECT id, document_id AS "documentId", text FROM passages ORDER BY id',
-    );
+    const passages = await db.query<{ id: number; documentId: number; text: string }>('SELECT id, document_id AS "documentId", text FROM passages ORDER BY id');
     await close();
     const passage = (p: (typeof passages)[number]) => ({ passageId: p.id, documentId: p.documentId, sectionId: null, titlePath: ['T'], text: p.text });
     const pairs: TrainingPair[] = passages.map((p, i) => ({
@@ -71,7 +69,13 @@ describe('dhr adapt / adapters', () => {
 
     const listed = JSON.parse((await dhr(['adapters'], env)).stdout);
     expect(listed).toEqual([
-      expect.objectContaining({ name: 'cli-adapter', active: true, dimension: 8, levels: ['document', 'passage'], training: expect.objectContaining({ pairs: 32 }) }),
+      expect.objectContaining({
+        name: 'cli-adapter',
+        active: true,
+        dimension: 8,
+        levels: ['document', 'passage'],
+        training: expect.objectContaining({ pairs: 32 }),
+      }),
     ]);
     const none = await dhr(['adapters', 'activate', 'none'], env);
     expect(none.code).toBe(0);

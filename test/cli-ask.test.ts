@@ -40,7 +40,9 @@ describe('dhr ask on the local store', () => {
     const { code, stdout } = await dhr(['ask', 'When is the clove harvest?', '--context', '1500', '--mode', 'LEXICAL'], env);
     expect(code).toBe(0);
     expect(stdout).toMatch(/\ncontext: 2 block\(s\), \d+ of 1500 tokens \(use-lite\)\n/);
-    expect(stdout).toMatch(/\n\[1\] Pemba › Harvest {2}\(rank 1 · score [\d.]+ · 1 passage\(s\) · \d+ tokens\)\nPemba is an island\. harvest month: October; crop: cloves\.\n/);
+    expect(stdout).toMatch(
+      /\n\[1\] Pemba › Harvest {2}\(rank 1 · score [\d.]+ · 1 passage\(s\) · \d+ tokens\)\nPemba is an island\. harvest month: October; crop: cloves\.\n/,
+    );
     expect(stdout).toContain('Pemba › Boats');
     const tooSmall = await dhr(['ask', 'When is the clove harvest?', '--context', '2', '--mode', 'LEXICAL'], env);
     expect(tooSmall.code).toBe(1);

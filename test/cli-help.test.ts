@@ -33,7 +33,21 @@ async function capture(argv: string[]): Promise<{ code: number; out: string; err
 describe('dhr --help', () => {
   it('knows every command', () => {
     expect(paths.map((p) => p.join(' '))).toEqual(
-      expect.arrayContaining(['serve', 'migrate', 'ingest', 'embed', 'stats', 'models register', 'models activate', 'reembed', 'worker', 'jobs cancel', 'keys create', 'eval', 'ask']),
+      expect.arrayContaining([
+        'serve',
+        'migrate',
+        'ingest',
+        'embed',
+        'stats',
+        'models register',
+        'models activate',
+        'reembed',
+        'worker',
+        'jobs cancel',
+        'keys create',
+        'eval',
+        'ask',
+      ]),
     );
   });
 

@@ -90,11 +90,19 @@ describe('dhr ingest --url while the server restarts', () => {
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    await until('the job was queued', () => /ingest job \d+: 6 documents queued/.test(stderr), () => stderr);
+    await until(
+      'the job was queued',
+      () => /ingest job \d+: 6 documents queued/.test(stderr),
+      () => stderr,
+    );
     const id = /ingest job (\d+): 6 documents queued/.exec(stderr)![1];
 
     await stop();
-    await until('the command noticed the server had gone', () => /; trying again for up to 100 s \(--retry-for\)/.test(stderr), () => stderr);
+    await until(
+      'the command noticed the server had gone',
+      () => /; trying again for up to 100 s \(--retry-for\)/.test(stderr),
+      () => stderr,
+    );
     // Back after 1.5 s, on the same port: the command was not given up.
     await new Promise((r) => setTimeout(r, 1500));
     expect(child.exitCode).toBeNull();
@@ -109,7 +117,9 @@ describe('dhr ingest --url while the server restarts', () => {
     const followed = await dhr(['ingest', '--url', url, '--job', id, '--retry-for', '1'], { DHR_API_KEY: adminKey });
     expect(followed.code).toBe(1);
     expect(followed.stderr).toMatch(new RegExp(`gave up on the server at ${url} after 1 s: cannot reach the server .*ECONNREFUSED`));
-    expect(followed.stderr).toContain(`ingest job ${id} is stored on the server and goes on when it is back. Follow it with:\n  dhr ingest --url ${url} --job ${id}\n`);
+    expect(followed.stderr).toContain(
+      `ingest job ${id} is stored on the server and goes on when it is back. Follow it with:\n  dhr ingest --url ${url} --job ${id}\n`,
+    );
     // Nothing sent yet: it says so, and what to run.
     const unsent = await dhr(['ingest', join(work, 'notes'), '--url', url, '--retry-for', '1'], { DHR_API_KEY: adminKey });
     expect(unsent.code).toBe(1);

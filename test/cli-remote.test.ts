@@ -30,7 +30,9 @@ describe('API keys over GraphQL and the CLI with --url', () => {
     expect((await server.post(`{ stats { documents } }`, undefined, asKey(created.key))).body.data.stats.documents).toBe(0);
     expect((await server.post(KEYS, undefined, asKey(created.key))).body.errors[0].extensions.code).toBe('FORBIDDEN');
     expect((await server.post(KEYS, undefined, null)).body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
-    expect((await server.post(`mutation { createApiKey(role: ADMIN) { key } }`, undefined, asKey(created.key))).body.errors[0].extensions.code).toBe('FORBIDDEN');
+    expect((await server.post(`mutation { createApiKey(role: ADMIN) { key } }`, undefined, asKey(created.key))).body.errors[0].extensions.code).toBe(
+      'FORBIDDEN',
+    );
 
     const revoked = (await server.post(`mutation($id: ID!) { revokeApiKey(id: $id) { id revokedAt } }`, { id: created.id })).body.data.revokeApiKey;
     expect(revoked.revokedAt).not.toBeNull();
@@ -45,7 +47,11 @@ describe('API keys over GraphQL and the CLI with --url', () => {
   });
 
   it('remoteGraphQL returns data, and throws the first error as a DomainError with its code', async () => {
-    const data = await remoteGraphQL<{ stats: { documents: number } }>(server.url, `query($n: Int) { stats { documents } documents(first: $n) { totalCount } }`, { n: 1 });
+    const data = await remoteGraphQL<{ stats: { documents: number } }>(
+      server.url,
+      `query($n: Int) { stats { documents } documents(first: $n) { totalCount } }`,
+      { n: 1 },
+    );
     expect(data.stats.documents).toEqual(expect.any(Number));
     await expect(remoteGraphQL(server.url, `{ document(id: "x") { id } }`)).rejects.toMatchObject({ code: 'BAD_USER_INPUT', argument: 'id' });
     await expect(remoteGraphQL(server.url, KEYS, {}, { apiKey: 'dhr_nope' })).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });

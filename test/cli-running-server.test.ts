@@ -15,7 +15,8 @@ import { startServe, type ServeProcess } from './helpers/serve';
 
 const NOTES = {
   'pemba.md': '# Pemba\n\n## Harvest\n\nPemba is an island. harvest month: October; crop: cloves.\n\n## Boats\n\nDhows carry the cloves to Zanzibar.\n',
-  'tides.md': '# Tides\n\nThe moon pulls the oceans, which makes the tides rise and fall twice a day.\n\n## Spring tides\n\nAt new and full moon the sun and the moon pull together: the highest tides.\n',
+  'tides.md':
+    '# Tides\n\nThe moon pulls the oceans, which makes the tides rise and fall twice a day.\n\n## Spring tides\n\nAt new and full moon the sun and the moon pull together: the highest tides.\n',
   'lamu.md': '# Lamu\n\n## Old town\n\nLamu Old Town is the oldest Swahili settlement in Kenya, built of coral stone and mangrove timber.\n',
 };
 const QUESTION = 'When is the clove harvest on Pemba?';
@@ -76,7 +77,9 @@ describe('the CLI while dhr serve holds the embedded store', () => {
     const direct = await retrieveFromServer(serve!);
     expect(direct.passages.length).toBeGreaterThan(1);
     expect(cli.mode).toBe(direct.mode);
-    expect(cli.passages.map((p) => [p.rank, p.passage.id, p.passage.titlePath])).toEqual(direct.passages.map((p) => [p.rank, p.passage.id, p.passage.titlePath]));
+    expect(cli.passages.map((p) => [p.rank, p.passage.id, p.passage.titlePath])).toEqual(
+      direct.passages.map((p) => [p.rank, p.passage.id, p.passage.titlePath]),
+    );
     cli.passages.forEach((p, i) => expect(p.score).toBeCloseTo(direct.passages[i].score, 9));
     expect(cli.passages[0].passage.titlePath).toEqual(['Pemba', 'Harvest']);
   });
@@ -98,7 +101,12 @@ describe('the CLI while dhr serve holds the embedded store', () => {
     const stats = await dhr(['stats'], withKey);
     expect(stats.stderr).toContain(heldLine(serve!));
     expect(stats.code).toBe(0);
-    expect(JSON.parse(stats.stdout)).toMatchObject({ documents: 3, sections: 4, pending: { unembeddedPassages: 0 }, models: [{ name: 'use-lite', roles: ['questionDocument', 'document', 'questionPassage', 'passage'] }] });
+    expect(JSON.parse(stats.stdout)).toMatchObject({
+      documents: 3,
+      sections: 4,
+      pending: { unembeddedPassages: 0 },
+      models: [{ name: 'use-lite', roles: ['questionDocument', 'document', 'questionPassage', 'passage'] }],
+    });
     const models = await dhr(['models'], withKey);
     expect(models.code).toBe(0);
     expect(JSON.parse(models.stdout)).toEqual([expect.objectContaining({ name: 'use-lite', documents: 3, staleDocuments: 0 })]);

@@ -31,7 +31,10 @@ describe('retrievals an operation may start', () => {
     // Defaults: k1 = 100, k2 = 20.
     expect(measure(`{ retrieve(question: "q") { passages { rank } } }`)).toMatchObject({ retrieves: 1, retrievalWork: 2000 });
     expect(
-      measure(`query($k: Int) { ...R b: retrieve(question: "q", k1: $k, k2: 3) { passages { rank } } } fragment R on Query { retrieve(question: "q", k1: 7) { documents { rank } } }`, { k: 50 }),
+      measure(
+        `query($k: Int) { ...R b: retrieve(question: "q", k1: $k, k2: 3) { passages { rank } } } fragment R on Query { retrieve(question: "q", k1: 7) { documents { rank } } }`,
+        { k: 50 },
+      ),
     ).toMatchObject({ retrieves: 2, retrievalWork: 7 * 20 + 50 * 3 });
     // A selection that carries almost nothing still starts the work.
     const cheap = measure(aliases(3, 'k1: 1000, k2: 1000', '{ timings { totalMs } }'));

@@ -72,7 +72,15 @@ function bruteForce(hits: readonly ContextHit[], all: readonly ContextPassage[],
   for (const c of candidates) {
     if (c.tokens <= left) {
       left -= c.tokens;
-      blocks.push({ passageIds: c.run.map((p) => p.id), rank: c.best + 1, score: hits[c.best].score, text: c.text, tokens: c.tokens, documentId: c.run[0].documentId, sectionId: c.run[0].sectionId });
+      blocks.push({
+        passageIds: c.run.map((p) => p.id),
+        rank: c.best + 1,
+        score: hits[c.best].score,
+        text: c.text,
+        tokens: c.tokens,
+        documentId: c.run[0].documentId,
+        sectionId: c.run[0].sectionId,
+      });
     } else truncated += c.hits;
   }
   return { blocks, truncated, refused: candidates.length > 0 && blocks.length === 0 };
@@ -140,7 +148,14 @@ describe('context blocks against brute force (pure)', () => {
   });
 
   it('merges adjacent hits, expands a window within the section only, and takes a section whole at the ratio', () => {
-    const p = (id: number, sectionId: number | null, ordinal: number): ContextPassage => ({ id, documentId: 1, sectionId, ordinal, text: `p${id} text`, titlePath: ['T'] });
+    const p = (id: number, sectionId: number | null, ordinal: number): ContextPassage => ({
+      id,
+      documentId: 1,
+      sectionId,
+      ordinal,
+      text: `p${id} text`,
+      titlePath: ['T'],
+    });
     const all = [p(1, null, 0), p(2, 10, 1), p(3, 10, 2), p(4, 10, 3), p(5, 10, 4), p(6, 11, 5), p(7, 11, 6)];
     const hits = (...ids: number[]) => ids.map((id, i) => ({ passageId: id, documentId: 1, score: 1 - i / 10 }));
     const run = (h: ContextHit[], o: ContextOptions) => buildBlocks(h, all, validateContextOptions(o), APPROXIMATE_TOKENIZER).blocks.map((b) => b.passageIds);
@@ -228,10 +243,15 @@ describe('context blocks on the store and through retrieve', () => {
       } catch (e) {
         got = e as Error;
       }
-      expectAgrees(() => {
-        if (got instanceof Error) throw got;
-        return got;
-      }, hits, all, options);
+      expectAgrees(
+        () => {
+          if (got instanceof Error) throw got;
+          return got;
+        },
+        hits,
+        all,
+        options,
+      );
     }
   });
 
@@ -245,7 +265,11 @@ describe('context blocks on the store and through retrieve', () => {
   }`;
 
   it('Retrieval.context is the brute force over the ranked passages, with global ids and title paths', async () => {
-    for (const [expand, window] of [['NONE', undefined], ['WINDOW', 2], ['SECTION', undefined]] as const) {
+    for (const [expand, window] of [
+      ['NONE', undefined],
+      ['WINDOW', 2],
+      ['SECTION', undefined],
+    ] as const) {
       const r = dataOf(await api.exec(QUERY, { q: 'harbour ferry fjord', t: 300, e: expand, w: window, r: 0.75 })).retrieve;
       const hits = r.passages.map((p: any) => ({ passageId: p.passage.databaseId, documentId: p.passage.documentId.databaseId, score: p.score }));
       expect(hits.length).toBeGreaterThan(3);
@@ -259,7 +283,9 @@ describe('context blocks on the store and through retrieve', () => {
       const first = c.blocks[0];
       const passage = all.find((p) => p.id === want.blocks[0].passageIds[0])!;
       expect(first.titlePath).toEqual(passage.titlePath);
-      const node = dataOf(await api.exec(`query($id: ID!) { node(id: $id) { ... on Passage { databaseId section { id } document { id } } } }`, { id: first.passageIds[0] })).node;
+      const node = dataOf(
+        await api.exec(`query($id: ID!) { node(id: $id) { ... on Passage { databaseId section { id } document { id } } } }`, { id: first.passageIds[0] }),
+      ).node;
       expect(node.databaseId).toBe(passage.id);
       expect(first.documentId).toBe(node.document.id);
       expect(first.sectionId).toBe(node.section?.id ?? null);

@@ -55,7 +55,8 @@ describe('minScore and autocut through the API', () => {
   });
   afterAll(async () => api?.close());
 
-  const ask = async (variables: Record<string, unknown>) => dataOf(await api.exec(RETRIEVE, { q: 'ferries leave the islands', mode: 'LEXICAL', ...variables })).retrieve;
+  const ask = async (variables: Record<string, unknown>) =>
+    dataOf(await api.exec(RETRIEVE, { q: 'ferries leave the islands', mode: 'LEXICAL', ...variables })).retrieve;
 
   it('keeps exactly the passages at or above minScore, in the same order', async () => {
     const all = (await ask({})).passages as { rank: number; score: number; passage: { id: string } }[];
@@ -70,12 +71,23 @@ describe('minScore and autocut through the API', () => {
 
   it('ends the passages at the first jump in score with autocut: 1, after minScore', async () => {
     const all = (await ask({})).passages as { score: number }[];
-    const kept = autocut(all.map((p) => p.score), 1);
+    const kept = autocut(
+      all.map((p) => p.score),
+      1,
+    );
     expect(kept).toBeLessThan(all.length);
     expect((await ask({ cut: 1 })).passages).toEqual(all.slice(0, kept));
     const min = all[all.length - 2].score;
     const afterMin = all.filter((p) => p.score >= min);
-    expect((await ask({ cut: 1, min })).passages).toEqual(afterMin.slice(0, autocut(afterMin.map((p) => p.score), 1)));
+    expect((await ask({ cut: 1, min })).passages).toEqual(
+      afterMin.slice(
+        0,
+        autocut(
+          afterMin.map((p) => p.score),
+          1,
+        ),
+      ),
+    );
   });
 
   it('cuts the documents of a documents-only mode', async () => {

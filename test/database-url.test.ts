@@ -54,7 +54,9 @@ describe('DATABASE_URL', () => {
     url.pathname = '/dhr_no_such_database';
     const error = await openMigratedDatabase({ databaseUrl: url.toString(), dataDir: tmpdir() }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DatabaseConnectError);
-    expect((error as Error).message).toMatch(/: the database "dhr_no_such_database" does not exist on .* \(3D000\); create it \(createdb dhr_no_such_database\)/);
+    expect((error as Error).message).toMatch(
+      /: the database "dhr_no_such_database" does not exist on .* \(3D000\); create it \(createdb dhr_no_such_database\)/,
+    );
   });
 
   it('is one line from the CLI, exit code 1', async () => {

@@ -23,9 +23,15 @@ describe('database faults', () => {
   it('classifies an unreachable server as unavailable, from pg and from Prisma', async () => {
     const db = new PostgresDatabase({ url: `postgresql://postgres@127.0.0.1:${await closedPort()}/none`, connectTimeoutMs: 2000 });
     try {
-      const raw = await db.query('SELECT 1').then(() => undefined, (e: unknown) => e);
+      const raw = await db.query('SELECT 1').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(classifyDatabaseError(raw)).toBe('unavailable');
-      const prisma = await db.prisma.document.count().then(() => undefined, (e: unknown) => e);
+      const prisma = await db.prisma.document.count().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(prisma).toBeDefined();
       expect(classifyDatabaseError(prisma)).toBe('unavailable');
     } finally {
@@ -55,7 +61,10 @@ describe('database faults', () => {
           await new Promise((resolve) => setTimeout(resolve, 200));
           await tx.query('SELECT 1');
         })
-        .then(() => undefined, (e: unknown) => e);
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
       expect(classifyDatabaseError(failure)).toBe('unavailable');
       // Prisma's adapter shares the pool: kill its connection mid-transaction too.
       const viaPrisma = await db.prisma
@@ -65,7 +74,10 @@ describe('database faults', () => {
           await new Promise((resolve) => setTimeout(resolve, 200));
           await tx.$queryRawUnsafe('SELECT 1');
         })
-        .then(() => undefined, (e: unknown) => e);
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
       expect(classifyDatabaseError(viaPrisma)).toBe('unavailable');
       // The process is alive (an unhandled 'error' event would have ended it) and the pool recovers.
       expect(await db.query<{ n: number }>('SELECT 1 AS n')).toEqual([{ n: 1 }]);
@@ -90,7 +102,10 @@ describe('database faults', () => {
       // Each now waits for the row the other holds: the server rolls one back (after deadlock_timeout).
       const outcomes = await Promise.all(
         [a.query('UPDATE deadlock_rows SET n = 2 WHERE id = 2'), b.query('UPDATE deadlock_rows SET n = 2 WHERE id = 1')].map((q) =>
-          q.then(() => undefined, (e: unknown) => e),
+          q.then(
+            () => undefined,
+            (e: unknown) => e,
+          ),
         ),
       );
       const failures = outcomes.filter((e) => e !== undefined);

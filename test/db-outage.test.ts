@@ -158,9 +158,13 @@ onServer('PostgreSQL restarts under load', () => {
     };
     const writer = async () => {
       for (let n = 0; running; n++) {
-        const answer = await post(`mutation($d: [DocumentInput!]!) { ingestDocuments(documents: $d) { created } }`, {
-          d: [{ key: `live-${n}`, title: `Live ${n}`, text: `Written during the test, number ${n}.` }],
-        }, WRITER);
+        const answer = await post(
+          `mutation($d: [DocumentInput!]!) { ingestDocuments(documents: $d) { created } }`,
+          {
+            d: [{ key: `live-${n}`, title: `Live ${n}`, text: `Written during the test, number ${n}.` }],
+          },
+          WRITER,
+        );
         // Acknowledged means created: a document that failed inside a 200 answer counts as a failed answer.
         const created = answer.body?.data?.ingestDocuments?.created === 1;
         answers.push({ ...answer, ok: created });

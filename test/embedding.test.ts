@@ -4,7 +4,14 @@ import { passageEncodingText } from '../src/ingest/summary';
 import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
 import { embedPending, prepareEmbedding } from '../src/pipeline/embed';
 import { summaryPieces } from '../src/pipeline/summary-pieces';
-import { EmbeddingModelError, pendingDocuments, pendingPassages, registerModel, writeDocumentEmbeddings, writePassageEmbeddings } from '../src/store/embeddings';
+import {
+  EmbeddingModelError,
+  pendingDocuments,
+  pendingPassages,
+  registerModel,
+  writeDocumentEmbeddings,
+  writePassageEmbeddings,
+} from '../src/store/embeddings';
 import type { Queryable } from '../src/store/db';
 import { storedSentenceVectors, writeSentenceEmbeddings } from '../src/store/sentence-embeddings';
 import { ingest, ingestDocuments } from '../src/pipeline/ingest';
@@ -61,10 +68,7 @@ describe('embedding pipeline with the default model', () => {
     const indexes = await t.db.query<{ indexname: string; indexdef: string }>(
       `SELECT indexname, indexdef FROM pg_indexes WHERE indexname LIKE '%hnsw_m${first.document.id}' ORDER BY indexname`,
     );
-    expect(indexes.map((i) => i.indexname)).toEqual([
-      `document_embeddings_hnsw_m${first.document.id}`,
-      `passage_embeddings_hnsw_m${first.document.id}`,
-    ]);
+    expect(indexes.map((i) => i.indexname)).toEqual([`document_embeddings_hnsw_m${first.document.id}`, `passage_embeddings_hnsw_m${first.document.id}`]);
     for (const i of indexes) {
       expect(i.indexdef).toMatch(/USING hnsw \(\(\(?embedding\)?::vector\(512\)\) vector_ip_ops\)/);
       expect(i.indexdef).toMatch(new RegExp(`WHERE \\(model_id = ${first.document.id}\\)`));
@@ -83,7 +87,10 @@ describe('embedding pipeline with the default model', () => {
        WHERE e.model_id = $1 ORDER BY d.key`,
       [targets.document.id],
     );
-    const expected = await useLite.encode(rows.map((r) => r.summary), 'document');
+    const expected = await useLite.encode(
+      rows.map((r) => r.summary),
+      'document',
+    );
     rows.forEach((r, i) => expect(dot(parseVector(r.embedding), expected.vectors[i])).toBeGreaterThan(0.99999));
     expect(rows[0].summary).toBe('Berlin, Berlin is the capital of Germany., History, Geography');
 
@@ -225,11 +232,21 @@ describe('embedding pipeline with the default model', () => {
     const passages = await t.db.query<{ id: number; documentId: number }>('SELECT id, document_id AS "documentId" FROM passages ORDER BY id');
     // pieces: 2, none, 3 (rows of other lengths around each other)
     const pieceCounts = [2, 0, 3];
-    const documentRows = documents.map((d, i) => ({ documentId: d.id, contentHash: d.contentHash, vector: make(), pieces: pieceCounts[i] ? Array.from({ length: pieceCounts[i] }, make) : undefined }));
+    const documentRows = documents.map((d, i) => ({
+      documentId: d.id,
+      contentHash: d.contentHash,
+      vector: make(),
+      pieces: pieceCounts[i] ? Array.from({ length: pieceCounts[i] }, make) : undefined,
+    }));
     expect(await writeDocumentEmbeddings(t.db, targets.document, documentRows)).toBe(documents.length);
     const passageRows = passages.map((p) => ({ passageId: p.id, documentId: p.documentId, vector: make() }));
     expect(await writePassageEmbeddings(t.db, targets.passage, passageRows)).toBe(passages.length);
-    const sentenceRows = passages.map((p, i) => ({ passageId: p.id, documentId: p.documentId, splitHash: `h${i}`, vectors: Array.from({ length: [1, 0, 3][i % 3] }, make) }));
+    const sentenceRows = passages.map((p, i) => ({
+      passageId: p.id,
+      documentId: p.documentId,
+      splitHash: `h${i}`,
+      vectors: Array.from({ length: [1, 0, 3][i % 3] }, make),
+    }));
     await writeSentenceEmbeddings(t.db, targets.passage, sentenceRows);
 
     // pgvector prints the shortest decimal that reads back as the same float4
@@ -258,7 +275,11 @@ describe('embedding pipeline with the default model', () => {
     );
     expect(storedPassages.map((p) => p.id)).toEqual(passageRows.map((p) => p.passageId));
     storedPassages.forEach((p, i) => same(p.e, passageRows[i].vector));
-    const storedSentences = await storedSentenceVectors(t.db, targets.passage.id, passages.map((p) => p.id));
+    const storedSentences = await storedSentenceVectors(
+      t.db,
+      targets.passage.id,
+      passages.map((p) => p.id),
+    );
     for (const row of sentenceRows) {
       const stored = storedSentences.get(row.passageId);
       expect(stored?.splitHash).toBe(row.splitHash);
@@ -327,7 +348,7 @@ describe('embedding pipeline with the default model', () => {
   });
 });
 
-describe('passages split to the passage encoder\'s token budget (real USE-lite)', () => {
+describe("passages split to the passage encoder's token budget (real USE-lite)", () => {
   const t = useTestDatabase({ each: true });
   let useLite: UseLiteEncoder;
   let set: EncoderSet;

@@ -76,13 +76,18 @@ describe('eval adapter runs', () => {
       embedBatchSize: 64,
       log: () => undefined,
     });
-    result = await evaluateAdapters(dataset, corpus, { target: 'answer', modeParams }, {
-      minedPerKind: 60,
-      log: () => undefined,
-      onPairs: (run, p) => {
-        pairs[run] = p;
+    result = await evaluateAdapters(
+      dataset,
+      corpus,
+      { target: 'answer', modeParams },
+      {
+        minedPerKind: 60,
+        log: () => undefined,
+        onPairs: (run, p) => {
+          pairs[run] = p;
+        },
       },
-    });
+    );
   }, 120_000);
   afterAll(() => corpus?.close());
 
@@ -151,7 +156,10 @@ describe('eval adapter runs', () => {
       const outcome = { lambdaSweep: [], sweeps: [] } as unknown as EvalOutcome;
       const plain = buildReport(dataset, corpus, outcome, settings, 1);
       const withAdapters = { ...buildReport(dataset, corpus, outcome, settings, 2), adapters: result };
-      for (const [earlier, now] of [[plain, withAdapters], [withAdapters, plain]]) {
+      for (const [earlier, now] of [
+        [plain, withAdapters],
+        [withAdapters, plain],
+      ]) {
         writeFileSync(join(dir, 'earlier.json'), JSON.stringify(earlier));
         expect(reusableSweeps(join(dir, 'earlier.json'), now)).toEqual({ lambdaSweep: [], sweeps: [] });
       }
@@ -170,8 +178,13 @@ describe('eval adapter runs', () => {
     it("answers with the folder's question vectors against the stored passage vectors, beside the plain run", async () => {
       // A real custom-model folder of USE-lite's width, so it can stand in for the question side.
       const folder = await writeTinyModel(root, 'tiny-question', { hidden: 512, seed: 3 });
-      const modes = Object.fromEntries(await Promise.all(ADAPTER_MODES.map(async (m) => [m, scoreOutcomes(await runQuestions(corpus, test, { mode: m, ...modeParams[m]! }))])));
-      const e = await evaluateQuestionEncoder(dataset, corpus, { target: 'answer', modeParams, modes }, folder, { roles: ['questionPassage'], log: () => undefined });
+      const modes = Object.fromEntries(
+        await Promise.all(ADAPTER_MODES.map(async (m) => [m, scoreOutcomes(await runQuestions(corpus, test, { mode: m, ...modeParams[m]! }))])),
+      );
+      const e = await evaluateQuestionEncoder(dataset, corpus, { target: 'answer', modeParams, modes }, folder, {
+        roles: ['questionPassage'],
+        log: () => undefined,
+      });
       expect(e.model).toBe('tiny-question');
       expect(Object.keys(e.scores).sort()).toEqual([...ADAPTER_MODES].sort());
 
@@ -191,7 +204,7 @@ describe('eval adapter runs', () => {
       expect(questionEncoderSection(e)).toContain('| FLAT |');
     }, 120_000);
 
-    it('refuses a folder whose width is not the stored vectors\', and runs nothing', async () => {
+    it("refuses a folder whose width is not the stored vectors', and runs nothing", async () => {
       const folder = await writeTinyModel(root, 'tiny-narrow', { hidden: 8 });
       const log: string[] = [];
       await expect(

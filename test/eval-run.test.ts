@@ -89,7 +89,7 @@ describe('eval run', () => {
     expect(ranks(await runQuestions(corpus, dataset.questions, params))).toEqual(ranks(await runQuestions(corpus, dataset.questions, params)));
   });
 
-  it('reuses an earlier run\'s dev sweeps: the same report without re-running them; a sweep the report lacks is run', async () => {
+  it("reuses an earlier run's dev sweeps: the same report without re-running them; a sweep the report lacks is run", async () => {
     const settings = { k1: 3, k2: 20, k1Sweep: [3], log: () => undefined };
     const full = await evaluate(dataset, corpus, settings);
     // The bound per document judged by gold section too (these questions have one), at the same
@@ -101,7 +101,14 @@ describe('eval run', () => {
     expect(bySection.points.map((p) => p.params)).toEqual(byTarget.points.map((p) => p.params));
     for (const p of bySection.points) {
       const direct = scoreOutcomes(
-        await runQuestions(corpus, dev, { mode: 'HYBRID_HIERARCHICAL', k1: 3, k2: 20, ...MODES.HYBRID_HIERARCHICAL.defaults, perDocument: p.params.perDocument as number, perDocumentDecay: 0 }),
+        await runQuestions(corpus, dev, {
+          mode: 'HYBRID_HIERARCHICAL',
+          k1: 3,
+          k2: 20,
+          ...MODES.HYBRID_HIERARCHICAL.defaults,
+          perDocument: p.params.perDocument as number,
+          perDocumentDecay: 0,
+        }),
       ).section!;
       expect(p.top).toEqual(direct.top);
     }
@@ -117,8 +124,14 @@ describe('eval run', () => {
     expect(reused.sweeps).toEqual(full.sweeps);
     // A reused sweep is a copy from JSON: its best point is still the one in bold.
     for (const sweep of full.sweeps) {
-      const bold = sweepTable(JSON.parse(JSON.stringify(sweep))).split('\n').filter((l) => l.startsWith('| **'));
-      expect(bold).toEqual(sweepTable(sweep).split('\n').filter((l) => l.startsWith('| **')));
+      const bold = sweepTable(JSON.parse(JSON.stringify(sweep)))
+        .split('\n')
+        .filter((l) => l.startsWith('| **'));
+      expect(bold).toEqual(
+        sweepTable(sweep)
+          .split('\n')
+          .filter((l) => l.startsWith('| **')),
+      );
       expect(bold).toHaveLength(sweep.points.filter((p) => JSON.stringify(p.params) === JSON.stringify(sweep.best.params)).length);
       expect(bold.length).toBeGreaterThan(0);
     }
@@ -141,12 +154,16 @@ describe('eval run', () => {
       reuse: { lambdaSweep: full.lambdaSweep, sweeps: foreign },
       skipSweeps: ['top 3, centroid', 'BM25 k1'],
     });
-    expect(partial.sweeps.map((w) => w.varied)).toEqual(full.sweeps.map((w) => w.varied).filter((v) => !v.includes('top 3, centroid') && !v.includes('BM25 k1')));
+    expect(partial.sweeps.map((w) => w.varied)).toEqual(
+      full.sweeps.map((w) => w.varied).filter((v) => !v.includes('top 3, centroid') && !v.includes('BM25 k1')),
+    );
     expect(partial.sweeps.length).toBe(full.sweeps.length - 2);
     expect(skipped.filter((l) => /skipped \(--skip-sweep/.test(l))).toHaveLength(2);
     expect(partial.sweeps.map((w) => w.best)).toEqual(full.sweeps.filter((w) => partial.sweeps.some((p) => p.varied === w.varied)).map((w) => w.best));
     // The passage-stage sweep is needed for the test split's dev-best run: refused.
-    await expect(evaluate(dataset, corpus, { ...settings, reuse: { lambdaSweep: full.lambdaSweep, sweeps: full.sweeps }, skipSweeps: ['alpha, λ'] })).rejects.toThrow(/cannot be skipped/);
+    await expect(
+      evaluate(dataset, corpus, { ...settings, reuse: { lambdaSweep: full.lambdaSweep, sweeps: full.sweeps }, skipSweeps: ['alpha, λ'] }),
+    ).rejects.toThrow(/cannot be skipped/);
   });
 
   it('measures answer highlights: the capital is the highlight wherever the top passage has it', async () => {

@@ -17,8 +17,18 @@ import { cliStore, dhr } from './helpers/cli';
 const RECORD = `mutation($q: String!, $p: ID!, $r: Boolean!) { recordFeedback(question: $q, passageId: $p, relevant: $r) { id question passageId relevant createdAt } }`;
 
 const DOCS = [
-  { key: 'tea', title: 'Tea', abstract: 'Tea is an aromatic drink prepared from cured leaves.', sections: [{ title: 'History', text: 'Tea drinking began in China. It spread along trade routes to Europe.' }] },
-  { key: 'coffee', title: 'Coffee', abstract: 'Coffee is a drink brewed from roasted beans.', sections: [{ title: 'Cultivation', text: 'Coffee grows in the tropics on shrubs.' }] },
+  {
+    key: 'tea',
+    title: 'Tea',
+    abstract: 'Tea is an aromatic drink prepared from cured leaves.',
+    sections: [{ title: 'History', text: 'Tea drinking began in China. It spread along trade routes to Europe.' }],
+  },
+  {
+    key: 'coffee',
+    title: 'Coffee',
+    abstract: 'Coffee is a drink brewed from roasted beans.',
+    sections: [{ title: 'Cultivation', text: 'Coffee grows in the tropics on shrubs.' }],
+  },
 ];
 
 async function passageIds(db: Database): Promise<number[]> {
@@ -89,7 +99,7 @@ describe('feedback', () => {
     expect(pairs[0].negatives.bm25.length).toBeGreaterThan(0);
   });
 
-  it('exports passages judged not relevant as the question\'s judged negatives, and adapt takes them first', async () => {
+  it("exports passages judged not relevant as the question's judged negatives, and adapt takes them first", async () => {
     const q = 'where did tea drinking begin?';
     const wrong = ids.slice(-2); // the coffee passages
     for (const p of wrong) dataOf(await api.exec(RECORD, { q, p: String(p), r: false }));
@@ -102,23 +112,36 @@ describe('feedback', () => {
     // A judged negative leads the passage negatives training reads, before In-Sec/In-Doc/BM25.
     const compacted = compactPair(pairs[0], 3);
     expect(compacted.negatives.passage.slice(0, 2)).toEqual(pairs[0].negatives.judged!.map((x) => x.passageId));
-    expect(compacted.negatives.passage).toHaveLength(Math.min(3, new Set([...pairs[0].negatives.judged!, ...pairs[0].negatives.inSec, ...pairs[0].negatives.inDoc, ...pairs[0].negatives.bm25].map((x) => x.passageId)).size));
+    expect(compacted.negatives.passage).toHaveLength(
+      Math.min(
+        3,
+        new Set([...pairs[0].negatives.judged!, ...pairs[0].negatives.inSec, ...pairs[0].negatives.inDoc, ...pairs[0].negatives.bm25].map((x) => x.passageId))
+          .size,
+      ),
+    );
     expect(new Set(compacted.negatives.passage).size).toBe(compacted.negatives.passage.length);
   });
 
   it('imports a JSONL file in one transaction: a bad line names its number and stores nothing', async () => {
     const before = await feedbackCount(db);
     const good = join(work, 'good.jsonl');
-    await writeFile(good, [
-      JSON.stringify({ question: 'what is coffee?', passageId: ids[4], relevant: true }),
-      '',
-      JSON.stringify({ question: 'what is coffee?', passageId: String(ids[0]), relevant: false }),
-    ].join('\n'));
+    await writeFile(
+      good,
+      [
+        JSON.stringify({ question: 'what is coffee?', passageId: ids[4], relevant: true }),
+        '',
+        JSON.stringify({ question: 'what is coffee?', passageId: String(ids[0]), relevant: false }),
+      ].join('\n'),
+    );
     expect(await importFeedbackFile(db, good)).toEqual({ imported: 2, relevant: 1 });
     expect(await feedbackCount(db)).toBe(before + 2);
 
     const cases: [string[], RegExp, string][] = [
-      [[JSON.stringify({ question: 'a', passageId: ids[0], relevant: true }), JSON.stringify({ question: 'b', passageId: 999999, relevant: true })], /^line 2: no passage with id 999999$/, 'NOT_FOUND'],
+      [
+        [JSON.stringify({ question: 'a', passageId: ids[0], relevant: true }), JSON.stringify({ question: 'b', passageId: 999999, relevant: true })],
+        /^line 2: no passage with id 999999$/,
+        'NOT_FOUND',
+      ],
       [[JSON.stringify({ question: 'a', passageId: ids[0], relevant: true }), '{not json'], /^line 2: not JSON$/, 'BAD_USER_INPUT'],
       [[JSON.stringify({ question: 'a', passageId: ids[0], relevant: 'yes' })], /^line 1: relevant must be true or false$/, 'BAD_USER_INPUT'],
       [[JSON.stringify({ question: 'a', passageId: -3, relevant: true })], /^line 1: passageId must be a positive integer id$/, 'BAD_USER_INPUT'],
@@ -165,7 +188,10 @@ describe('dhr feedback import', () => {
     await writeFile(docs, JSON.stringify(DOCS));
     expect((await dhr(['ingest', docs, '--no-embed'], store.env)).code).toBe(0);
     const good = join(work, 'good.jsonl');
-    await writeFile(good, `${JSON.stringify({ question: 'tea?', passageId: 1, relevant: true })}\n${JSON.stringify({ question: 'tea?', passageId: 2, relevant: false })}\n`);
+    await writeFile(
+      good,
+      `${JSON.stringify({ question: 'tea?', passageId: 1, relevant: true })}\n${JSON.stringify({ question: 'tea?', passageId: 2, relevant: false })}\n`,
+    );
     const ok = await dhr(['feedback', 'import', good], store.env);
     expect(ok).toMatchObject({ code: 0 });
     expect(ok.stdout).toMatch(/imported 2 judgements \(1 relevant, 1 not relevant\)/);
@@ -175,6 +201,11 @@ describe('dhr feedback import', () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/feedback import: line 2: question must be a string/);
     const pairs = await dhr(['pairs', '--kinds', 'feedback', '--min-pairs', '1'], store.env);
-    expect(pairs.stdout.trimEnd().split('\n').map((l) => JSON.parse(l).question)).toEqual(['tea?']);
+    expect(
+      pairs.stdout
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l).question),
+    ).toEqual(['tea?']);
   }, 120_000);
 });

@@ -95,20 +95,28 @@ describe('the table of ingest formats', () => {
         { key: 'untitled', html: '<p>No title anywhere.</p>' },
       ];
       const result = dataOf(
-        await api.exec(
-          `mutation($docs: [DocumentInput!]!) { ingestDocuments(documents: $docs) { created failed outcomes { key status message } } }`,
-          { docs: documents },
-        ),
+        await api.exec(`mutation($docs: [DocumentInput!]!) { ingestDocuments(documents: $docs) { created failed outcomes { key status message } } }`, {
+          docs: documents,
+        }),
       ).ingestDocuments;
       expect(result.created).toBe(SOURCE_FIELDS.length);
-      expect(result.outcomes.at(-1)).toEqual({ key: 'untitled', status: 'FAILED', message: 'document "untitled": missing title: no title given, no lone <h1> and no <title>' });
+      expect(result.outcomes.at(-1)).toEqual({
+        key: 'untitled',
+        status: 'FAILED',
+        message: 'document "untitled": missing title: no title given, no lone <h1> and no <title>',
+      });
       const rows = await api.testDb.db.query<{ key: string; title: string; sections: string[] }>(
         `SELECT d.key, d.title, array_agg(s.title ORDER BY s.position) FILTER (WHERE s.id IS NOT NULL) AS sections
          FROM documents d LEFT JOIN sections s ON s.document_id = d.id GROUP BY d.id ORDER BY d.id`,
       );
       expect(rows).toEqual(SOURCE_FIELDS.map((key) => ({ key, title: 'Doc', sections: key === 'text' ? null : ['Part'] })));
       // The query the console's upload reads: every extension once, each source format with its field.
-      const formats = dataOf(await api.exec('{ ingestFormats { name extensions field lines } }')).ingestFormats as Array<{ name: string; extensions: string[]; field: string | null; lines: boolean }>;
+      const formats = dataOf(await api.exec('{ ingestFormats { name extensions field lines } }')).ingestFormats as Array<{
+        name: string;
+        extensions: string[];
+        field: string | null;
+        lines: boolean;
+      }>;
       expect(formats.flatMap((f) => f.extensions).sort()).toEqual([...FILE_EXTENSIONS].sort());
       for (const field of SOURCE_FIELDS) expect(formats.find((f) => f.field === field)?.extensions).toEqual([...SOURCE_FORMATS[field].extensions]);
       expect(formats.filter((f) => f.field === null).map((f) => [f.extensions, f.lines])).toEqual(

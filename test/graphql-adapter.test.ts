@@ -27,7 +27,9 @@ describe('GraphQL: adapters', () => {
 
   beforeAll(async () => {
     const model = tableModel('gql-adapter-16', DIM);
-    api = await createTestApi({}, EncoderSet.of({ questionDocument: model, document: model, questionPassage: model, passage: model }), { registry: { ttlMs: 0 } });
+    api = await createTestApi({}, EncoderSet.of({ questionDocument: model, document: model, questionPassage: model, passage: model }), {
+      registry: { ttlMs: 0 },
+    });
     const docs = Array.from({ length: 4 }, (_, i) => ({ title: `Doc ${i}`, sections: [{ title: 'S', text: `the river ${i} and the hill.` }] }));
     const ingested = await api.exec(`mutation($docs: [DocumentInput!]!) { ingestDocuments(documents: $docs) { created } }`, { docs });
     expect(ingested.data.ingestDocuments.created).toBe(4);
@@ -45,9 +47,21 @@ describe('GraphQL: adapters', () => {
       },
     };
     await registerAdapter(api.testDb.db, { name: 'learned', dimension: DIM, maps: { passage: randomMap(DIM, 1) }, models: { passage: base }, training });
-    await registerAdapter(api.testDb.db, { name: 'identity', dimension: DIM, maps: { passage: identityMap(DIM), document: identityMap(DIM) }, models: { passage: base, document: base }, training: {} });
+    await registerAdapter(api.testDb.db, {
+      name: 'identity',
+      dimension: DIM,
+      maps: { passage: identityMap(DIM), document: identityMap(DIM) },
+      models: { passage: base, document: base },
+      training: {},
+    });
     const eight = await registerModel(api.testDb.db, syntheticModel('gql-adapter-8', 8));
-    await registerAdapter(api.testDb.db, { name: 'eight', dimension: 8, maps: { passage: identityMap(8) }, models: { passage: { question: eight, target: eight } }, training: {} });
+    await registerAdapter(api.testDb.db, {
+      name: 'eight',
+      dimension: 8,
+      maps: { passage: identityMap(8) },
+      models: { passage: { question: eight, target: eight } },
+      training: {},
+    });
   });
   afterAll(() => api.close());
 

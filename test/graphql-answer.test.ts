@@ -73,7 +73,13 @@ describe('retrieve { passages { answer } } with encoders', () => {
   it('answers a "when" question in prose with the date, typed', async () => {
     const { passages } = dataOf(await api.exec(ASK, { q: 'When was Lindesnes Lighthouse first lit?' })).retrieve;
     const history = passages.find((p: any) => p.passage.titlePath.includes('History'));
-    expect(history.answer).toMatchObject({ text: '1655', answerType: 'DATE', spanType: 'DATE', truncated: false, sentence: { text: 'It was first lit in 1655.' } });
+    expect(history.answer).toMatchObject({
+      text: '1655',
+      answerType: 'DATE',
+      spanType: 'DATE',
+      truncated: false,
+      sentence: { text: 'It was first lit in 1655.' },
+    });
     expect(history.passage.text.slice(history.answer.start, history.answer.end)).toBe('1655');
   });
 

@@ -76,9 +76,7 @@ describe('GraphQL: ingest and navigate the title tree', () => {
   });
 
   it('reads Markdown headings as the tree and the text before them as the abstract', async () => {
-    const data = dataOf(
-      await api.exec(`{ document(key: "Beta") { title abstract toc { title depth titlePath } } }`),
-    );
+    const data = dataOf(await api.exec(`{ document(key: "Beta") { title abstract toc { title depth titlePath } } }`));
     expect(data.document).toEqual({
       title: 'Beta',
       abstract: 'Beta is the second letter.',
@@ -90,9 +88,7 @@ describe('GraphQL: ingest and navigate the title tree', () => {
   });
 
   it('walks passages in reading order with previous/next, abstract first with no section', async () => {
-    const data = dataOf(
-      await api.exec(`{ document(key: "alpha") { passages(first: 1) { edges { node { id ordinal section { id } } } } } }`),
-    );
+    const data = dataOf(await api.exec(`{ document(key: "alpha") { passages(first: 1) { edges { node { id ordinal section { id } } } } } }`));
     let node = data.document.passages.edges[0].node;
     expect(node.ordinal).toBe(0);
     expect(node.section).toBeNull();
@@ -117,7 +113,9 @@ describe('GraphQL: ingest and navigate the title tree', () => {
       .sort((a: any, b: any) => Number(a.id) - Number(b.id))
       .map((n: any) => n.key);
     expect([...inOrder].sort()).toEqual(['Beta', 'alpha']);
-    const page1 = dataOf(await api.exec(`{ documents(first: 1) { totalCount edges { cursor node { key } } pageInfo { hasNextPage hasPreviousPage endCursor } } }`));
+    const page1 = dataOf(
+      await api.exec(`{ documents(first: 1) { totalCount edges { cursor node { key } } pageInfo { hasNextPage hasPreviousPage endCursor } } }`),
+    );
     expect(page1.documents.totalCount).toBe(2);
     expect(page1.documents.edges.map((e: any) => e.node.key)).toEqual([inOrder[0]]);
     expect(page1.documents.pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: false });
@@ -133,7 +131,10 @@ describe('GraphQL: ingest and navigate the title tree', () => {
     let after: string | null = null;
     for (;;) {
       const r: any = dataOf(
-        await api.exec(`query($after: String) { document(key: "alpha") { passages(first: 2, after: $after) { totalCount edges { node { ordinal } } pageInfo { hasNextPage endCursor } } } }`, { after }),
+        await api.exec(
+          `query($after: String) { document(key: "alpha") { passages(first: 2, after: $after) { totalCount edges { node { ordinal } } pageInfo { hasNextPage endCursor } } } }`,
+          { after },
+        ),
       );
       const conn = r.document.passages;
       expect(conn.totalCount).toBe(5);
@@ -199,8 +200,7 @@ describe('GraphQL: re-ingest, delete and bad input', () => {
   it('is a no-op for unchanged content and replaces changed content atomically, keeping the id', async () => {
     const first = dataOf(await api.exec(INGEST, { docs: [alpha] })).ingestDocuments.outcomes[0];
     const before = await counts();
-    const oldPassage = dataOf(await api.exec(`{ document(key: "alpha") { passages(first: 1) { edges { node { id } } } } }`))
-      .document.passages.edges[0].node.id;
+    const oldPassage = dataOf(await api.exec(`{ document(key: "alpha") { passages(first: 1) { edges { node { id } } } } }`)).document.passages.edges[0].node.id;
 
     const again = dataOf(await api.exec(INGEST, { docs: [alpha] })).ingestDocuments;
     expect(again).toMatchObject({ unchanged: 1, created: 0, updated: 0, passages: 0 });

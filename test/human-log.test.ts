@@ -57,12 +57,33 @@ describe('which log format', () => {
 
 describe('human lines', () => {
   it('a request as method, path, status, duration, operation, outcome and its id', () => {
-    const line = JSON.stringify({ level: 30, time: '2026-12-01T21:40:07.412Z', service: 'dhr-graphql', requestId: 'be59c2d1-0000', method: 'POST', path: '/', status: 400, durationMs: 3.1, operationName: 'Ask', operation: 'retrieve', type: 'query', outcome: 'BAD_USER_INPUT', msg: 'request' });
+    const line = JSON.stringify({
+      level: 30,
+      time: '2026-12-01T21:40:07.412Z',
+      service: 'dhr-graphql',
+      requestId: 'be59c2d1-0000',
+      method: 'POST',
+      path: '/',
+      status: 400,
+      durationMs: 3.1,
+      operationName: 'Ask',
+      operation: 'retrieve',
+      type: 'query',
+      outcome: 'BAD_USER_INPUT',
+      msg: 'request',
+    });
     expect(humanLine(line, false)).toBe('21:40:07.412 INFO  POST / 400 3.1 ms Ask query BAD_USER_INPUT [be59c2d1]\n');
   });
 
   it('an error with its stack under it, and any other fields as key=value', () => {
-    const line = JSON.stringify({ level: 50, time: '2026-12-01T21:40:09.020Z', service: 'dhr-graphql', requestId: 'r1', err: { message: 'boom', stack: 'Error: boom\n    at x' }, msg: 'internal error' });
+    const line = JSON.stringify({
+      level: 50,
+      time: '2026-12-01T21:40:09.020Z',
+      service: 'dhr-graphql',
+      requestId: 'r1',
+      err: { message: 'boom', stack: 'Error: boom\n    at x' },
+      msg: 'internal error',
+    });
     expect(humanLine(line, false)).toBe('21:40:09.020 ERROR internal error requestId=r1\nError: boom\n    at x\n');
   });
 });
@@ -76,7 +97,9 @@ describe('the request log on a terminal', () => {
 
   async function requestLines(env: Record<string, string>): Promise<string> {
     const written: string[] = [];
-    const { url, stop } = await startServer(t.db, loadConfig({ PORT: '0', ...env }), undefined, { logDestination: { write: (s: string) => void written.push(s) } });
+    const { url, stop } = await startServer(t.db, loadConfig({ PORT: '0', ...env }), undefined, {
+      logDestination: { write: (s: string) => void written.push(s) },
+    });
     try {
       const post = (query: string) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
       expect((await post('query Stats { stats { documents } }')).status).toBe(200);
@@ -94,7 +117,13 @@ describe('the request log on a terminal', () => {
     const debug = await requestLines({ LOG_FORMAT: 'pretty', LOG_LEVEL: 'debug' });
     expect(debug).toMatch(/^\d\d:\d\d:\d\d\.\d{3} DEBUG POST \/ 200 [\d.]+ ms Stats query ok \[[0-9a-f]{8}\]$/m);
     // JSON for a log collector: every request at info, as before.
-    const json = (await requestLines({ LOG_FORMAT: 'json' })).trim().split('\n').map((l) => JSON.parse(l));
-    expect(json.filter((l) => l.msg === 'request').map((l) => [l.level, l.status])).toEqual([[30, 200], [30, 400]]);
+    const json = (await requestLines({ LOG_FORMAT: 'json' }))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(json.filter((l) => l.msg === 'request').map((l) => [l.level, l.status])).toEqual([
+      [30, 200],
+      [30, 400],
+    ]);
   });
 });

@@ -43,7 +43,12 @@ describe('ingesting a directory of real HTML, reST and Markdown files', () => {
     expect(byOrigin['bad-deep.html'].message).toBe(`document "${join(dir, 'bad-deep.html')}": HTML nested deeper than ${MAX_HTML_DEPTH} elements`);
     expect(byOrigin['bad-empty.rst'].message).toMatch(/^document "bad-empty": empty document/);
     expect(outcomes.filter((o) => o.status === 'failed')).toHaveLength(3);
-    expect(Object.entries(byOrigin).filter(([, o]) => o.status === 'created').map(([origin]) => origin).sort()).toEqual([
+    expect(
+      Object.entries(byOrigin)
+        .filter(([, o]) => o.status === 'created')
+        .map(([origin]) => origin)
+        .sort(),
+    ).toEqual([
       'domain2idna/html/installation.html',
       'domain2idna/html/usage.html',
       'domain2idna/rst/installation.rst',

@@ -57,7 +57,12 @@ describe('ingest jobs through the API (in-process workers)', () => {
   let api: TestApi;
   let reference: TestDatabase;
   // Also two documents JSON cannot store (a NUL, a lone surrogate): failed when the job is queued, with a synchronous ingest's message.
-  const docs = [...corpus(3, 30, 'a').slice(0, 12), { key: 'anul', title: 'Nul', abstract: 'a\u0000b' }, { key: 'asur', title: 'Sur', text: 'bad \uD800 text' }, ...corpus(3, 30, 'a').slice(12)];
+  const docs = [
+    ...corpus(3, 30, 'a').slice(0, 12),
+    { key: 'anul', title: 'Nul', abstract: 'a\u0000b' },
+    { key: 'asur', title: 'Sur', text: 'bad \uD800 text' },
+    ...corpus(3, 30, 'a').slice(12),
+  ];
 
   beforeAll(async () => {
     // Jobs from 9 documents on; small batches, so a 32-document ingest takes several.
@@ -92,7 +97,13 @@ describe('ingest jobs through the API (in-process workers)', () => {
     const before = await documentCount();
     const answer = dataOf(await api.exec(INGEST, { docs })).ingestDocuments;
     expect(answer).toMatchObject({ created: 0, failed: 0, outcomes: [] });
-    expect(answer.job).toMatchObject({ status: 'QUEUED', documents: { done: 2, total: docs.length }, failed: 2, passages: { done: 0, total: null, exact: false }, etaSeconds: null });
+    expect(answer.job).toMatchObject({
+      status: 'QUEUED',
+      documents: { done: 2, total: docs.length },
+      failed: 2,
+      passages: { done: 0, total: null, exact: false },
+      etaSeconds: null,
+    });
     // Nothing written by the request itself.
     expect(await documentCount()).toBe(before);
 
@@ -131,7 +142,9 @@ describe('ingest jobs through the API (in-process workers)', () => {
     // The bad document failed alone, with its message; the key given twice was written in order.
     expect(done.outcomes).toEqual(shape(expected.outcomes));
     expect(done.outcomes.find((o: { key: string }) => o.key === 'abad')).toMatchObject({ status: 'FAILED', message: expect.stringMatching(/title/) });
-    expect(dataOf(await api.exec(`query($id: ID!) { ingestJob(id: $id) { outcomes(status: FAILED) { index key message } } }`, { id })).ingestJob.outcomes).toEqual([
+    expect(
+      dataOf(await api.exec(`query($id: ID!) { ingestJob(id: $id) { outcomes(status: FAILED) { index key message } } }`, { id })).ingestJob.outcomes,
+    ).toEqual([
       { index: 7, key: 'abad', message: expect.stringMatching(/title/) },
       { index: 12, key: 'anul', message: 'document "anul": NUL character (\\u0000) in abstract' },
       { index: 13, key: 'asur', message: 'document "asur": invalid UTF-8 / malformed Unicode in text' },
@@ -168,13 +181,18 @@ describe('ingest jobs through the API (in-process workers)', () => {
   }, 120_000);
 
   it('cancels a queued job: workers leave it, a second cancel is JOB_CONFLICT', async () => {
-    const id = dataOf(await api.exec(`mutation { startIngest(documents: [{ key: "c1", title: "C", text: "Cancelled before it ran." }]) { id } }`)).startIngest.id;
+    const id = dataOf(await api.exec(`mutation { startIngest(documents: [{ key: "c1", title: "C", text: "Cancelled before it ran." }]) { id } }`)).startIngest
+      .id;
     const cancelled = dataOf(await api.exec(`mutation($id: ID!) { cancelIngestJob(id: $id) { status finishedAt } }`, { id })).cancelIngestJob;
     expect(cancelled.status).toBe('CANCELLED');
     expect(await worker().step()).toBe(false);
     expect(await api.testDb.db.query(`SELECT id FROM documents WHERE key = 'c1'`)).toEqual([]);
     // The documents it never wrote are not kept.
-    expect(await api.testDb.db.query(`SELECT d.ordinal FROM ingest_job_documents d JOIN ingest_jobs j ON j.id = d.job_id WHERE j.status = 'cancelled' AND d.input IS NOT NULL`)).toEqual([]);
+    expect(
+      await api.testDb.db.query(
+        `SELECT d.ordinal FROM ingest_job_documents d JOIN ingest_jobs j ON j.id = d.job_id WHERE j.status = 'cancelled' AND d.input IS NOT NULL`,
+      ),
+    ).toEqual([]);
     const again = await api.exec(`mutation($id: ID!) { cancelIngestJob(id: $id) { status } }`, { id });
     expect(again.errors?.[0].extensions?.code).toBe('JOB_CONFLICT');
     expect(dataOf(await api.exec(`{ ingestJobs(status: CANCELLED) { id } }`)).ingestJobs).toEqual([{ id }]);
@@ -194,13 +212,21 @@ describe('ingest jobs through the API (in-process workers)', () => {
     expect(old.length).toBeGreaterThanOrEqual(2);
     const [openJob] = await ids(`INSERT INTO ingest_jobs (status, documents_total, bytes_total, created_at, started_at)
                                  VALUES ('running', 0, 0, now() - interval '90 days', now() - interval '90 days') RETURNING id`);
-    const [recent] = await ids(`INSERT INTO ingest_jobs (status, documents_total, bytes_total, finished_at) VALUES ('succeeded', 0, 0, now() - interval '1 day') RETURNING id`);
+    const [recent] = await ids(
+      `INSERT INTO ingest_jobs (status, documents_total, bytes_total, finished_at) VALUES ('succeeded', 0, 0, now() - interval '1 day') RETURNING id`,
+    );
     const [oldTune] = await ids(`INSERT INTO tune_runs (mode, status, finished_at) VALUES ('HYBRID', 'failed', now() - interval '40 days') RETURNING id`);
     const [openTune] = await ids(`INSERT INTO tune_runs (mode, status, started_at) VALUES ('HYBRID', 'running', now() - interval '90 days') RETURNING id`);
     const [model] = await ids(`INSERT INTO embedding_models (name, runtime, dimension, checksum) VALUES ('retention-test', 'onnx', 4, 'x') RETURNING id`);
-    const [oldEmbedding] = await ids(`INSERT INTO embedding_jobs (model_id, scope, status, finished_at) VALUES (${model}, 'ALL', 'succeeded', now() - interval '40 days') RETURNING id`);
-    await db.query(`INSERT INTO embedding_job_batches (job_id, level, first_id, last_id, items, done_at) VALUES ($1, 'passages', 1, 2, 2, now())`, [oldEmbedding]);
-    const [queuedEmbedding] = await ids(`INSERT INTO embedding_jobs (model_id, scope, status, created_at) VALUES (${model}, 'ALL', 'queued', now() - interval '90 days') RETURNING id`);
+    const [oldEmbedding] = await ids(
+      `INSERT INTO embedding_jobs (model_id, scope, status, finished_at) VALUES (${model}, 'ALL', 'succeeded', now() - interval '40 days') RETURNING id`,
+    );
+    await db.query(`INSERT INTO embedding_job_batches (job_id, level, first_id, last_id, items, done_at) VALUES ($1, 'passages', 1, 2, 2, now())`, [
+      oldEmbedding,
+    ]);
+    const [queuedEmbedding] = await ids(
+      `INSERT INTO embedding_jobs (model_id, scope, status, created_at) VALUES (${model}, 'ALL', 'queued', now() - interval '90 days') RETURNING id`,
+    );
     const documentsOf = async (jobs: number[]) =>
       (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM ingest_job_documents WHERE job_id = ANY($1::int[])', [jobs]))[0].n;
     expect(await documentsOf(old)).toBeGreaterThan(0);
@@ -221,14 +247,19 @@ describe('ingest jobs through the API (in-process workers)', () => {
     await db.query(`UPDATE ingest_jobs SET finished_at = now() - interval '40 days' WHERE id = $1`, [recent]);
     expect(await worker().step()).toBe(false);
     expect(await ids('SELECT id FROM ingest_jobs')).toEqual([recent]);
-    const pruning = new JobWorker(db, undefined, { batchSize: 32, ingest: ingestJobOptions(api.config), retentionSeconds: api.config.jobRetentionDays * 86_400, pruneEveryMs: 0 });
+    const pruning = new JobWorker(db, undefined, {
+      batchSize: 32,
+      ingest: ingestJobOptions(api.config),
+      retentionSeconds: api.config.jobRetentionDays * 86_400,
+      pruneEveryMs: 0,
+    });
     expect(api.config.jobRetentionDays).toBe(30);
     expect(await pruning.step()).toBe(false);
     expect(await ids('SELECT id FROM ingest_jobs')).toEqual([]);
   });
 });
 
-describe('ingest jobs with the documents\' own vectors (an external model)', () => {
+describe("ingest jobs with the documents' own vectors (an external model)", () => {
   const DIM = 4;
   let job: TestApi;
   let sync: TestApi;
@@ -239,7 +270,15 @@ describe('ingest jobs with the documents\' own vectors (an external model)', () 
     title: `Vectors ${d}`,
     vector: vec(),
     passages: [{ text: `Abstract of ${d}.`, vector: vec() }],
-    sections: [{ title: 'Part', passages: [{ text: `First of ${d}.`, vector: vec() }, { text: `Second of ${d}.`, vector: vec() }] }],
+    sections: [
+      {
+        title: 'Part',
+        passages: [
+          { text: `First of ${d}.`, vector: vec() },
+          { text: `Second of ${d}.`, vector: vec() },
+        ],
+      },
+    ],
   }));
   const REGISTER = `mutation { registerExternalEmbeddingModel(name: "ext", dimension: ${DIM}) { name } }`;
   const INGEST_WITH = `mutation($docs: [DocumentInput!]!) { ingestDocuments(documents: $docs, model: "ext") { created job { id } } }`;
@@ -346,22 +385,42 @@ describe('ingest jobs on a real dhr serve: restart in the middle, dhr ingest --u
     const docs = corpus(5, 24, 'k');
     const started = (await post(`mutation($docs: [DocumentInput!]!) { startIngest(documents: $docs) { id } }`, { docs })).startIngest;
     // Killed once a batch has committed and before the last one.
-    const at = await until('a batch committed', () => job(started.id), (j) => j.documents.done >= 2);
+    const at = await until(
+      'a batch committed',
+      () => job(started.id),
+      (j) => j.documents.done >= 2,
+    );
     serve.child.kill('SIGKILL');
     await serve.exited;
-    const killedAt = await inStore(async (db) => (await db.query<{ done: number }>('SELECT documents_done AS done FROM ingest_jobs WHERE id = $1', [Number(started.id)]))[0].done);
+    const killedAt = await inStore(
+      async (db) => (await db.query<{ done: number }>('SELECT documents_done AS done FROM ingest_jobs WHERE id = $1', [Number(started.id)]))[0].done,
+    );
     expect(killedAt).toBeGreaterThanOrEqual(at.documents.done);
     expect(killedAt).toBeLessThan(docs.length);
 
     serve = await startServe(env());
-    const done = await until('the job succeeded', () => job(started.id), (j) => j.status !== 'RUNNING' && j.status !== 'QUEUED');
+    const done = await until(
+      'the job succeeded',
+      () => job(started.id),
+      (j) => j.status !== 'RUNNING' && j.status !== 'QUEUED',
+    );
     // 24 keys created once each (the bad one failed, the repeated key updated its document): a batch
     // written twice would show as unchanged.
-    expect(done).toMatchObject({ status: 'SUCCEEDED', documents: { done: docs.length, total: docs.length }, created: 24, updated: 1, unchanged: 0, failed: 1, error: null });
+    expect(done).toMatchObject({
+      status: 'SUCCEEDED',
+      documents: { done: docs.length, total: docs.length },
+      created: 24,
+      updated: 1,
+      unchanged: 0,
+      failed: 1,
+      error: null,
+    });
     expect(done.outcomes.map((o: { index: number }) => o.index)).toEqual(docs.map((_, i) => i));
     const stats = (await post(`{ stats { documents passages } }`)).stats;
     expect(stats.documents).toBe(24);
-    expect(stats.passages).toBe(done.passages.done - done.outcomes.find((o: { key: string; status: string }) => o.key === 'k3' && o.status === 'CREATED').passages);
+    expect(stats.passages).toBe(
+      done.passages.done - done.outcomes.find((o: { key: string; status: string }) => o.key === 'k3' && o.status === 'CREATED').passages,
+    );
   }, 300_000);
 
   it('dhr ingest --url starts a job, shows its progress and waits for it; refuses unreadable paths and empty folders', async () => {
@@ -382,7 +441,16 @@ describe('ingest jobs on a real dhr serve: restart in the middle, dhr ingest --u
     const listed = await dhr(['jobs', 'list', '--ingest', '--status', 'succeeded'], { ...store.env, DHR_API_KEY: adminKey });
     expect(listed.code).toBe(0);
     expect(JSON.parse(listed.stdout)).toContainEqual(
-      expect.objectContaining({ id, status: 'succeeded', documentsTotal: 12, documentsDone: 12, created: 12, failed: 0, error: null, finishedAt: expect.any(String) }),
+      expect.objectContaining({
+        id,
+        status: 'succeeded',
+        documentsTotal: 12,
+        documentsDone: 12,
+        created: 12,
+        failed: 0,
+        error: null,
+        finishedAt: expect.any(String),
+      }),
     );
 
     const missing = await dhr(['ingest', join(work, 'nowhere'), '--url', serve!.url], { DHR_API_KEY: adminKey });
@@ -405,7 +473,11 @@ describe('ingest jobs on a real dhr serve: restart in the middle, dhr ingest --u
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    const id = await until('the job was queued', async () => /ingest job (\d+): 30 documents queued/.exec(stderr)?.[1], (v) => v !== undefined);
+    const id = await until(
+      'the job was queued',
+      async () => /ingest job (\d+): 30 documents queued/.exec(stderr)?.[1],
+      (v) => v !== undefined,
+    );
     child.kill('SIGINT');
     expect(await exited).toBe(130);
     expect(stderr).toContain(`stopped waiting; ingest job ${id} goes on in the server`);
@@ -417,7 +489,7 @@ describe('ingest jobs on a real dhr serve: restart in the middle, dhr ingest --u
     expect(followed.code).toBe(0);
     expect((await job(id!)).status).toBe('SUCCEEDED');
     // Embedded by the job (EMBED_ON_INGEST), as a synchronous ingest would be.
-    const models = (await post(`{ stats { passages } embeddingModels { passages } }`));
+    const models = await post(`{ stats { passages } embeddingModels { passages } }`);
     expect(models.embeddingModels[0].passages).toBe(models.stats.passages);
   }, 300_000);
 

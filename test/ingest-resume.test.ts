@@ -30,8 +30,7 @@ function writeCorpus(dir: string): void {
   mkdirSync(dir, { recursive: true });
   for (let d = 0; d < DOCUMENTS; d++) {
     const marker = `quokka${d}`;
-    const sentence = (s: number) =>
-      Array.from({ length: 12 }, (_, w) => WORDS[(d * 7 + s * 3 + w) % WORDS.length]).join(' ') + `. Note ${marker} ${s}.`;
+    const sentence = (s: number) => Array.from({ length: 12 }, (_, w) => WORDS[(d * 7 + s * 3 + w) % WORDS.length]).join(' ') + `. Note ${marker} ${s}.`;
     const sections = Array.from({ length: SECTIONS }, (_, s) => `## Topic ${s}\n\n${sentence(s)} ${sentence(s + 1)}\n`).join('\n');
     writeFileSync(join(dir, `doc-${String(d).padStart(2, '0')}.md`), `# Country ${d}\n\n${sentence(99)}\n\n${sections}`);
   }
@@ -76,10 +75,7 @@ async function missing(db: Database) {
       `SELECT count(*)::int AS n FROM passages p WHERE length(p.search) > 0
          AND NOT EXISTS (SELECT 1 FROM passage_postings pp WHERE pp.passage_id = p.id)`,
     ),
-    bm25Items: await one(
-      db,
-      `SELECT ((SELECT items FROM bm25_stats WHERE level = 'p') - (SELECT count(*) FROM passages WHERE length(search) > 0))::int AS n`,
-    ),
+    bm25Items: await one(db, `SELECT ((SELECT items FROM bm25_stats WHERE level = 'p') - (SELECT count(*) FROM passages WHERE length(search) > 0))::int AS n`),
     documentsWithoutVector: await one(
       db,
       `SELECT count(*)::int AS n FROM documents d WHERE NOT EXISTS (

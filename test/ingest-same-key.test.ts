@@ -71,7 +71,9 @@ function outcomeOf(result: GraphQLResult): string[] {
       return code;
     });
   }
-  return result.data.ingestDocuments.outcomes.map((o: { status: string; message: string | null }) => (o.status === 'FAILED' ? `FAILED ${o.message}` : o.status));
+  return result.data.ingestDocuments.outcomes.map((o: { status: string; message: string | null }) =>
+    o.status === 'FAILED' ? `FAILED ${o.message}` : o.status,
+  );
 }
 
 /**
@@ -184,12 +186,8 @@ describe('concurrent ingests of one key', () => {
       const second = ingest('repro/fk/held', 'v2');
       if (locker) {
         const linkWaiters = async () =>
-          (
-            await locker.query(
-              `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objid = $1`,
-              [LINK_RESOLUTION_LOCK],
-            )
-          ).rows[0].n as number;
+          (await locker.query(`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objid = $1`, [LINK_RESOLUTION_LOCK]))
+            .rows[0].n as number;
         await until(async () => (await linkWaiters()) > 0, 're-ingest waiting for the link lock');
         held.open();
         await until(async () => (await waitingWrites(api.testDb.db)) > 0, 'held vector write waiting for the re-ingest');
@@ -286,10 +284,12 @@ describe('concurrent ingests of one key', () => {
       await db.query('DELETE FROM passage_embeddings WHERE passage_id = $1', [kept.id]);
       await deleter.query('BEGIN');
       await deleter.query('DELETE FROM passages WHERE id = $1', [kept.id]);
-      const inTransaction = db.transaction((tx) => writePassageEmbeddings(tx, model, rows.slice(1))).then(
-        (written) => written,
-        (error: unknown) => error,
-      );
+      const inTransaction = db
+        .transaction((tx) => writePassageEmbeddings(tx, model, rows.slice(1)))
+        .then(
+          (written) => written,
+          (error: unknown) => error,
+        );
       await until(async () => (await waitingWrites(db)) > 0, 'the vector write in a transaction waiting for the delete');
       await deleter.query('COMMIT');
       expect(await inTransaction).toMatchObject({ code: 'CONFLICT', details: { retry: true } });
@@ -299,30 +299,33 @@ describe('concurrent ingests of one key', () => {
   });
 
   // A server: PGlite has one connection, so no other transaction can hold a row.
-  (process.env.DATABASE_URL ? it : it.skip)('the index step skips passages another transaction holds instead of waiting (it deadlocked with a re-ingest)', async () => {
-    const db = api.testDb.db;
-    const [{ id }] = await db.query<{ id: number }>('SELECT id FROM documents WHERE key = $1', ['repro/fk/2']);
-    const rows = await db.query<{ id: number }>('SELECT id FROM passages WHERE document_id = $1 ORDER BY ordinal', [id]);
-    expect(rows).toHaveLength(2);
-    await db.query('UPDATE passages SET search = NULL WHERE document_id = $1', [id]);
-    const holder = new Client({ connectionString: api.testDb.url });
-    await holder.connect();
-    try {
-      // What a re-ingest's delete holds: the row, to its commit.
-      await holder.query('BEGIN');
-      await holder.query('SELECT 1 FROM passages WHERE id = $1 FOR UPDATE', [rows[0].id]);
-      let timer: NodeJS.Timeout | undefined;
-      const waited = new Promise<'waited'>((resolve) => (timer = setTimeout(() => resolve('waited'), 5000)));
-      expect(await Promise.race([indexLexical(db, [id]), waited])).toBe(1);
-      clearTimeout(timer);
-      await holder.query('ROLLBACK');
-      // The holder went without deleting it: the next index step (the finisher's) fills it.
-      expect(await indexLexical(db, [id])).toBe(1);
-    } finally {
-      await holder.query('ROLLBACK').catch(() => undefined);
-      await holder.end();
-    }
-    // (repro/fk/0 lost its passages to the case before.)
-    await expectWhole(['repro/fk/1', 'repro/fk/2']);
-  });
+  (process.env.DATABASE_URL ? it : it.skip)(
+    'the index step skips passages another transaction holds instead of waiting (it deadlocked with a re-ingest)',
+    async () => {
+      const db = api.testDb.db;
+      const [{ id }] = await db.query<{ id: number }>('SELECT id FROM documents WHERE key = $1', ['repro/fk/2']);
+      const rows = await db.query<{ id: number }>('SELECT id FROM passages WHERE document_id = $1 ORDER BY ordinal', [id]);
+      expect(rows).toHaveLength(2);
+      await db.query('UPDATE passages SET search = NULL WHERE document_id = $1', [id]);
+      const holder = new Client({ connectionString: api.testDb.url });
+      await holder.connect();
+      try {
+        // What a re-ingest's delete holds: the row, to its commit.
+        await holder.query('BEGIN');
+        await holder.query('SELECT 1 FROM passages WHERE id = $1 FOR UPDATE', [rows[0].id]);
+        let timer: NodeJS.Timeout | undefined;
+        const waited = new Promise<'waited'>((resolve) => (timer = setTimeout(() => resolve('waited'), 5000)));
+        expect(await Promise.race([indexLexical(db, [id]), waited])).toBe(1);
+        clearTimeout(timer);
+        await holder.query('ROLLBACK');
+        // The holder went without deleting it: the next index step (the finisher's) fills it.
+        expect(await indexLexical(db, [id])).toBe(1);
+      } finally {
+        await holder.query('ROLLBACK').catch(() => undefined);
+        await holder.end();
+      }
+      // (repro/fk/0 lost its passages to the case before.)
+      await expectWhole(['repro/fk/1', 'repro/fk/2']);
+    },
+  );
 });

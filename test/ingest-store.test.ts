@@ -35,9 +35,7 @@ describe('store: ingest transactions and link resolution', () => {
       { ...DEFAULT_INGEST_OPTIONS, concurrency: 4 },
     );
     expect(summary.outcomes.map((o) => o.status)).toEqual(['created', 'updated', 'unchanged']);
-    const rows = await t.db.query<{ title: string; text: string }>(
-      'SELECT d.title, p.text FROM documents d JOIN passages p ON p.document_id = d.id',
-    );
+    const rows = await t.db.query<{ title: string; text: string }>('SELECT d.title, p.text FROM documents d JOIN passages p ON p.document_id = d.id');
     expect(rows).toEqual([{ title: 'Second', text: 'two' }]);
   });
 
@@ -47,10 +45,21 @@ describe('store: ingest transactions and link resolution', () => {
       CREATE FUNCTION refuse_link() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN IF NEW.target = 'explode' THEN RAISE EXCEPTION 'link refused by test trigger'; END IF; RETURN NEW; END $$;
       CREATE TRIGGER refuse_link BEFORE INSERT ON links FOR EACH ROW EXECUTE FUNCTION refuse_link();`);
-    const summary = await ingestDocuments(t.db, [
-      { key: 'ok', title: 'Ok', sections: [{ title: 'A', text: 'fine [[ok2]]' }] },
-      { key: 'boom', title: 'Boom', sections: [{ title: 'A', text: 'text' }, { title: 'B', text: 'see [[explode]]' }] },
-    ], DEFAULT_INGEST_OPTIONS);
+    const summary = await ingestDocuments(
+      t.db,
+      [
+        { key: 'ok', title: 'Ok', sections: [{ title: 'A', text: 'fine [[ok2]]' }] },
+        {
+          key: 'boom',
+          title: 'Boom',
+          sections: [
+            { title: 'A', text: 'text' },
+            { title: 'B', text: 'see [[explode]]' },
+          ],
+        },
+      ],
+      DEFAULT_INGEST_OPTIONS,
+    );
     expect(summary.outcomes.map((o) => o.status)).toEqual(['created', 'failed']);
     expect(summary.outcomes[1].message).toMatch(/document "boom": link refused by test trigger/);
     const rows = await t.db.query<{ d: number; s: number; p: number }>(
@@ -65,17 +74,19 @@ describe('store: ingest transactions and link resolution', () => {
     await t.db.exec(`CREATE TRIGGER refuse_link BEFORE INSERT ON links FOR EACH ROW EXECUTE FUNCTION refuse_link();`);
     const again = await ingestDocuments(t.db, [{ key: 'boom', title: 'Boom', text: 'new [[explode]]' }], DEFAULT_INGEST_OPTIONS);
     expect(again.failed).toBe(1);
-    const texts = await t.db.query<{ text: string }>(
-      `SELECT p.text FROM passages p JOIN documents d ON d.id = p.document_id WHERE d.key = 'boom'`,
-    );
+    const texts = await t.db.query<{ text: string }>(`SELECT p.text FROM passages p JOIN documents d ON d.id = p.document_id WHERE d.key = 'boom'`);
     expect(texts).toEqual([{ text: 'old version' }]);
   });
 
   it('indexes passages for full-text search in a separate step, only those not indexed yet', async () => {
-    await ingestDocuments(t.db, [
-      { key: 'a', title: 'Rivers', sections: [{ title: 'Flow', text: 'The rivers were flowing.' }] },
-      { key: 'b', title: 'Mountains', text: 'Peaks and valleys.' },
-    ], DEFAULT_INGEST_OPTIONS);
+    await ingestDocuments(
+      t.db,
+      [
+        { key: 'a', title: 'Rivers', sections: [{ title: 'Flow', text: 'The rivers were flowing.' }] },
+        { key: 'b', title: 'Mountains', text: 'Peaks and valleys.' },
+      ],
+      DEFAULT_INGEST_OPTIONS,
+    );
     const unindexed = async () => (await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM passages WHERE search IS NULL'))[0].n;
     expect(await unindexed()).toBe(2);
     const [a] = await t.db.query<{ id: number }>(`SELECT id FROM documents WHERE key = 'a'`);
@@ -84,9 +95,7 @@ describe('store: ingest transactions and link resolution', () => {
     expect(await indexLexical(t.db)).toBe(1);
     expect(await indexLexical(t.db)).toBe(0);
     // English stemming over title path and text: "flow" finds "flowing", the section title counts.
-    const hits = await t.db.query<{ text: string }>(
-      `SELECT text FROM passages WHERE search @@ plainto_tsquery('english', 'flow river')`,
-    );
+    const hits = await t.db.query<{ text: string }>(`SELECT text FROM passages WHERE search @@ plainto_tsquery('english', 'flow river')`);
     expect(hits).toEqual([{ text: 'The rivers were flowing.' }]);
     // A changed document's new passages need indexing again; the unchanged one stays indexed.
     await ingestDocuments(t.db, [{ key: 'a', title: 'Rivers', sections: [{ title: 'Flow', text: 'Changed.' }] }], DEFAULT_INGEST_OPTIONS);

@@ -74,9 +74,15 @@ describe('pages with headings that have no text of their own', () => {
     const rows = await sections(api, 'widget-guide');
     expect(rows.map((r) => [r.path, r.text])).toEqual([
       ['Widget guide', 'How to set up and run the widget service.'],
-      ['Widget guide > Installing', "Install the package with your distribution's package manager. The configuration lives in /etc/widget/widget.conf, one setting a line."],
+      [
+        'Widget guide > Installing',
+        "Install the package with your distribution's package manager. The configuration lives in /etc/widget/widget.conf, one setting a line.",
+      ],
       ['Widget guide > The widget daemon', 'The daemon listens on port 8080 and logs to the journal.'],
-      ['Widget guide > The widget daemon > `widgetctl reload`', 'Reloads the configuration without dropping connections. A reload that fails keeps the old configuration.'],
+      [
+        'Widget guide > The widget daemon > `widgetctl reload`',
+        'Reloads the configuration without dropping connections. A reload that fails keeps the old configuration.',
+      ],
     ]);
   });
 

@@ -126,9 +126,14 @@ describe('malformed input answers BAD_USER_INPUT and changes nothing', () => {
     expect(filter.body.errors).toBeUndefined();
     const ingest = await postRaw(INGEST, `{"docs":[{"key":"deep","title":"Deep","sections":${deepSections(64)}}]}`);
     expect(ingest.body.data.ingestDocuments).toEqual({ created: 1, failed: 0 });
-    const depth = await server.db.query<{ n: number }>(`SELECT max(depth)::int AS n FROM sections s JOIN documents d ON d.id = s.document_id WHERE d.key = 'deep'`);
+    const depth = await server.db.query<{ n: number }>(
+      `SELECT max(depth)::int AS n FROM sections s JOIN documents d ON d.id = s.document_id WHERE d.key = 'deep'`,
+    );
     expect(depth[0].n).toBe(64);
-    expect((await server.post(`mutation { deleteDocument(id: "${(await server.db.query<{ id: number }>(`SELECT id FROM documents WHERE key = 'deep'`))[0].id}") }`)).body.data.deleteDocument).toBe(true);
+    expect(
+      (await server.post(`mutation { deleteDocument(id: "${(await server.db.query<{ id: number }>(`SELECT id FROM documents WHERE key = 'deep'`))[0].id}") }`))
+        .body.data.deleteDocument,
+    ).toBe(true);
   });
 
   describe('registerEmbeddingModel reads model folders inside MODELS_DIR only', () => {

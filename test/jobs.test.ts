@@ -17,7 +17,14 @@ import { createApiKey } from '../src/store/keys';
 import { createTestApi, dataOf, type TestApi } from './helpers/api';
 import { writeTinyModel } from './helpers/tiny-model';
 
-const WORDS = ['the capital of france is paris', 'the river of germany', 'berlin is a city', 'the largest mountain', 'north and south border', 'what country is passage'];
+const WORDS = [
+  'the capital of france is paris',
+  'the river of germany',
+  'berlin is a city',
+  'the largest mountain',
+  'north and south border',
+  'what country is passage',
+];
 
 function corpus(n: number, offset = 0) {
   return Array.from({ length: n }, (_, i) => ({
@@ -57,7 +64,10 @@ describe('re-embedding jobs and model switching', () => {
     root = await mkdtemp(join(tmpdir(), 'dhr-jobs-'));
     tinyA = await TransformerEncoder.load(await writeTinyModel(root, 'tiny-a', { seed: 1 }));
     dirB = await writeTinyModel(root, 'tiny-b', { seed: 2 });
-    api = await createTestApi({ JOB_BATCH_SIZE: '4', MODELS_DIR: root }, EncoderSet.of({ questionDocument: tinyA, document: tinyA, questionPassage: tinyA, passage: tinyA }));
+    api = await createTestApi(
+      { JOB_BATCH_SIZE: '4', MODELS_DIR: root },
+      EncoderSet.of({ questionDocument: tinyA, document: tinyA, questionPassage: tinyA, passage: tinyA }),
+    );
     worker = new JobWorker(api.testDb.db, api.models!, { batchSize: 4, pollMs: 10 });
     const ingested = dataOf(await api.exec(INGEST, { docs: corpus(10) })).ingestDocuments;
     expect(ingested).toMatchObject({ created: 10, failed: 0, embedded: { documents: 10 } });
@@ -90,19 +100,30 @@ describe('re-embedding jobs and model switching', () => {
     expect(dataOf(await api.exec(`{ jobs(status: QUEUED) { id } }`)).jobs).toEqual([{ id: job.id }]);
 
     const done = await runJob(job.id);
-    expect(done).toMatchObject({ status: 'SUCCEEDED', documents: { done: 10, total: 10 }, passages: { done: passages, total: passages }, etaSeconds: null, error: null });
+    expect(done).toMatchObject({
+      status: 'SUCCEEDED',
+      documents: { done: 10, total: 10 },
+      passages: { done: passages, total: passages },
+      etaSeconds: null,
+      error: null,
+    });
     expect(done.ratePerSecond).toBeGreaterThan(0);
     expect(Date.parse(done.finishedAt)).toBeGreaterThanOrEqual(Date.parse(done.startedAt));
 
     // Exactly one vector per passage for the new model, equal to encoding the passage now.
-    expect(await count(`SELECT count(*)::int AS n FROM passage_embeddings e JOIN embedding_models m ON m.id = e.model_id WHERE m.name = 'tiny-b'`)).toBe(passages);
+    expect(await count(`SELECT count(*)::int AS n FROM passage_embeddings e JOIN embedding_models m ON m.id = e.model_id WHERE m.name = 'tiny-b'`)).toBe(
+      passages,
+    );
     const b = await TransformerEncoder.load(dirB);
     try {
       const sample = await api.testDb.db.query<{ id: number; text: string; titlePath: string[]; embedding: string }>(
         `SELECT p.id, p.text, p.title_path AS "titlePath", e.embedding::text AS embedding FROM passages p
          JOIN passage_embeddings e ON e.passage_id = p.id JOIN embedding_models m ON m.id = e.model_id AND m.name = 'tiny-b' ORDER BY p.id LIMIT 5`,
       );
-      const { vectors } = await b.encode(sample.map((p) => passageEncodingText(p)), 'passage');
+      const { vectors } = await b.encode(
+        sample.map((p) => passageEncodingText(p)),
+        'passage',
+      );
       sample.forEach((p, i) => JSON.parse(p.embedding).forEach((x: number, j: number) => expect(x).toBeCloseTo(vectors[i][j], 5)));
     } finally {
       await b.close();
@@ -152,7 +173,9 @@ describe('re-embedding jobs and model switching', () => {
         [stamps[0].at],
       ),
     ).toBe(passages);
-    expect(await count(`SELECT count(*)::int AS n FROM passage_embeddings e JOIN embedding_models m ON m.id = e.model_id WHERE m.name = 'tiny-c'`)).toBe(passages);
+    expect(await count(`SELECT count(*)::int AS n FROM passage_embeddings e JOIN embedding_models m ON m.id = e.model_id WHERE m.name = 'tiny-c'`)).toBe(
+      passages,
+    );
 
     const errors = await Promise.all([
       api.exec(REEMBED, { model: 'tiny-c', scope: 'DOCUMENTS' }),
@@ -232,7 +255,14 @@ describe('re-embedding jobs and model switching', () => {
     expect(new Set(encoded.passages).size).toBe(passages);
     if (api.testDb.kind === 'postgres') {
       // On a server the workers really overlap: more than one of them did work.
-      const busy = await Promise.all(traces.map((t) => readFile(t, 'utf8').then((s) => s.length > 0, () => false)));
+      const busy = await Promise.all(
+        traces.map((t) =>
+          readFile(t, 'utf8').then(
+            (s) => s.length > 0,
+            () => false,
+          ),
+        ),
+      );
       expect(busy.filter(Boolean).length).toBeGreaterThan(1);
     }
   });

@@ -58,9 +58,7 @@ describe('API key store', () => {
 
   it('refuses an unknown role at the API and in the table', async () => {
     await expect(createApiKey(t.db, { role: 'root' as 'admin', name: 'x' })).rejects.toThrow(/role must be one of admin, reader/);
-    await expect(
-      t.db.query("INSERT INTO api_keys (name, role, key_hash, key_prefix) VALUES ('x', 'root', 'h', 'p')"),
-    ).rejects.toThrow(/check constraint/);
+    await expect(t.db.query("INSERT INTO api_keys (name, role, key_hash, key_prefix) VALUES ('x', 'root', 'h', 'p')")).rejects.toThrow(/check constraint/);
   });
 
   it('at start says how to make an admin key when there is none, and makes one in demo mode', async () => {

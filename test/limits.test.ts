@@ -225,7 +225,10 @@ describe('HTTP limits', () => {
     expect(config.maxBodyBytes).toBe(4 * 1024 * 1024);
     // Text with quotes and newlines: JSON escaping makes the body larger than the document.
     const text = 'A "quoted" line.\n'.repeat(Math.floor(config.ingest.maxDocumentBytes / 17));
-    const body = JSON.stringify({ query: 'mutation($d: [DocumentInput!]!) { ingestDocuments(documents: $d) { created } }', variables: { d: [{ key: 'big', title: 'Big', text }] } });
+    const body = JSON.stringify({
+      query: 'mutation($d: [DocumentInput!]!) { ingestDocuments(documents: $d) { created } }',
+      variables: { d: [{ key: 'big', title: 'Big', text }] },
+    });
     expect(Buffer.byteLength(text)).toBeLessThanOrEqual(config.ingest.maxDocumentBytes);
     expect(Buffer.byteLength(body)).toBeLessThanOrEqual(config.maxBodyBytes);
     expect(() => loadConfig({ MAX_BODY_BYTES: '10' })).toThrow(/MAX_BODY_BYTES must be an integer from 1024/);

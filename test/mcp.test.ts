@@ -36,7 +36,10 @@ const CORPUS = [
       ...[1, 2].map((n) => paragraph('Seismometer monitoring', n)),
     ].join('\n\n'),
   },
-  { key: 'glaciers', markdown: ['# Glaciers', 'Glaciers are rivers of ice.', '## Retreat', ...[1, 2].map((n) => paragraph('Glacier retreat', n))].join('\n\n') },
+  {
+    key: 'glaciers',
+    markdown: ['# Glaciers', 'Glaciers are rivers of ice.', '## Retreat', ...[1, 2].map((n) => paragraph('Glacier retreat', n))].join('\n\n'),
+  },
 ];
 const NEW_DOCUMENT = '# Geysers\n\nGeysers spout hot water.\n\n## Old Faithful\n\nOld Faithful erupts about every ninety minutes.';
 
@@ -112,7 +115,9 @@ async function readerRoundTrip(client: Client): Promise<void> {
   expect(around.before.map((p: Json) => p.ordinal)).toEqual([middle.ordinal - 1]);
   expect(around.after.map((p: Json) => p.ordinal)).toEqual([middle.ordinal + 1]);
   // At the document's start the window holds what there is.
-  expect((await ok(client, 'get_passage', { id: (await ok(client, 'get_passage', { id: middle.id, window: 10 })).before[0].id, window: 2 })).before).toEqual([]);
+  expect((await ok(client, 'get_passage', { id: (await ok(client, 'get_passage', { id: middle.id, window: 10 })).before[0].id, window: 2 })).before).toEqual(
+    [],
+  );
 
   const first = await ok(client, 'list_documents', { first: 1 });
   expect(first.totalCount).toBe(2);
@@ -136,7 +141,9 @@ async function badArguments(client: Client): Promise<void> {
   const document = await ok(client, 'get_document', { key: 'glaciers' });
   // A document's id where a passage's is expected.
   expect(await refused(client, 'get_passage', { id: document.id })).toMatch(/^BAD_USER_INPUT: .*Document id where a Passage id.*\(argument: id\)$/);
-  expect(await refused(client, 'get_document', { id: document.id, key: 'glaciers' })).toMatch(/^BAD_USER_INPUT: give exactly one of id or key \(argument: key\)$/);
+  expect(await refused(client, 'get_document', { id: document.id, key: 'glaciers' })).toMatch(
+    /^BAD_USER_INPUT: give exactly one of id or key \(argument: key\)$/,
+  );
   expect(await refused(client, 'get_document', { key: 'nothing here' })).toMatch(/^NOT_FOUND: .*\(argument: key\)$/);
   expect(await refused(client, 'list_documents', { after: 'not a cursor' })).toMatch(/\(argument: after\)$/);
   expect(await refused(client, 'no_such_tool', {})).toContain('no_such_tool');
@@ -209,7 +216,9 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
 
   it('refuses a missing key where READ_ACCESS=key, and a bad key anywhere, as /graphql does', async () => {
     const log = captureLog();
-    const closed = await startServer(server.db, loadConfig({ PORT: '0', MCP_ENABLED: 'true', READ_ACCESS: 'key' }), undefined, { logDestination: log.destination });
+    const closed = await startServer(server.db, loadConfig({ PORT: '0', MCP_ENABLED: 'true', READ_ACCESS: 'key' }), undefined, {
+      logDestination: log.destination,
+    });
     others.push(closed.stop);
     const missing = await connect(closed.url).catch((error: unknown) => error);
     expect(missing).toBeInstanceOf(StreamableHTTPError);
@@ -225,7 +234,9 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
 
   it('counts tool calls against the rate limits, per key', async () => {
     const log = captureLog();
-    const limited = await startServer(server.db, loadConfig({ PORT: '0', MCP_ENABLED: 'true', RATE_LIMIT_QUERIES: '2' }), undefined, { logDestination: log.destination });
+    const limited = await startServer(server.db, loadConfig({ PORT: '0', MCP_ENABLED: 'true', RATE_LIMIT_QUERIES: '2' }), undefined, {
+      logDestination: log.destination,
+    });
     others.push(limited.stop);
     const client = await connect(limited.url, readerKey);
     for (let i = 0; i < 2; i++) await ok(client, 'get_document', { key: 'glaciers' });

@@ -34,9 +34,7 @@ describe('migrations runner', () => {
     writeFileSync(join(dir, '0002_bad.sql'), 'CREATE TABLE m_half (id int); SELECT no_such_function();');
     await expect(migrate(t.db, loadMigrations(dir))).rejects.toThrow(/no_such_function/);
     // 0001 stays applied; 0002 left nothing behind.
-    const tables = await t.db.query<{ table_name: string }>(
-      "SELECT table_name FROM information_schema.tables WHERE table_name IN ('m_ok', 'm_half')",
-    );
+    const tables = await t.db.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_name IN ('m_ok', 'm_half')");
     expect(tables.map((r) => r.table_name)).toEqual(['m_ok']);
 
     writeFileSync(join(dir, '0001_ok.sql'), 'CREATE TABLE m_ok (id int, edited int);');

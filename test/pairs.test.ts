@@ -33,8 +33,7 @@ function corpus(seed: number): DocumentInput[] {
     const j = Math.floor(rand() * (N - 1));
     return j === i ? (j + 1) % (N - 1) : j;
   };
-  const text = (i: number, words: number) =>
-    Array.from({ length: words }, () => (rand() < 0.08 ? `[[d${other(i)}|${word()}]]` : word())).join(' ') + '.';
+  const text = (i: number, words: number) => Array.from({ length: words }, () => (rand() < 0.08 ? `[[d${other(i)}|${word()}]]` : word())).join(' ') + '.';
   return Array.from({ length: N }, (_, i): DocumentInput => {
     if (i === N - 1) return { key: 'hub', title: 'Hub', abstract: `${text(i, 10)}`, sections: [{ title: 'About', text: text(i, 20) }] };
     return {
@@ -220,7 +219,10 @@ describe('training pairs', () => {
       // BM25: the LEXICAL mode's ranking, minus what answers the question, first four
       const hits = (await search(db, lexical(p.question, 'LEXICAL'))).passages;
       const ranked = hits.map((h) => s.passages.get(h.passageId)!);
-      const expected = ranked.filter((x) => !answers(x)).slice(0, 4).map((x) => x.passageId);
+      const expected = ranked
+        .filter((x) => !answers(x))
+        .slice(0, 4)
+        .map((x) => x.passageId);
       // Position by position the same BM25 score; passages tied to the last bits may swap, as the
       // bounded statement the miner runs sums a tie's terms in another order than the exact one.
       const score = new Map(hits.map((h) => [h.passageId, h.score]));
@@ -231,7 +233,10 @@ describe('training pairs', () => {
       const documents = (await search(db, lexical(p.question, 'LEXICAL_DOCUMENTS'))).documents.map((d) => d.documentId);
       const questionDocument = p.questionPassageId ? s.passages.get(p.questionPassageId)!.documentId : null;
       expect(p.negatives.documents).toEqual(
-        documents.filter((d) => d !== p.positive.documentId && d !== questionDocument).slice(0, 4).map((d) => ({ documentId: d, title: s.titles.get(d) })),
+        documents
+          .filter((d) => d !== p.positive.documentId && d !== questionDocument)
+          .slice(0, 4)
+          .map((d) => ({ documentId: d, title: s.titles.get(d) })),
       );
     }
     expect(inSec).toBeGreaterThan(0);
@@ -301,7 +306,10 @@ describe('training pairs', () => {
     const sections = [...new Set([...s.passages.values()].map((p) => p.sectionId).filter((id) => id !== null))].length;
     expect(dataOf(await api.exec(query, { k: ['SECTION_PATH'], n: 100 })).trainingPairs).toHaveLength(Math.min(100, sections));
     const none = await api.exec(query, { k: ['FEEDBACK'], n: 3 });
-    expect(none.errors?.[0]).toMatchObject({ message: expect.stringMatching(/feedback: no question has a passage judged relevant/), extensions: { code: 'BAD_USER_INPUT', argument: 'kinds' } });
+    expect(none.errors?.[0]).toMatchObject({
+      message: expect.stringMatching(/feedback: no question has a passage judged relevant/),
+      extensions: { code: 'BAD_USER_INPUT', argument: 'kinds' },
+    });
     const tooMany = await api.exec(query, { n: 101 });
     expect(tooMany.errors?.[0]).toMatchObject({ extensions: { code: 'BAD_USER_INPUT' } });
     const anonymous = await api.execAs(null, query, { n: 1 });

@@ -79,9 +79,7 @@ describe('prisma/schema.prisma agrees with migrations/', () => {
       const col = byKey.get(key(c.table, c.column))!;
       expect(`${key(c.table, c.column)} ${col.udt}`).toBe(`${key(c.table, c.column)} ${expectedUdt(c)}`);
       // Prisma lists are required arrays; only scalars carry `?`.
-      expect(`${key(c.table, c.column)} nullable=${col.nullable === 'YES'}`).toBe(
-        `${key(c.table, c.column)} nullable=${c.optional}`,
-      );
+      expect(`${key(c.table, c.column)} nullable=${col.nullable === 'YES'}`).toBe(`${key(c.table, c.column)} nullable=${c.optional}`);
     }
   });
 
@@ -89,10 +87,18 @@ describe('prisma/schema.prisma agrees with migrations/', () => {
   it('has the row maps of src/store/rows.ts name every column Prisma reads, with its type', async () => {
     const prisma = parsePrismaSchema(readFileSync(join(packageRoot(), 'prisma/schema.prisma'), 'utf8'));
     const udt: Record<Column['type'], string> = { int: 'int4', text: 'text', 'text[]': '_text', jsonb: 'jsonb', timestamptz: 'timestamptz' };
-    const maps: [string, Record<string, Column>][] = [['documents', DOCUMENT_ROW], ['sections', SECTION_ROW], ['passages', PASSAGE_ROW]];
+    const maps: [string, Record<string, Column>][] = [
+      ['documents', DOCUMENT_ROW],
+      ['sections', SECTION_ROW],
+      ['passages', PASSAGE_ROW],
+    ];
     for (const [table, map] of maps) {
       const scalars = prisma.filter((c) => c.table === table && !c.type.startsWith('Unsupported')).map((c) => c.column);
-      expect(Object.values(map).map((c) => c.column).sort()).toEqual(scalars.sort());
+      expect(
+        Object.values(map)
+          .map((c) => c.column)
+          .sort(),
+      ).toEqual(scalars.sort());
       const db = await t.db.query<{ column: string; udt: string }>(
         `SELECT column_name AS column, udt_name AS udt FROM information_schema.columns WHERE table_schema = 'public' AND table_name = $1`,
         [table],

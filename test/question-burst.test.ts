@@ -103,7 +103,13 @@ describe('a burst of concurrent questions', () => {
   async function withHeldServer(
     env: Record<string, string>,
     label: string,
-    body: (s: { server: { url: string }; held: HeldEncoder; queue: ReturnType<typeof questionEncoderFor>; first: Promise<Reply>; second: Promise<Reply> }) => Promise<void>,
+    body: (s: {
+      server: { url: string };
+      held: HeldEncoder;
+      queue: ReturnType<typeof questionEncoderFor>;
+      first: Promise<Reply>;
+      second: Promise<Reply>;
+    }) => Promise<void>,
   ): Promise<void> {
     const heldConfig = loadConfig({ ...ENV, ...env });
     const held = new HeldEncoder(encoders.byRole.questionPassage);
@@ -204,7 +210,9 @@ describe('a burst of concurrent questions', () => {
     const agent = new Agent({ keepAlive: false, maxSockets: Infinity });
     let replies: Reply[];
     try {
-      replies = await Promise.all(Array.from({ length: HTTP_BURST }, (_, i) => post(url, `http ${TEXT[i % TEXT.length]} ${TEXT[(i * 7) % TEXT.length]} ${i}`, agent)));
+      replies = await Promise.all(
+        Array.from({ length: HTTP_BURST }, (_, i) => post(url, `http ${TEXT[i % TEXT.length]} ${TEXT[(i * 7) % TEXT.length]} ${i}`, agent)),
+      );
     } finally {
       agent.destroy();
     }

@@ -17,7 +17,18 @@ const RETRIEVE = `query($v: [Float!], $mode: RetrievalMode) { retrieve(questionV
 
 describe('echo', () => {
   it('writes a value as JSON, so an object, a list and a string are told from a number', () => {
-    expect([{ x: 1 }, [1], '3', 3, 0.5, true, null, NaN, -Infinity, undefined].map(echo)).toEqual(['{"x":1}', '[1]', '"3"', '3', '0.5', 'true', 'null', 'NaN', '-Infinity', 'nothing']);
+    expect([{ x: 1 }, [1], '3', 3, 0.5, true, null, NaN, -Infinity, undefined].map(echo)).toEqual([
+      '{"x":1}',
+      '[1]',
+      '"3"',
+      '3',
+      '0.5',
+      'true',
+      'null',
+      'NaN',
+      '-Infinity',
+      'nothing',
+    ]);
     expect(echo('y'.repeat(200))).toBe(`"${'y'.repeat(78)}…`);
   });
 });
@@ -38,7 +49,20 @@ describe('which parameters a mode reads', () => {
   });
 
   it('takes a setting of every parameter a mode reads and refuses every other one', () => {
-    const valid = { lambda: 0.5, alpha: 0.5, documentAlpha: 0.5, summaryShare: 0.5, documentPassages: 'top3', summaryPieces: true, perDocument: 2, perDocumentDecay: 0.1, passageBudget: 100, titleLink: 1, titleLinkRank: 3, titleLinkDense: 0.5 };
+    const valid = {
+      lambda: 0.5,
+      alpha: 0.5,
+      documentAlpha: 0.5,
+      summaryShare: 0.5,
+      documentPassages: 'top3',
+      summaryPieces: true,
+      perDocument: 2,
+      perDocumentDecay: 0.1,
+      passageBudget: 100,
+      titleLink: 1,
+      titleLinkRank: 3,
+      titleLinkDense: 0.5,
+    };
     expect(Object.keys(valid).sort()).toEqual([...RANKING_NAMES].sort());
     for (const mode of RETRIEVAL_MODES) {
       for (const name of RANKING_NAMES) {
@@ -79,16 +103,22 @@ describe('refusals through the API', () => {
     expect(await refusal(SET, { mode: 'HIERARCHICAL', values: { alpha: 0.5 } })).toEqual({
       code: 'BAD_USER_INPUT',
       argument: 'values.alpha',
-      message: 'HIERARCHICAL does not read alpha, so a setting of it would never be used; HIERARCHICAL reads lambda, perDocument, perDocumentDecay (alpha is read by HYBRID_HIERARCHICAL, HYBRID)',
+      message:
+        'HIERARCHICAL does not read alpha, so a setting of it would never be used; HIERARCHICAL reads lambda, perDocument, perDocumentDecay (alpha is read by HYBRID_HIERARCHICAL, HYBRID)',
     });
-    expect((await refusal(SET, { mode: 'LEXICAL_DOCUMENTS', values: { perDocument: 1 } })).message).toMatch(/LEXICAL_DOCUMENTS reads none of the ranking parameters/);
+    expect((await refusal(SET, { mode: 'LEXICAL_DOCUMENTS', values: { perDocument: 1 } })).message).toMatch(
+      /LEXICAL_DOCUMENTS reads none of the ranking parameters/,
+    );
     expect(dataOf(await api.exec(VERSION)).retrievalSettings.version).toBe(before);
     // What it reads is taken.
     expect(dataOf(await api.exec(SET, { mode: 'HIERARCHICAL', values: { lambda: 0.5 } })).setRetrievalSettings.version).toBe((before ?? 0) + 1);
   });
 
   it('refuses a question vector of zeros: it has no direction', async () => {
-    for (const v of [[0, 0, 0], [0, -0, 1e-50]]) {
+    for (const v of [
+      [0, 0, 0],
+      [0, -0, 1e-50],
+    ]) {
       const refused = await refusal(RETRIEVE, { v, mode: 'HIERARCHICAL' });
       expect(refused).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'questionVector' });
       expect(refused.message).toMatch(/the vector has no direction/);

@@ -112,9 +112,7 @@ describe('Relay: global ids, node/nodes and connections both ways', () => {
     expect(dataOf(await api.exec(INGEST, { docs: corpus() })).ingestDocuments).toEqual({ created: COUNT + 1, failed: 0 });
     documentIds = (await api.testDb.db.query<{ id: number }>('SELECT id FROM documents ORDER BY id')).map((r) => r.id);
     longId = (await api.testDb.db.query<{ id: number }>(`SELECT id FROM documents WHERE key = 'long'`))[0].id;
-    passageIds = (await api.testDb.db.query<{ id: number }>('SELECT id FROM passages WHERE document_id = $1 ORDER BY ordinal', [longId])).map(
-      (r) => r.id,
-    );
+    passageIds = (await api.testDb.db.query<{ id: number }>('SELECT id FROM passages WHERE document_id = $1 ORDER BY ordinal', [longId])).map((r) => r.id);
     expect(passageIds).toHaveLength(11);
   }, 300_000);
   afterAll(() => api.close());
@@ -220,9 +218,7 @@ describe('Relay: global ids, node/nodes and connections both ways', () => {
       ];
       for (const [args, argument] of bad) {
         const result =
-          conn === 'documents'
-            ? await api.exec(`{ ${documentsField(args)} }`)
-            : await api.exec(`{ document(key: "long") { ${passagesField(args)} } }`);
+          conn === 'documents' ? await api.exec(`{ ${documentsField(args)} }`) : await api.exec(`{ document(key: "long") { ${passagesField(args)} } }`);
         expect({ args, error: result.errors?.[0]?.extensions }).toMatchObject({ args, error: { code: 'BAD_USER_INPUT', argument } });
       }
     });
@@ -263,7 +259,11 @@ describe('Relay: global ids, node/nodes and connections both ways', () => {
     const NODE = `... on Document { databaseId key } ... on Section { databaseId title } ... on Passage { databaseId text }`;
 
     async function samples() {
-      const doc = dataOf(await api.exec(`{ document(key: "long") { id databaseId key toc { id databaseId title } passages(first: 2) { edges { node { id databaseId text } } } } }`)).document;
+      const doc = dataOf(
+        await api.exec(
+          `{ document(key: "long") { id databaseId key toc { id databaseId title } passages(first: 2) { edges { node { id databaseId text } } } } }`,
+        ),
+      ).document;
       return {
         Document: { id: doc.id, databaseId: doc.databaseId, key: doc.key },
         Section: doc.toc[3],
@@ -363,7 +363,8 @@ describe('Relay: global ids, node/nodes and connections both ways', () => {
       expect(byGlobal).toEqual({ document: { databaseId: longId }, section: { databaseId: s.Section.databaseId }, passage: { databaseId: passageIds[1] } });
 
       // A retrieval filter: the integer and the global id restrict to the same document.
-      const ask = 'query($ids: [ID!]) { retrieve(question: "document", mode: LEXICAL, k2: 50, filter: { documentIds: $ids }) { passages { passage { databaseId document { key } } } } }';
+      const ask =
+        'query($ids: [ID!]) { retrieve(question: "document", mode: LEXICAL, k2: 50, filter: { documentIds: $ids }) { passages { passage { databaseId document { key } } } } }';
       const one = documentIds[4];
       const oneGlobal = Buffer.from(`Document:${one}`).toString('base64url');
       const viaInt = dataOf(await api.exec(ask, { ids: [String(one)] })).retrieve.passages;
@@ -393,8 +394,7 @@ describe('Relay: query cost counts last and ids as it counts first', () => {
   }
 
   it('prices a backward page like a forward page of the same size, and nodes by its ids', async () => {
-    const page = (outer: string, inner: string) =>
-      `{ documents${outer} { edges { node { key passages${inner} { edges { node { text } } } } } } }`;
+    const page = (outer: string, inner: string) => `{ documents${outer} { edges { node { key passages${inner} { edges { node { text } } } } } } }`;
     const backward = await cost(page('(last: 50)', '(last: 40)'));
     expect(backward).toBe(await cost(page('(first: 50)', '(first: 40)')));
     // Without sizes, the default page (20 of each) is assumed: less than 50 × 40.
@@ -405,4 +405,3 @@ describe('Relay: query cost counts last and ids as it counts first', () => {
     expect(await cost(`{ nodes(ids: ${ids(2)}) { id } }`)).toBe(3);
   });
 });
-

@@ -55,9 +55,7 @@ async function buildCorpus(t: TestDatabase, documents: number, passagesPerDocume
   await ingestDocuments(t.db, inputs, DEFAULT_INGEST_OPTIONS);
   const model = await registerModel(t.db, syntheticModel(`synthetic-${dim}`, dim));
   const clusters = Array.from({ length: 6 }, () => unit(Array.from({ length: dim }, () => gaussianish(rand))));
-  const rows = await t.db.query<{ id: number; source: string; parity: string }>(
-    `SELECT id, source, metadata->>'parity' AS parity FROM documents ORDER BY id`,
-  );
+  const rows = await t.db.query<{ id: number; source: string; parity: string }>(`SELECT id, source, metadata->>'parity' AS parity FROM documents ORDER BY id`);
   const docs = rows.map((r, i) => ({ ...r, vector: near(clusters[i % clusters.length], 0.6, rand) }));
   const prows = await t.db.query<{ id: number; documentId: number }>('SELECT id, document_id AS "documentId" FROM passages ORDER BY id');
   const byId = new Map(docs.map((d) => [d.id, d]));
@@ -86,11 +84,23 @@ interface Expected {
 }
 
 /** The DHR ranking by brute force. */
-function bruteForce(c: Corpus, mode: RetrievalMode, qd: Float32Array, qp: Float32Array, k1: number, k2: number, lambda: number, keep: (docId: number) => boolean): Expected {
+function bruteForce(
+  c: Corpus,
+  mode: RetrievalMode,
+  qd: Float32Array,
+  qp: Float32Array,
+  k1: number,
+  k2: number,
+  lambda: number,
+  keep: (docId: number) => boolean,
+): Expected {
   const byScore = <T extends { score: number }>(a: T & { id?: number; passageId?: number; documentId?: number }, b: typeof a) =>
     b.score - a.score || (a.passageId ?? a.documentId ?? 0) - (b.passageId ?? b.documentId ?? 0);
   const docScores = new Map(c.docs.filter((d) => keep(d.id)).map((d) => [d.id, dot(qd, d.vector)]));
-  const topDocs = [...docScores].map(([documentId, score]) => ({ documentId, score })).sort(byScore).slice(0, k1);
+  const topDocs = [...docScores]
+    .map(([documentId, score]) => ({ documentId, score }))
+    .sort(byScore)
+    .slice(0, k1);
   const candidatePassages = c.passages.filter((p) => keep(p.documentId));
   if (mode === 'DOCUMENTS') return { passages: [], documents: topDocs };
   if (mode === 'HIERARCHICAL') {
@@ -121,9 +131,7 @@ function bruteForce(c: Corpus, mode: RetrievalMode, qd: Float32Array, qp: Float3
     })
     .sort(byScore)
     .slice(0, k2);
-  const documents = [...new Set(hits.map((h) => h.documentId))]
-    .map((documentId) => ({ documentId, score: docScores.get(documentId)! }))
-    .sort(byScore);
+  const documents = [...new Set(hits.map((h) => h.documentId))].map((documentId) => ({ documentId, score: docScores.get(documentId)! })).sort(byScore);
   return { passages, documents };
 }
 
@@ -173,7 +181,10 @@ describe('retrieval SQL against brute force', () => {
           const qd = question();
           const qp = question();
           const actual = await search(t.db, base({ mode, k1, k2, lambda, questionForDocuments: qd, questionForPassages: qp, exact }));
-          expectSame(actual, bruteForce(c, mode, qd, qp, k1, k2, lambda, () => true));
+          expectSame(
+            actual,
+            bruteForce(c, mode, qd, qp, k1, k2, lambda, () => true),
+          );
         }
       });
     }
@@ -219,14 +230,31 @@ describe('retrieval SQL against brute force', () => {
     // k2 = 8 > k1 documents: every candidate may reach the top; k2 = 3: only those at or above the
     // third document's best can (the statement sorts only those), and the ranking must not change
     const changed = new Set<number>();
-    for (const [decay, perDocument, k2] of [[0.05, undefined, 8], [0.3, undefined, 8], [0.05, 2, 8], [0.05, undefined, 3], [0.3, undefined, 3], [0.05, 1, 3]] as const) {
+    for (const [decay, perDocument, k2] of [
+      [0.05, undefined, 8],
+      [0.3, undefined, 8],
+      [0.05, 2, 8],
+      [0.05, undefined, 3],
+      [0.3, undefined, 3],
+      [0.05, 1, 3],
+    ] as const) {
       const qd = near(c.docs[11].vector, 0.2, rand);
       const all = bruteForce(c, 'HIERARCHICAL', qd, qd, 6, 10_000, 1, () => true);
       const expected = decayed(all.passages, decay, perDocument).slice(0, k2);
-      const actual = await search(t.db, base({ k1: 6, k2, perDocument, perDocumentDecay: decay, questionForDocuments: qd, questionForPassages: qd, exact: true }));
+      const actual = await search(
+        t.db,
+        base({ k1: 6, k2, perDocument, perDocumentDecay: decay, questionForDocuments: qd, questionForPassages: qd, exact: true }),
+      );
       expectSame(actual, { passages: expected, documents: all.documents });
       // the question sits near one document, so its passages crowd the undecayed top k2
-      if (expected.map((p) => p.passageId).join() !== all.passages.slice(0, k2).map((p) => p.passageId).join()) changed.add(k2);
+      if (
+        expected.map((p) => p.passageId).join() !==
+        all.passages
+          .slice(0, k2)
+          .map((p) => p.passageId)
+          .join()
+      )
+        changed.add(k2);
     }
     // at both sizes the decay changed some ranking, so the comparisons above could fail
     expect([...changed].sort()).toEqual([3, 8]);
@@ -239,9 +267,16 @@ describe('retrieval SQL against brute force', () => {
     // the best passage of the best document, and one more of it: their document's next passage
     // takes the first place (no decay, not dropped by a bound of one)
     const top = all.passages[0];
-    const left = all.passages.filter((p) => documentOf.get(p.passageId) === documentOf.get(top.passageId)).slice(0, 2).map((p) => p.passageId);
+    const left = all.passages
+      .filter((p) => documentOf.get(p.passageId) === documentOf.get(top.passageId))
+      .slice(0, 2)
+      .map((p) => p.passageId);
     const rest = all.passages.filter((p) => !left.includes(p.passageId));
-    for (const [decay, perDocument] of [[0.3, undefined], [0, 1], [0.05, 2]] as const) {
+    for (const [decay, perDocument] of [
+      [0.3, undefined],
+      [0, 1],
+      [0.05, 2],
+    ] as const) {
       const taken = new Map<number, number>();
       const expected = rest
         .map((p) => {
@@ -253,7 +288,10 @@ describe('retrieval SQL against brute force', () => {
         .filter((p) => p.n <= (perDocument ?? Infinity))
         .sort((a, b) => b.score - a.score || a.passageId - b.passageId)
         .slice(0, 8);
-      const actual = await search(t.db, base({ k1: 6, k2: 8, perDocument, perDocumentDecay: decay, withoutPassages: left, questionForDocuments: qd, questionForPassages: qd, exact: true }));
+      const actual = await search(
+        t.db,
+        base({ k1: 6, k2: 8, perDocument, perDocumentDecay: decay, withoutPassages: left, questionForDocuments: qd, questionForPassages: qd, exact: true }),
+      );
       expectSame(actual, { passages: expected, documents: all.documents });
       // the left-out passages' document still has a passage in the list, at its first place's score
       const third = rest.find((p) => documentOf.get(p.passageId) === documentOf.get(top.passageId))!;
@@ -291,7 +329,10 @@ describe('retrieval SQL against brute force', () => {
       for (const p of ann.passages) expect(keep(p.documentId)).toBe(true);
       for (const d of ann.documents) expect(keep(d.documentId)).toBe(true);
       // relaxed_order may emit index rows out of order; the results still come sorted, and as many.
-      const relaxed = await search(t.db, base({ mode, k1: 4, k2: 12, filter, questionForDocuments: qd, questionForPassages: qp, iterativeScan: 'relaxed_order' }));
+      const relaxed = await search(
+        t.db,
+        base({ mode, k1: 4, k2: 12, filter, questionForDocuments: qd, questionForPassages: qp, iterativeScan: 'relaxed_order' }),
+      );
       expect(relaxed.passages).toHaveLength(expected.passages.length);
       expect(relaxed.documents).toHaveLength(expected.documents.length);
       for (const p of relaxed.passages) expect(keep(p.documentId)).toBe(true);
@@ -319,7 +360,17 @@ describe('HNSW recall on a few thousand vectors', () => {
       const qd = unit(Array.from({ length: 32 }, () => gaussianish(rand)));
       const qp = unit(Array.from({ length: 32 }, () => gaussianish(rand)));
       for (const mode of ['FLAT', 'HIERARCHICAL'] as const) {
-        const s: VectorSearch = { mode, documentModel: c.model, passageModel: c.model, questionForDocuments: qd, questionForPassages: qp, k1: 20, k2: 20, lambda: 1, efSearch: 40 };
+        const s: VectorSearch = {
+          mode,
+          documentModel: c.model,
+          passageModel: c.model,
+          questionForDocuments: qd,
+          questionForPassages: qp,
+          k1: 20,
+          k2: 20,
+          lambda: 1,
+          efSearch: 40,
+        };
         const ann = await search(t.db, s);
         const exact = await search(t.db, { ...s, exact: true });
         expect(ann.passages).toHaveLength(20);
@@ -337,7 +388,16 @@ describe('HNSW recall on a few thousand vectors', () => {
   it('plans HIERARCHICAL as HNSW over documents, then the B-tree on (model, document) for their passages', async () => {
     const rand = prng(8);
     const q = unit(Array.from({ length: 32 }, () => gaussianish(rand)));
-    const statement = searchStatement({ mode: 'HIERARCHICAL', documentModel: c.model, passageModel: c.model, questionForDocuments: q, questionForPassages: q, k1: 10, k2: 20, lambda: 1 });
+    const statement = searchStatement({
+      mode: 'HIERARCHICAL',
+      documentModel: c.model,
+      passageModel: c.model,
+      questionForDocuments: q,
+      questionForPassages: q,
+      k1: 10,
+      k2: 20,
+      lambda: 1,
+    });
     const plan = await t.db.transaction(async (tx) => {
       for (const [name, value] of Object.entries(statement.settings)) await tx.query('SELECT set_config($1, $2, true)', [name, value]);
       // 400 documents are cheaper to sort than to search; what matters is that the index applies.

@@ -55,7 +55,14 @@ describe('resolveRanking', () => {
       environment: { alpha: 0.9, perDocument: 4, summaryShare: 0.5 },
     });
     expect(r.values).toMatchObject({ lambda: 2, alpha: 0.7, documentAlpha: 0.7, perDocument: null, summaryShare: 0.5, summaryPieces: defaults.summaryPieces });
-    expect(r.sources).toMatchObject({ lambda: 'request', alpha: 'corpus', documentAlpha: 'corpus', perDocument: 'corpus', summaryShare: 'environment', summaryPieces: 'mode' });
+    expect(r.sources).toMatchObject({
+      lambda: 'request',
+      alpha: 'corpus',
+      documentAlpha: 'corpus',
+      perDocument: 'corpus',
+      summaryShare: 'environment',
+      summaryPieces: 'mode',
+    });
     expect(Object.keys(r.values).sort()).toEqual([...RANKING_NAMES].sort());
   });
 
@@ -176,7 +183,11 @@ onServer('PostgreSQL: a second server over the same store picks up new settings 
     const b = await startServer(other, loadConfig({ PORT: '0' }));
     try {
       const ask = async () => {
-        const res = await fetch(b.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: RETRIEVE, variables: { q: 'river town bridges', mode: 'LEXICAL', k2: 9 } }) });
+        const res = await fetch(b.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ query: RETRIEVE, variables: { q: 'river town bridges', mode: 'LEXICAL', k2: 9 } }),
+        });
         return ((await res.json()) as { data: { retrieve: { perDocument: number | null; passages: unknown[] } } }).data.retrieve;
       };
       expect((await ask()).perDocument).toBeNull(); // b has read (and cached) no settings
@@ -204,13 +215,23 @@ describe('dhr settings', () => {
     expect(shown.code).toBe(0);
     expect(JSON.parse(shown.stdout)).toMatchObject({ version: null, modes: { LEXICAL: { perDocument: '2 (environment)', lambda: '1 (mode)' } } });
 
-    const set = await dhr(['settings', 'set', '--mode', 'HYBRID_HIERARCHICAL', 'lambda=0.25', 'documentPassages=top3', 'perDocument=null', '--note', 'from the CLI'], store.env);
+    const set = await dhr(
+      ['settings', 'set', '--mode', 'HYBRID_HIERARCHICAL', 'lambda=0.25', 'documentPassages=top3', 'perDocument=null', '--note', 'from the CLI'],
+      store.env,
+    );
     expect(set.code).toBe(0);
     expect(JSON.parse(set.stdout)).toMatchObject({
       version: 1,
       setBy: 'cli',
       note: 'from the CLI',
-      modes: { HYBRID_HIERARCHICAL: { lambda: '0.25 (corpus)', documentPassages: '"top3" (corpus)', perDocument: 'null (corpus)', alpha: `${MODES.HYBRID_HIERARCHICAL.defaults.alpha} (mode)` } },
+      modes: {
+        HYBRID_HIERARCHICAL: {
+          lambda: '0.25 (corpus)',
+          documentPassages: '"top3" (corpus)',
+          perDocument: 'null (corpus)',
+          alpha: `${MODES.HYBRID_HIERARCHICAL.defaults.alpha} (mode)`,
+        },
+      },
     });
 
     for (const args of [['lambda=11'], ['summaryPieces=maybe'], ['lambda']]) {

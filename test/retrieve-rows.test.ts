@@ -21,7 +21,8 @@ const docs = ['oslo', 'bergen', 'tromso'].map((key, i) => ({
   ],
 }));
 
-const PASSAGE_FIELDS = 'id databaseId text titlePath wordCount ordinal section { title } previous { id } next { id } document { id key title source metadata contentHash createdAt updatedAt }';
+const PASSAGE_FIELDS =
+  'id databaseId text titlePath wordCount ordinal section { title } previous { id } next { id } document { id key title source metadata contentHash createdAt updatedAt }';
 const DOCUMENT_FIELDS = 'id databaseId key title abstract summary source metadata contentHash createdAt updatedAt passageCount toc { title }';
 
 function fetchOf(query: string) {
@@ -72,8 +73,11 @@ describe('retrieve returns the ranked rows with the ranking', () => {
 
   it.each(['LEXICAL', 'LEXICAL_DOCUMENTS'])('%s: the same fields as reading each row by id', async (mode) => {
     const result = dataOf(
-      await api.exec(`query($mode: RetrievalMode!) { retrieve(question: "harbour ferries fishing", k1: 10, k2: 10, mode: $mode) {
-        passages { rank passage { ${PASSAGE_FIELDS} } } documents { rank document { ${DOCUMENT_FIELDS} } } warnings } }`, { mode }),
+      await api.exec(
+        `query($mode: RetrievalMode!) { retrieve(question: "harbour ferries fishing", k1: 10, k2: 10, mode: $mode) {
+        passages { rank passage { ${PASSAGE_FIELDS} } } documents { rank document { ${DOCUMENT_FIELDS} } } warnings } }`,
+        { mode },
+      ),
     ).retrieve;
     expect(result.warnings).toEqual([]);
     expect(result.passages.length + result.documents.length).toBeGreaterThan(0);
@@ -81,7 +85,9 @@ describe('retrieve returns the ranked rows with the ranking', () => {
       expect(p.passage).toEqual(dataOf(await api.exec(`query($id: ID!) { passage(id: $id) { ${PASSAGE_FIELDS} } }`, { id: p.passage.id })).passage);
     }
     for (const d of result.documents) {
-      expect(d.document).toEqual(dataOf(await api.exec(`query($key: String!) { document(key: $key) { ${DOCUMENT_FIELDS} } }`, { key: d.document.key })).document);
+      expect(d.document).toEqual(
+        dataOf(await api.exec(`query($key: String!) { document(key: $key) { ${DOCUMENT_FIELDS} } }`, { key: d.document.key })).document,
+      );
     }
   });
 

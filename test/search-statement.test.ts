@@ -68,7 +68,10 @@ describe('iterative scans', () => {
 
   it('HNSW_ITERATIVE_SCAN and HNSW_MAX_SCAN_TUPLES are read and validated', () => {
     expect(loadConfig({})).toMatchObject({ iterativeScan: 'strict_order', maxScanTuples: 20000 });
-    expect(loadConfig({ HNSW_ITERATIVE_SCAN: 'relaxed_order', HNSW_MAX_SCAN_TUPLES: '50000' })).toMatchObject({ iterativeScan: 'relaxed_order', maxScanTuples: 50000 });
+    expect(loadConfig({ HNSW_ITERATIVE_SCAN: 'relaxed_order', HNSW_MAX_SCAN_TUPLES: '50000' })).toMatchObject({
+      iterativeScan: 'relaxed_order',
+      maxScanTuples: 50000,
+    });
     // off would let a filtered search return fewer than k results: not offered.
     expect(() => loadConfig({ HNSW_ITERATIVE_SCAN: 'off' })).toThrow(/HNSW_ITERATIVE_SCAN must be one of strict_order, relaxed_order/);
     expect(() => loadConfig({ HNSW_MAX_SCAN_TUPLES: '0' })).toThrow(/HNSW_MAX_SCAN_TUPLES/);
@@ -98,14 +101,11 @@ describe('vector parameters on the database', () => {
     const param = t.db.vectorParam ? t.db.vectorParam(v) : vectorLiteral(v);
     expect(Buffer.isBuffer(param)).toBe(true);
     // first inside a transaction (PGlite finds pgvector's type on it), beside a text-form vector
-    const [inTx] = await t.db.transaction((tx) =>
-      tx.query<{ same: boolean }>(`SELECT $1::vector(4) = $2::vector(4) AS same`, [param, vectorLiteral(v)]),
-    );
+    const [inTx] = await t.db.transaction((tx) => tx.query<{ same: boolean }>(`SELECT $1::vector(4) = $2::vector(4) AS same`, [param, vectorLiteral(v)]));
     expect(inTx.same).toBe(true);
-    const [row] = await t.db.query<{ text: string; ip: number }>(
-      `SELECT ($1::vector(4))::text AS text, -($1::vector(4) <#> '[1,1,1,1]'::vector(4)) AS ip`,
-      [param],
-    );
+    const [row] = await t.db.query<{ text: string; ip: number }>(`SELECT ($1::vector(4))::text AS text, -($1::vector(4) <#> '[1,1,1,1]'::vector(4)) AS ip`, [
+      param,
+    ]);
     // Bit for bit: float4 in, float4 out.
     expect(Float32Array.from(JSON.parse(row.text) as number[])).toEqual(v);
     expect(row.ip).toBeCloseTo(0.25 - 1.5 + 3e-7 + 1234.5, 3);

@@ -56,7 +56,12 @@ const docs = [
   { key: 'rhine', title: 'Rhine', abstract: 'The Rhine is a river. The Rhine flows from the Alps to the North Sea, passing Basel and Cologne.' },
 ];
 
-const QUESTIONS = ['When was Lindesnes Lighthouse first lit?', 'What is the capital of Norway?', 'Which cities does the Rhine pass?', 'Where do visitors climb?'];
+const QUESTIONS = [
+  'When was Lindesnes Lighthouse first lit?',
+  'What is the capital of Norway?',
+  'Which cities does the Rhine pass?',
+  'Where do visitors climb?',
+];
 
 const dot = (a: ArrayLike<number>, b: ArrayLike<number>) => {
   let s = 0;
@@ -65,10 +70,20 @@ const dot = (a: ArrayLike<number>, b: ArrayLike<number>) => {
 };
 
 /** Typed questions over the corpus: date, quantity, person and place (compromise runs for these). */
-const TYPED = ['When was Lindesnes Lighthouse first lit?', 'How many piers open?', 'Who lived at the station?', 'Where does the Rhine flow?', 'Where is Oslo?', 'What is the capital of Norway?'];
+const TYPED = [
+  'When was Lindesnes Lighthouse first lit?',
+  'How many piers open?',
+  'Who lived at the station?',
+  'Where does the Rhine flow?',
+  'Where is Oslo?',
+  'What is the capital of Norway?',
+];
 
 /** What the writer must store for these sentences: typedSpans' output, flat, with the tagger's version. */
-const expectedSpans = (texts: readonly string[]) => ({ v: SPAN_TAGGER, s: texts.map((t) => typedSpans(t).flatMap((sp) => [sp.start, sp.end, ANSWER_TYPES.indexOf(sp.type)])) });
+const expectedSpans = (texts: readonly string[]) => ({
+  v: SPAN_TAGGER,
+  s: texts.map((t) => typedSpans(t).flatMap((sp) => [sp.start, sp.end, ANSWER_TYPES.indexOf(sp.type)])),
+});
 
 interface PassageRow {
   id: number;
@@ -81,11 +96,11 @@ describe('sentence vectors with the default encoder', () => {
   let encoders: EncoderSet;
   let recording: RecordingEncoder;
   let modelId: number;
-  const passages = () =>
-    api.testDb.db.query<PassageRow>('SELECT id, document_id AS "documentId", text FROM passages ORDER BY id');
+  const passages = () => api.testDb.db.query<PassageRow>('SELECT id, document_id AS "documentId", text FROM passages ORDER BY id');
   const count = async (sql: string, params: unknown[] = []) => (await api.testDb.db.query<{ n: number }>(sql, params))[0].n;
   const storedSpans = async (passageId: number) =>
-    (await api.testDb.db.query<{ spans: unknown }>('SELECT spans FROM sentence_embeddings WHERE model_id = $1 AND passage_id = $2', [modelId, passageId]))[0].spans;
+    (await api.testDb.db.query<{ spans: unknown }>('SELECT spans FROM sentence_embeddings WHERE model_id = $1 AND passage_id = $2', [modelId, passageId]))[0]
+      .spans;
   /** The highlights of today's path: every sentence encoded at query time, cold. */
   const encodedHighlights = async (question: string, texts: string[]) => {
     const cold = new AnswerHighlighter({ question: encoders.byRole.questionPassage, passage: encoders.byRole.passage });
@@ -109,7 +124,11 @@ describe('sentence vectors with the default encoder', () => {
 
   it('stores the encoder’s vectors of splitSentences’ output for every passage, at most SENTENCE_VECTOR_CAP of them', async () => {
     const rows = await passages();
-    const stored = await storedSentenceVectors(api.testDb.db, modelId, rows.map((p) => p.id));
+    const stored = await storedSentenceVectors(
+      api.testDb.db,
+      modelId,
+      rows.map((p) => p.id),
+    );
     expect(stored.size).toBe(rows.length);
     let capped = 0;
     for (const p of rows) {
@@ -133,9 +152,16 @@ describe('sentence vectors with the default encoder', () => {
     for (const question of QUESTIONS) {
       const q = (await encoders.byRole.questionPassage.encode([question], 'questionPassage')).vectors[0];
       // The statement's inner products against the encoder's vectors, sentence by sentence.
-      const similarities = await sentenceSimilarities(api.testDb.db, modelId, q, rows.map((p) => ({ passageId: p.id, documentId: p.documentId })));
+      const similarities = await sentenceSimilarities(
+        api.testDb.db,
+        modelId,
+        q,
+        rows.map((p) => ({ passageId: p.id, documentId: p.documentId })),
+      );
       for (const p of rows) {
-        const texts = splitSentences(p.text).map((s) => s.text).slice(0, SENTENCE_VECTOR_CAP);
+        const texts = splitSentences(p.text)
+          .map((s) => s.text)
+          .slice(0, SENTENCE_VECTOR_CAP);
         const expected = (await encoders.byRole.passage.encode(texts, 'passage')).vectors.map((v) => dot(q, v));
         const got = similarities.get(p.id)!.similarities;
         expect(got).toHaveLength(expected.length);
@@ -144,7 +170,10 @@ describe('sentence vectors with the default encoder', () => {
       // Through the API (stored path) against today's path in this process.
       const answered = dataOf(await api.exec(ASK, { q: question })).retrieve.passages;
       expect(answered.length).toBeGreaterThan(0);
-      const today = await encodedHighlights(question, answered.map((p: any) => p.passage.text));
+      const today = await encodedHighlights(
+        question,
+        answered.map((p: any) => p.passage.text),
+      );
       answered.forEach((p: any, i: number) => {
         // The fields ASK selects (typed answers add answerType, spanType and truncated beside them).
         const { answerType: _a, spanType: _s, truncated: _t, ...selected } = today[i]!;
@@ -160,7 +189,14 @@ describe('sentence vectors with the default encoder', () => {
   it('stores the typed spans of the stored sentences; a highlight from them equals one tagged at query time, and reads them', async () => {
     const db = api.testDb.db;
     const rows = await passages();
-    for (const p of rows) expect(await storedSpans(p.id)).toEqual(expectedSpans(splitSentences(p.text).slice(0, SENTENCE_VECTOR_CAP).map((s) => s.text)));
+    for (const p of rows)
+      expect(await storedSpans(p.id)).toEqual(
+        expectedSpans(
+          splitSentences(p.text)
+            .slice(0, SENTENCE_VECTOR_CAP)
+            .map((s) => s.text),
+        ),
+      );
     const highlightAll = async (question: string) => {
       const q = (await encoders.byRole.questionPassage.encode([question], 'questionPassage')).vectors[0];
       const highlighter = new AnswerHighlighter({ question: encoders.byRole.questionPassage, passage: recording });
@@ -170,13 +206,15 @@ describe('sentence vectors with the default encoder', () => {
     const fromTags = await Promise.all(TYPED.map(highlightAll));
     // Typed spans were chosen (the questions exercise the stored tags, not only the sentence choice).
     expect(fromTags.flat().filter((a) => a && a.spanType !== null && a.text !== a.sentence.text).length).toBeGreaterThan(3);
-    const saved = await db.query<{ passageId: number; spans: unknown }>('SELECT passage_id AS "passageId", spans FROM sentence_embeddings WHERE model_id = $1', [modelId]);
+    const saved = await db.query<{ passageId: number; spans: unknown }>(
+      'SELECT passage_id AS "passageId", spans FROM sentence_embeddings WHERE model_id = $1',
+      [modelId],
+    );
     const restore = () =>
-      db.query('UPDATE sentence_embeddings s SET spans = u.spans::jsonb FROM unnest($2::int[], $3::text[]) AS u(passage_id, spans) WHERE s.model_id = $1 AND s.passage_id = u.passage_id', [
-        modelId,
-        saved.map((r) => r.passageId),
-        saved.map((r) => JSON.stringify(r.spans)),
-      ]);
+      db.query(
+        'UPDATE sentence_embeddings s SET spans = u.spans::jsonb FROM unnest($2::int[], $3::text[]) AS u(passage_id, spans) WHERE s.model_id = $1 AND s.passage_id = u.passage_id',
+        [modelId, saved.map((r) => r.passageId), saved.map((r) => JSON.stringify(r.spans))],
+      );
     try {
       // Rows without spans (written before 0019) and rows of another tagger version: query-time tagging, the same highlights.
       await db.query('UPDATE sentence_embeddings SET spans = NULL WHERE model_id = $1', [modelId]);
@@ -185,9 +223,14 @@ describe('sentence vectors with the default encoder', () => {
       await db.query(`UPDATE sentence_embeddings SET spans = jsonb_set(spans, '{v}', to_jsonb($2::int)) WHERE model_id = $1`, [modelId, SPAN_TAGGER + 1]);
       expect(await Promise.all(TYPED.map(highlightAll))).toEqual(fromTags);
       // Stored spans are what a highlight reads: with every sentence stored as span-less, no typed phrase is chosen.
-      await db.query(`UPDATE sentence_embeddings SET spans = jsonb_build_object('v', $2::int, 's', (SELECT coalesce(jsonb_agg('[]'::jsonb), '[]') FROM jsonb_array_elements(spans->'s'))) WHERE model_id = $1`, [modelId, SPAN_TAGGER]);
+      await db.query(
+        `UPDATE sentence_embeddings SET spans = jsonb_build_object('v', $2::int, 's', (SELECT coalesce(jsonb_agg('[]'::jsonb), '[]') FROM jsonb_array_elements(spans->'s'))) WHERE model_id = $1`,
+        [modelId, SPAN_TAGGER],
+      );
       const untagged = (await Promise.all(TYPED.map(highlightAll))).flat();
-      expect(untagged.filter((a) => a && a.spanType !== null && ['date', 'quantity', 'person', 'place'].includes(a.spanType) && a.text !== a.sentence.text)).toEqual([]);
+      expect(
+        untagged.filter((a) => a && a.spanType !== null && ['date', 'quantity', 'person', 'place'].includes(a.spanType) && a.text !== a.sentence.text),
+      ).toEqual([]);
     } finally {
       await restore();
     }
@@ -238,7 +281,10 @@ describe('sentence vectors with the default encoder', () => {
       { name: 'use-lite', passages: rows.length, sentencePassages: rows.length - 1 },
     ]);
 
-    for (const [p, question] of [[rhine, QUESTIONS[2]], [keepers, QUESTIONS[3]]] as const) {
+    for (const [p, question] of [
+      [rhine, QUESTIONS[2]],
+      [keepers, QUESTIONS[3]],
+    ] as const) {
       const q = (await encoders.byRole.questionPassage.encode([question], 'questionPassage')).vectors[0];
       recording.encoded = [];
       const highlighter = new AnswerHighlighter({ question: encoders.byRole.questionPassage, passage: recording });
@@ -313,7 +359,10 @@ describe('sentence vectors and re-embedding jobs', () => {
     root = await mkdtemp(join(tmpdir(), 'dhr-sentences-'));
     tinyA = await TransformerEncoder.load(await writeTinyModel(root, 'tiny-a', { seed: 1 }));
     await writeTinyModel(root, 'tiny-b', { seed: 2 });
-    api = await createTestApi({ JOB_BATCH_SIZE: '3', MODELS_DIR: root }, EncoderSet.of({ questionDocument: tinyA, document: tinyA, questionPassage: tinyA, passage: tinyA }));
+    api = await createTestApi(
+      { JOB_BATCH_SIZE: '3', MODELS_DIR: root },
+      EncoderSet.of({ questionDocument: tinyA, document: tinyA, questionPassage: tinyA, passage: tinyA }),
+    );
     worker = new JobWorker(db(), api.models!, { batchSize: 3, pollMs: 10 });
     const corpus = Array.from({ length: 4 }, (_, i) => ({
       key: `doc-${i}`,
@@ -339,7 +388,11 @@ describe('sentence vectors and re-embedding jobs', () => {
     const [{ id: modelB }] = await db().query<{ id: number }>(`SELECT id FROM embedding_models WHERE name = 'tiny-b'`);
     const b = await TransformerEncoder.load(join(root, 'tiny-b'));
     try {
-      const stored = await storedSentenceVectors(db(), modelB, rows.map((p) => p.id));
+      const stored = await storedSentenceVectors(
+        db(),
+        modelB,
+        rows.map((p) => p.id),
+      );
       expect(stored.size).toBe(rows.length);
       for (const p of rows) {
         const texts = splitSentences(p.text).map((s) => s.text);
@@ -348,7 +401,10 @@ describe('sentence vectors and re-embedding jobs', () => {
         const { splitHash: hash, vectors } = stored.get(p.id)!;
         expect(hash).toBe(splitHash(texts));
         expect(vectors).toHaveLength(texts.length);
-        const [{ spans }] = await db().query<{ spans: unknown }>('SELECT spans FROM sentence_embeddings WHERE model_id = $1 AND passage_id = $2', [modelB, p.id]);
+        const [{ spans }] = await db().query<{ spans: unknown }>('SELECT spans FROM sentence_embeddings WHERE model_id = $1 AND passage_id = $2', [
+          modelB,
+          p.id,
+        ]);
         expect(spans).toEqual(expectedSpans(texts));
         vectors.forEach((v, i) => {
           expect(v).toHaveLength(8);
@@ -376,7 +432,9 @@ describe('sentence vectors and re-embedding jobs', () => {
 
     // The switch: retrieval's highlights now read tiny-b's rows (coverage counts them for it).
     dataOf(await api.exec(`mutation { activateEmbeddingModel(model: "tiny-b") { name } }`));
-    const { coverage } = dataOf(await api.exec(`{ retrieve(question: "capital of france", k2: 2) { coverage { passages { total sentenceVectors } } passages { answer { text } } } }`)).retrieve;
+    const { coverage } = dataOf(
+      await api.exec(`{ retrieve(question: "capital of france", k2: 2) { coverage { passages { total sentenceVectors } } passages { answer { text } } } }`),
+    ).retrieve;
     expect(coverage.passages).toEqual({ total: rows.length, sentenceVectors: rows.length });
     dataOf(await api.exec(`mutation { dropEmbeddingModel(model: "tiny-a") }`));
     expect(await count('SELECT count(*)::int AS n FROM sentence_embeddings')).toBe(rows.length);

@@ -100,7 +100,10 @@ describe('embedding while serving', () => {
 
       const ready = await fetch(new URL('/readyz', server.url));
       expect(ready.status).toBe(200);
-      const report = (await ready.json()) as { status: string; coverage: { documents: { total: number; embedded: number }; passages: { total: number; embedded: number } } };
+      const report = (await ready.json()) as {
+        status: string;
+        coverage: { documents: { total: number; embedded: number }; passages: { total: number; embedded: number } };
+      };
       expect(report.status).toBe('ready');
       const total = await coverage(t.db, { document: targets.document.id, passage: targets.passage.id });
       expect(report.coverage).toEqual({

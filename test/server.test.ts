@@ -38,9 +38,7 @@ describe('embedded database', () => {
 
     const second = await PgliteDatabase.open({ dataDir: dir });
     expect(await migrate(second)).toEqual([]);
-    const rows = await second.query<{ title: string; text: string }>(
-      `SELECT d.title, p.text FROM documents d JOIN passages p ON p.document_id = d.id`,
-    );
+    const rows = await second.query<{ title: string; text: string }>(`SELECT d.title, p.text FROM documents d JOIN passages p ON p.document_id = d.id`);
     expect(rows).toEqual([{ title: 'Kept', text: 'Still here.' }]);
     await second.close();
   });

@@ -37,7 +37,10 @@ const DOCUMENTS = 20;
 const corpus = Array.from({ length: DOCUMENTS }, (_, i) => ({
   key: `doc-${i}`,
   title: `Harbour ${i}`,
-  sections: ['Trade', 'Ships', 'Weather'].map((title) => ({ title, text: `${title} at harbour ${i}: the quay, the cranes and the tides of port number ${i}.` })),
+  sections: ['Trade', 'Ships', 'Weather'].map((title) => ({
+    title,
+    text: `${title} at harbour ${i}: the quay, the cranes and the tides of port number ${i}.`,
+  })),
 }));
 const INGEST = 'mutation($docs: [DocumentInput!]!) { ingestDocuments(documents: $docs) { created embedded { documents passages } } }';
 const STATS = '{ stats { documents passages pending { unembeddedDocuments unembeddedPassages unindexedPassages } } }';
@@ -129,7 +132,11 @@ describe('dhr serve on SIGTERM', () => {
     serve = await startServe({ ...store.env, SHUTDOWN_GRACE_MS: '8000', JOB_POLL_MS: '200' });
     const { url } = serve;
     // Served before the signal: the server works.
-    const before = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ stats { documents } }' }) });
+    const before = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ stats { documents } }' }),
+    });
     expect(await before.json()).toEqual({ data: { stats: { documents: 0 } } });
 
     const finishing = heldRequest(url, '{ stats { documents passages } }');

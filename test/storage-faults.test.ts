@@ -172,7 +172,10 @@ async function refusesWritesThenRecovers(
 
   await recover();
   const accepted = await s.post(INGEST, { d: doc(`${reason}-accepted`) });
-  expect([accepted.status, accepted.body]).toEqual([200, { data: { ingestDocuments: { created: 1, failed: 0, outcomes: [{ status: 'CREATED', message: null }] } } }]);
+  expect([accepted.status, accepted.body]).toEqual([
+    200,
+    { data: { ingestDocuments: { created: 1, failed: 0, outcomes: [{ status: 'CREATED', message: null }] } } },
+  ]);
   const ready = await s.readyz();
   expect([ready.status, ready.body.status, ready.body.storage]).toEqual([200, 'ready', 'ok']);
 }
@@ -254,7 +257,10 @@ onPostgres(`PostgreSQL: a tablespace that fills up, a database turned read-only,
   /** Ends the server's connections to the database (new ones get its new settings) and waits until the pool has let them go. */
   const reconnect = async () => {
     await admin('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [name]);
-    await until(() => db!.poolUsage().total === 0, () => `the pool still holds ${JSON.stringify(db!.poolUsage())}`);
+    await until(
+      () => db!.poolUsage().total === 0,
+      () => `the pool still holds ${JSON.stringify(db!.poolUsage())}`,
+    );
   };
 
   beforeAll(async () => {
@@ -265,7 +271,11 @@ onPostgres(`PostgreSQL: a tablespace that fills up, a database turned read-only,
     await admin(`CREATE TABLESPACE ${name} LOCATION '${location}'`);
     await admin(`CREATE DATABASE ${name} TABLESPACE ${name}`);
     // Two connections, so the busy-pool case can hold them all.
-    db = new PostgresDatabase({ url: withDatabase(serverUrl!, name), maxConnections: 2, log: (message: string, fields?: ConnectionLostFields) => lost.push({ message, fields }) });
+    db = new PostgresDatabase({
+      url: withDatabase(serverUrl!, name),
+      maxConnections: 2,
+      log: (message: string, fields?: ConnectionLostFields) => lost.push({ message, fields }),
+    });
     await migrate(db);
     s = await serve(db);
     expect((await s.post(INGEST, { d: doc('seed') })).body.data.ingestDocuments.created).toBe(1);
@@ -319,11 +329,17 @@ onPostgres(`PostgreSQL: a tablespace that fills up, a database turned read-only,
       const running = worker.run({ signal: abort.signal });
       // Several polls refused (each sends one statement first), however long they take.
       const from = db!.statements.count;
-      await until(() => db!.statements.count >= from + 4, () => `the worker sent ${db!.statements.count - from} statements; logs: ${JSON.stringify(s.logs.slice(before))}`);
+      await until(
+        () => db!.statements.count >= from + 4,
+        () => `the worker sent ${db!.statements.count - from} statements; logs: ${JSON.stringify(s.logs.slice(before))}`,
+      );
       abort.abort();
       let stopped = false;
       void running.then(() => (stopped = true));
-      await until(() => stopped, () => 'the worker did not stop when aborted');
+      await until(
+        () => stopped,
+        () => 'the worker did not stop when aborted',
+      );
       const lines = s.logs.slice(before);
       expect(lines.filter((l) => l.level >= 50)).toEqual([expect.objectContaining({ storage: 'read-only', code: '25006', database: db!.location })]);
       expect(texts).toEqual([]);

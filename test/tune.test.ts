@@ -38,7 +38,9 @@ const DOCS = RIVERS.map((name) => ({
   abstract: `The ${name} is a river of Europe. Its basin holds cities, farmland and wetlands of many kinds.`,
   sections: TOPICS.map(([title, text]) => ({
     title,
-    text: [1, 2, 3].map((i) => `Part ${i} about the ${name}: the ${name} ${text} Local people tell many stories of the ${name} and its ${title.toLowerCase()}.`).join('\n\n'),
+    text: [1, 2, 3]
+      .map((i) => `Part ${i} about the ${name}: the ${name} ${text} Local people tell many stories of the ${name} and its ${title.toLowerCase()}.`)
+      .join('\n\n'),
   })),
 }));
 
@@ -50,11 +52,20 @@ const scored = (label: string, rr: number[]): Scored => ({
 });
 
 describe('chooseSettings', () => {
-  const current = scored('current', Array.from({ length: 40 }, (_, i) => (i % 2 ? 0.5 : 0.25)));
-  const lexical = scored('lexical', Array.from({ length: 40 }, () => 0.2));
+  const current = scored(
+    'current',
+    Array.from({ length: 40 }, (_, i) => (i % 2 ? 0.5 : 0.25)),
+  );
+  const lexical = scored(
+    'lexical',
+    Array.from({ length: 40 }, () => 0.2),
+  );
 
   it('takes a point clearly better on the same questions', () => {
-    const better = scored('better', current.reciprocalRanks.map((r, i) => (i % 4 === 0 ? 1 : r + 0.05)));
+    const better = scored(
+      'better',
+      current.reciprocalRanks.map((r, i) => (i % 4 === 0 ? 1 : r + 0.05)),
+    );
     const c = chooseSettings({ current, defaults: current, lexical, grid: [current, better] });
     expect(c.change).toBe(true);
     expect(c.chosen.label).toBe('better');
@@ -62,17 +73,29 @@ describe('chooseSettings', () => {
   });
 
   it('keeps the settings in force when the gain is small, or within two standard errors, or the best is below LEXICAL', () => {
-    const small = scored('small', current.reciprocalRanks.map((r) => r + MIN_GAIN / 2));
+    const small = scored(
+      'small',
+      current.reciprocalRanks.map((r) => r + MIN_GAIN / 2),
+    );
     expect(chooseSettings({ current, defaults: current, lexical, grid: [small] })).toMatchObject({ change: false, chosen: current });
     // A large mean gain carried by two questions out of forty: noisy.
-    const noisy = scored('noisy', current.reciprocalRanks.map((r, i) => (i < 2 ? 1 : i < 6 ? 0 : r)));
+    const noisy = scored(
+      'noisy',
+      current.reciprocalRanks.map((r, i) => (i < 2 ? 1 : i < 6 ? 0 : r)),
+    );
     const n = chooseSettings({ current, defaults: current, lexical, grid: [noisy] });
     const { mean, standardError } = pairedDifference(noisy.reciprocalRanks, current.reciprocalRanks);
     expect(mean).toBeLessThan(2 * standardError);
     expect(n.change).toBe(false);
     expect(n.reason).toMatch(/standard errors|under the/);
-    const strongLexical = scored('lexical', Array.from({ length: 40 }, () => 0.9));
-    const better = scored('better', current.reciprocalRanks.map((r) => r + 0.1));
+    const strongLexical = scored(
+      'lexical',
+      Array.from({ length: 40 }, () => 0.9),
+    );
+    const better = scored(
+      'better',
+      current.reciprocalRanks.map((r) => r + 0.1),
+    );
     const below = chooseSettings({ current, defaults: current, lexical: strongLexical, grid: [better] });
     expect(below.change).toBe(false);
     expect(below.reason).toMatch(/below LEXICAL/);
@@ -81,21 +104,30 @@ describe('chooseSettings', () => {
   it('keeps the settings in force when one source of questions loses what another gains, and lets a source too small have no say', () => {
     // Forty questions of two kinds: the first twenty gain a lot, the last twenty lose a little.
     const kinds = current.reciprocalRanks.map((_, i) => (i < 20 ? 'section-path' : 'cloze'));
-    const split = scored('split', current.reciprocalRanks.map((r, i) => (i < 20 ? Math.min(1, r + 0.4) : r - 0.05)));
+    const split = scored(
+      'split',
+      current.reciprocalRanks.map((r, i) => (i < 20 ? Math.min(1, r + 0.4) : r - 0.05)),
+    );
     const overall = pairedDifference(split.reciprocalRanks, current.reciprocalRanks);
     // Without the kinds it would change: clearly better in all.
     expect(overall.mean).toBeGreaterThan(Math.max(MIN_GAIN, 2 * overall.standardError));
     expect(chooseSettings({ current, defaults: current, lexical, grid: [split] }).change).toBe(true);
     expect(kindsAgainst(split.reciprocalRanks, current.reciprocalRanks, kinds)).toEqual([{ kind: 'cloze', margin: expect.closeTo(-0.05, 12), questions: 20 }]);
     // A smaller gain that no source loses does not stand in for it: the sources disagree on the direction.
-    const even = scored('even', current.reciprocalRanks.map((r) => r + 0.05));
+    const even = scored(
+      'even',
+      current.reciprocalRanks.map((r) => r + 0.05),
+    );
     const c = chooseSettings({ current, defaults: current, lexical, grid: [split, even, current], kinds });
     expect(c).toMatchObject({ change: false, chosen: current });
     expect(c.reason).toMatch(/split.*loses on cloze -0\.050 over 20 questions/);
     expect(chooseSettings({ current, defaults: current, lexical, grid: [even, current], kinds })).toMatchObject({ change: true, chosen: even });
     // The same loss on fewer than MIN_KIND_QUESTIONS questions has no say of its own.
     const few = current.reciprocalRanks.map((_, i) => (i < 40 - (MIN_KIND_QUESTIONS - 1) ? 'section-path' : 'cloze'));
-    const small = scored('small-loss', current.reciprocalRanks.map((r, i) => (few[i] === 'section-path' ? Math.min(1, r + 0.4) : r - 0.05)));
+    const small = scored(
+      'small-loss',
+      current.reciprocalRanks.map((r, i) => (few[i] === 'section-path' ? Math.min(1, r + 0.4) : r - 0.05)),
+    );
     expect(chooseSettings({ current, defaults: current, lexical, grid: [small], kinds: few })).toMatchObject({ change: true, chosen: small });
   });
 });
@@ -117,12 +149,19 @@ describe('chooseBudget', () => {
     const c = chooseBudget(none, tried, { k2: 20, depth: 100 });
     // 500 loses question 3, 1000 loses MRR: 2000, though 4000 and 500 score higher MRR.
     expect(c.chosen).toBe(2000);
-    expect(c.reason).toMatch(/^passageBudget 2000, the smallest of 500, 1000, 2000, 4000 that loses nothing against none: no question's gold lost at 100 \(found 90\.0 %, none 90\.0 %\)/);
+    expect(c.reason).toMatch(
+      /^passageBudget 2000, the smallest of 500, 1000, 2000, 4000 that loses nothing against none: no question's gold lost at 100 \(found 90\.0 %, none 90\.0 %\)/,
+    );
   });
 
   it('chooses none when every budget loses', () => {
     const c = chooseBudget(none, [point(1000, found(8, 9), 0.6), point(2000, found(9), 0.3)], { k2: 20, depth: 100 });
-    expect(c).toMatchObject({ chosen: null, reason: expect.stringMatching(/every budget tried loses a question's gold at 100 or MRR@20 against none .*1000: 1 lost, MRR 0\.600; 2000: 0 lost, MRR 0\.300\): none$/) });
+    expect(c).toMatchObject({
+      chosen: null,
+      reason: expect.stringMatching(
+        /every budget tried loses a question's gold at 100 or MRR@20 against none .*1000: 1 lost, MRR 0\.600; 2000: 0 lost, MRR 0\.300\): none$/,
+      ),
+    });
   });
 
   it('tries fractions of stage 2, rounded to two significant digits, each below it', () => {
@@ -170,7 +209,19 @@ describe('pseudo-questions', () => {
 
   it('stores a budget the search chose on its own, while the weights stay; and nothing when the budget in force stays', async () => {
     const values = resolveRanking(MODES.HYBRID_HIERARCHICAL.defaults, {}).values;
-    const at = (passageBudget: number | null, recall: number) => ({ label: `passageBudget ${passageBudget}`, mode: 'HYBRID_HIERARCHICAL', values: { ...values, passageBudget }, mrr: 0.5, top1: 0.3, top20: 0.8, recall, reciprocalRanks: [], found: [], byKind: {} }) as PointScore;
+    const at = (passageBudget: number | null, recall: number) =>
+      ({
+        label: `passageBudget ${passageBudget}`,
+        mode: 'HYBRID_HIERARCHICAL',
+        values: { ...values, passageBudget },
+        mrr: 0.5,
+        top1: 0.3,
+        top20: 0.8,
+        recall,
+        reciprocalRanks: [],
+        found: [],
+        byKind: {},
+      }) as PointScore;
     const current = at(null, 0.9);
     const report = (chosen: number | null): TuneReport => ({
       mode: 'HYBRID_HIERARCHICAL',
@@ -193,7 +244,10 @@ describe('pseudo-questions', () => {
     const stored = await currentSettings(t.db);
     expect(stored).toMatchObject({ version, setBy: 'tune', note: 'budget 2000' });
     expect(corpusSettingsOf(stored).HYBRID_HIERARCHICAL).toEqual({ passageBudget: 2000 });
-    expect((stored!.evidence as { passageBudget: { chosen: number; points: unknown[] } }).passageBudget).toMatchObject({ chosen: 2000, stage2Passages: 16_000 });
+    expect((stored!.evidence as { passageBudget: { chosen: number; points: unknown[] } }).passageBudget).toMatchObject({
+      chosen: 2000,
+      stage2Passages: 16_000,
+    });
   });
 });
 
@@ -273,7 +327,10 @@ onServer('PostgreSQL: one tune of a store at a time', () => {
       return 'first';
     });
     await running;
-    await expect(exclusively(t.db, 'tune', 'a tune', async () => 'second')).rejects.toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('a tune is already running') });
+    await expect(exclusively(t.db, 'tune', 'a tune', async () => 'second')).rejects.toMatchObject({
+      code: 'CONFLICT',
+      message: expect.stringContaining('a tune is already running'),
+    });
     // Another name is not held.
     await expect(exclusively(t.db, 'other', 'something else', async () => 'other')).resolves.toBe('other');
     release();
@@ -325,7 +382,15 @@ describe('tuneRetrievalSettings over GraphQL', () => {
     expect(mrrs).toEqual([...mrrs].sort((a: number, b: number) => b - a));
     // The soft bound is on the grid too, each value varied alone around the settings in force (no settings were stored before).
     const inForce = resolveRanking(MODES.HYBRID_HIERARCHICAL.defaults, {}).values;
-    const decays = run.report.grid.filter((p: { values: Ranking }) => p.values.perDocument === null && p.values.lambda === inForce.lambda && p.values.alpha === inForce.alpha && p.values.documentAlpha === inForce.documentAlpha && p.values.titleLink === inForce.titleLink && p.values.titleLinkDense === inForce.titleLinkDense);
+    const decays = run.report.grid.filter(
+      (p: { values: Ranking }) =>
+        p.values.perDocument === null &&
+        p.values.lambda === inForce.lambda &&
+        p.values.alpha === inForce.alpha &&
+        p.values.documentAlpha === inForce.documentAlpha &&
+        p.values.titleLink === inForce.titleLink &&
+        p.values.titleLinkDense === inForce.titleLinkDense,
+    );
     expect(decays.map((p: { values: Ranking }) => p.values.perDocumentDecay).sort()).toEqual([...TUNE_GRID.perDocumentDecay].sort());
     for (const p of decays) expect(p.label).toContain(`decay ${p.values.perDocumentDecay}`);
     // title linking on and off, the rest as in force

@@ -145,7 +145,9 @@ describe('typed refusals over HTTP', () => {
       expect(refused.status).toBe(429);
       expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
       expect(refused.body.errors[0].extensions).toMatchObject({ code: 'RATE_LIMITED', retryAfterSeconds: Number(refused.headers['retry-after']) });
-      expect(refused.body.errors[0].message).toMatch(/^too many failed authentications from this address: the limit is 5 per 60 s \(RATE_LIMIT_AUTH_FAILURES\)/);
+      expect(refused.body.errors[0].message).toMatch(
+        /^too many failed authentications from this address: the limit is 5 per 60 s \(RATE_LIMIT_AUTH_FAILURES\)/,
+      );
     }
     // A valid key from the same address (another client behind the same proxy) is served,
     // and does not clear the address's count of guesses.

@@ -8,20 +8,55 @@ const INGEST = `mutation($docs: [DocumentInput!]!) {
 // A large ingest is a job (over the server's INGEST_JOB_DOCUMENTS / INGEST_JOB_BYTES): followed until it ends.
 const INGEST_JOB = `query($id: ID!) { ingestJob(id: $id) { id status documents { done total } passages { done } etaSeconds error
   outcomes { index key status documentId passages message } } }`;
-interface IngestJob { id: string; status: string; documents: { done: number; total: number }; passages: { done: number }; etaSeconds: number | null; error: string | null; outcomes: Outcome[] }
+interface IngestJob {
+  id: string;
+  status: string;
+  documents: { done: number; total: number };
+  passages: { done: number };
+  etaSeconds: number | null;
+  error: string | null;
+  outcomes: Outcome[];
+}
 const MODELS = `{ embeddingModels { name dimension roles documents passages staleDocuments source } stats { documents passages } }`;
 const REEMBED = `mutation($model: String!) { reembed(model: $model, scope: ALL) { id } }`;
 const JOB = `query($id: ID!) { job(id: $id) { id status error documents { done total } passages { done total } ratePerSecond etaSeconds } }`;
 const ACTIVATE = `mutation($model: String!) { activateEmbeddingModel(model: $model) { name roles } }`;
 
-interface Outcome { index: number; key: string | null; status: string; documentId: string | null; passages: number; message: string | null }
-interface Model { name: string; dimension: number; roles: string[]; documents: number; passages: number; staleDocuments: number; source: string | null }
-interface Job { id: string; status: string; error: string | null; documents: { done: number; total: number }; passages: { done: number; total: number }; ratePerSecond: number | null; etaSeconds: number | null }
+interface Outcome {
+  index: number;
+  key: string | null;
+  status: string;
+  documentId: string | null;
+  passages: number;
+  message: string | null;
+}
+interface Model {
+  name: string;
+  dimension: number;
+  roles: string[];
+  documents: number;
+  passages: number;
+  staleDocuments: number;
+  source: string | null;
+}
+interface Job {
+  id: string;
+  status: string;
+  error: string | null;
+  documents: { done: number; total: number };
+  passages: { done: number; total: number };
+  ratePerSecond: number | null;
+  etaSeconds: number | null;
+}
 
 const FORMATS = `{ ingestFormats { extensions field lines } }`;
 
 /** The server's table of ingest formats (src/ingest/formats.ts), read once: the upload accepts what ingest reads. */
-interface Format { extensions: string[]; field: string | null; lines: boolean }
+interface Format {
+  extensions: string[];
+  field: string | null;
+  lines: boolean;
+}
 
 const extensionOf = (name: string): string => (/\.[^.]*$/.exec(name)?.[0] ?? '').toLowerCase();
 
@@ -35,7 +70,11 @@ async function fileInputs(file: File, formats: Format[]): Promise<unknown[]> {
   if (!format) throw new Error(`${file.name}: ingest does not read ${extensionOf(file.name) || 'files without an extension'}`);
   const text = await file.text();
   if (format.field === null) {
-    if (format.lines) return text.split(/\r?\n/).filter((line) => line.trim()).map((line) => JSON.parse(line) as unknown);
+    if (format.lines)
+      return text
+        .split(/\r?\n/)
+        .filter((line) => line.trim())
+        .map((line) => JSON.parse(line) as unknown);
     const parsed: unknown = JSON.parse(text);
     return Array.isArray(parsed) ? parsed : [parsed];
   }
@@ -73,12 +112,23 @@ function Ingest() {
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
   const [formats, setFormats] = useState<Format[]>([]);
-  useEffect(() => void gql<{ ingestFormats: Format[] }>(FORMATS).then((d) => setFormats(d.ingestFormats), (e: Error) => setError(e.message)), []);
+  useEffect(
+    () =>
+      void gql<{ ingestFormats: Format[] }>(FORMATS).then(
+        (d) => setFormats(d.ingestFormats),
+        (e: Error) => setError(e.message),
+      ),
+    [],
+  );
   const [job, setJob] = useState<IngestJob | null>(null);
   useEffect(() => {
     if (!job || !['QUEUED', 'RUNNING'].includes(job.status)) return;
     const t = setTimeout(
-      () => gql<{ ingestJob: IngestJob }>(INGEST_JOB, { id: job.id }).then((d) => (setJob(d.ingestJob), setOutcomes(d.ingestJob.outcomes)), (e: Error) => setError(e.message)),
+      () =>
+        gql<{ ingestJob: IngestJob }>(INGEST_JOB, { id: job.id }).then(
+          (d) => (setJob(d.ingestJob), setOutcomes(d.ingestJob.outcomes)),
+          (e: Error) => setError(e.message),
+        ),
       1000,
     );
     return () => clearTimeout(t);
@@ -113,9 +163,15 @@ function Ingest() {
           <span>or files ({formats.flatMap((f) => f.extensions).join(', ') || 'loading formats…'})</span>
           <input name="files" type="file" multiple accept={formats.flatMap((f) => f.extensions).join(',')} onChange={(e) => setFiles(e.target.files)} />
         </label>
-        <button type="submit" disabled={busy}>{busy ? 'Ingesting…' : 'Ingest'}</button>
+        <button type="submit" disabled={busy}>
+          {busy ? 'Ingesting…' : 'Ingest'}
+        </button>
       </form>
-      {error && <p className="error" role="alert">{error}</p>}
+      {error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
       {job && (
         <p aria-live="polite">
           Ingest job {job.id} {job.status.toLowerCase()}: {job.documents.done}/{job.documents.total} documents, {job.passages.done} passages
@@ -151,7 +207,14 @@ function Models() {
   // Watches the job until it ends.
   useEffect(() => {
     if (!job || !['QUEUED', 'RUNNING'].includes(job.status)) return;
-    const t = setTimeout(() => gql<{ job: Job }>(JOB, { id: job.id }).then((d) => (setJob(d.job), refresh()), (e: Error) => setError(e.message)), 1000);
+    const t = setTimeout(
+      () =>
+        gql<{ job: Job }>(JOB, { id: job.id }).then(
+          (d) => (setJob(d.job), refresh()),
+          (e: Error) => setError(e.message),
+        ),
+      1000,
+    );
     return () => clearTimeout(t);
   }, [job]);
   const act = (f: () => Promise<unknown>) => () => {
@@ -161,10 +224,21 @@ function Models() {
   return (
     <section aria-labelledby="models-title">
       <h3 id="models-title">Embedding models</h3>
-      {stats && <p className="muted">{stats.documents} documents, {stats.passages} passages in the store</p>}
+      {stats && (
+        <p className="muted">
+          {stats.documents} documents, {stats.passages} passages in the store
+        </p>
+      )}
       <table className="models">
         <thead>
-          <tr><th scope="col">model</th><th scope="col">dimension</th><th scope="col">roles</th><th scope="col">documents</th><th scope="col">passages</th><th scope="col">actions</th></tr>
+          <tr>
+            <th scope="col">model</th>
+            <th scope="col">dimension</th>
+            <th scope="col">roles</th>
+            <th scope="col">documents</th>
+            <th scope="col">passages</th>
+            <th scope="col">actions</th>
+          </tr>
         </thead>
         <tbody>
           {models.map((m) => (
@@ -175,8 +249,15 @@ function Models() {
               <td>{m.documents}</td>
               <td>{m.passages}</td>
               <td>
-                <button type="button" onClick={act(async () => setJob({ ...(await gql<{ reembed: Job }>(REEMBED, { model: m.name }, true)).reembed, status: 'QUEUED' } as Job))}>Re-embed</button>{' '}
-                <button type="button" onClick={act(() => gql(ACTIVATE, { model: m.name }, true))}>Activate</button>
+                <button
+                  type="button"
+                  onClick={act(async () => setJob({ ...(await gql<{ reembed: Job }>(REEMBED, { model: m.name }, true)).reembed, status: 'QUEUED' } as Job))}
+                >
+                  Re-embed
+                </button>{' '}
+                <button type="button" onClick={act(() => gql(ACTIVATE, { model: m.name }, true))}>
+                  Activate
+                </button>
               </td>
             </tr>
           ))}
@@ -185,14 +266,22 @@ function Models() {
       {job && job.documents && (
         <div className="job" aria-live="polite">
           job {job.id}: {job.status}
-          <label>documents <progress max={job.documents.total || 1} value={job.documents.done} /> {job.documents.done}/{job.documents.total}</label>
-          <label>passages <progress max={job.passages.total || 1} value={job.passages.done} /> {job.passages.done}/{job.passages.total}</label>
+          <label>
+            documents <progress max={job.documents.total || 1} value={job.documents.done} /> {job.documents.done}/{job.documents.total}
+          </label>
+          <label>
+            passages <progress max={job.passages.total || 1} value={job.passages.done} /> {job.passages.done}/{job.passages.total}
+          </label>
           {job.etaSeconds != null && <span> · about {Math.ceil(job.etaSeconds)} s left</span>}
           {job.error && <span className="error"> {job.error}</span>}
         </div>
       )}
       {job && !job.documents && <p className="job">job {job.id} queued</p>}
-      {error && <p className="error" role="alert">{error}</p>}
+      {error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
     </section>
   );
 }
@@ -209,7 +298,9 @@ export function AdminView() {
           <Models />
         </>
       ) : (
-        <p className="muted">Enter an admin key (printed by <code>npm start</code>, or <code>dhr keys create --role admin</code>) to ingest and manage models.</p>
+        <p className="muted">
+          Enter an admin key (printed by <code>npm start</code>, or <code>dhr keys create --role admin</code>) to ingest and manage models.
+        </p>
       )}
     </section>
   );

@@ -1,7 +1,21 @@
 /** The context blocks a frontend would send its model (Retrieval.context), as they would be sent. */
 
-export interface ContextBlock { rank: number; score: number; tokens: number; titlePath: string[]; text: string; passageIds: string[]; documentId: string }
-export interface Context { blocks: ContextBlock[]; tokens: number; budget: number; truncated: number; tokenizer: string }
+export interface ContextBlock {
+  rank: number;
+  score: number;
+  tokens: number;
+  titlePath: string[];
+  text: string;
+  passageIds: string[];
+  documentId: string;
+}
+export interface Context {
+  blocks: ContextBlock[];
+  tokens: number;
+  budget: number;
+  truncated: number;
+  tokenizer: string;
+}
 
 export const CONTEXT_FIELDS = 'tokens budget truncated tokenizer blocks { rank score tokens titlePath text passageIds documentId }';
 
@@ -19,7 +33,10 @@ export function ContextView({ context }: { context: Context }) {
         {context.blocks.map((b) => (
           <li key={b.passageIds[0]}>
             <p className="title-path">
-              {b.titlePath.join(' › ')} <span className="muted">rank {b.rank} · {b.passageIds.length} passages · {b.tokens} tokens</span>
+              {b.titlePath.join(' › ')}{' '}
+              <span className="muted">
+                rank {b.rank} · {b.passageIds.length} passages · {b.tokens} tokens
+              </span>
             </p>
             <pre className="context-text">{b.text}</pre>
           </li>

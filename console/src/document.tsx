@@ -12,7 +12,14 @@ const DOCUMENT = `query($id: ID!) {
 }`;
 const PASSAGE = `query($id: ID!) { passage(id: $id) { id text titlePath section { id } previous { id } next { id } } }`;
 
-interface Section { id: string; title: string; depth: number; titlePath: string[]; parent: { id: string } | null; passages: { id: string; text: string }[] }
+interface Section {
+  id: string;
+  title: string;
+  depth: number;
+  titlePath: string[];
+  parent: { id: string } | null;
+  passages: { id: string; text: string }[];
+}
 interface Doc {
   id: string;
   key: string;
@@ -23,7 +30,14 @@ interface Doc {
   outgoingLinks: { id: string; anchorText: string; target: string; targetDocument: { id: string; title: string } | null }[];
   incomingLinks: { id: string; anchorText: string; sourceDocument: { id: string; title: string } }[];
 }
-interface PassageView { id: string; text: string; titlePath: string[]; section: { id: string } | null; previous: { id: string } | null; next: { id: string } | null }
+interface PassageView {
+  id: string;
+  text: string;
+  titlePath: string[];
+  section: { id: string } | null;
+  previous: { id: string } | null;
+  next: { id: string } | null;
+}
 
 /** The table of contents as a tree: sections with children fold (details/summary work by keyboard). */
 function Tree({ doc, parent, selected, link }: { doc: Doc; parent: string | null; selected?: string; link: (s: Section) => string }) {
@@ -42,7 +56,11 @@ function Tree({ doc, parent, selected, link }: { doc: Doc; parent: string | null
         return (
           <li key={s.id} role="treeitem" aria-selected={current}>
             {hasChildren ? (
-              <details open={current || doc.toc.some((c) => c.id === selected && c.titlePath.slice(0, s.titlePath.length).join('\u0000') === s.titlePath.join('\u0000'))}>
+              <details
+                open={
+                  current || doc.toc.some((c) => c.id === selected && c.titlePath.slice(0, s.titlePath.length).join('\u0000') === s.titlePath.join('\u0000'))
+                }
+              >
                 <summary>{a}</summary>
                 <Tree doc={doc} parent={s.id} selected={selected} link={link} />
               </details>
@@ -73,10 +91,18 @@ export function DocumentView({ route }: { route: Route }) {
   }, [id]);
   useEffect(() => {
     if (!passageId) return setPassage(null);
-    gql<{ passage: PassageView | null }>(PASSAGE, { id: passageId }).then((d) => setPassage(d.passage), (e: Error) => setError(e.message));
+    gql<{ passage: PassageView | null }>(PASSAGE, { id: passageId }).then(
+      (d) => setPassage(d.passage),
+      (e: Error) => setError(e.message),
+    );
   }, [passageId]);
 
-  if (error) return <p className="error" role="alert">{error}</p>;
+  if (error)
+    return (
+      <p className="error" role="alert">
+        {error}
+      </p>
+    );
   if (!doc) return <p aria-busy="true">Loading…</p>;
   const sectionId = route.params.get('section') ?? passage?.section?.id ?? undefined;
   const section = doc.toc.find((s) => s.id === sectionId);
@@ -101,8 +127,20 @@ export function DocumentView({ route }: { route: Route }) {
               <p className="title-path">{passage.titlePath.join(' › ')}</p>
               <p className="passage-text selected">{passage.text}</p>
               <p className="pager">
-                {passage.previous ? <a href={at({ passage: passage.previous.id })} rel="prev">← previous passage</a> : <span className="muted">first passage</span>}
-                {passage.next ? <a href={at({ passage: passage.next.id })} rel="next">next passage →</a> : <span className="muted">last passage</span>}
+                {passage.previous ? (
+                  <a href={at({ passage: passage.previous.id })} rel="prev">
+                    ← previous passage
+                  </a>
+                ) : (
+                  <span className="muted">first passage</span>
+                )}
+                {passage.next ? (
+                  <a href={at({ passage: passage.next.id })} rel="next">
+                    next passage →
+                  </a>
+                ) : (
+                  <span className="muted">last passage</span>
+                )}
               </p>
             </section>
           )}
@@ -137,7 +175,13 @@ export function DocumentView({ route }: { route: Route }) {
             <ul>
               {doc.outgoingLinks.map((l) => (
                 <li key={l.id}>
-                  {l.targetDocument ? <a href={href(`document/${l.targetDocument.id}`)}>{l.anchorText || l.targetDocument.title}</a> : <span>{l.anchorText} <span className="muted">({l.target}, not in the store)</span></span>}
+                  {l.targetDocument ? (
+                    <a href={href(`document/${l.targetDocument.id}`)}>{l.anchorText || l.targetDocument.title}</a>
+                  ) : (
+                    <span>
+                      {l.anchorText} <span className="muted">({l.target}, not in the store)</span>
+                    </span>
+                  )}
                 </li>
               ))}
             </ul>

@@ -21,7 +21,11 @@ const RETRIEVE = `query($q: String!, $mode: RetrievalMode, $k1: Int, $k2: Int, $
 }`;
 const MODES = `{ __type(name: "RetrievalMode") { enumValues { name description } } }`;
 
-interface Span { text: string; start: number; end: number }
+interface Span {
+  text: string;
+  start: number;
+  end: number;
+}
 interface Scored {
   rank: number;
   score: number;
@@ -34,7 +38,11 @@ interface Scored {
   answer: (Span & { score: number; sentence: { start: number; end: number } }) | null;
   passage: { id: string; text: string; titlePath: string[]; document: { id: string; title: string } };
 }
-interface Level { total: number; embedded: number; indexed: number }
+interface Level {
+  total: number;
+  embedded: number;
+  indexed: number;
+}
 interface Result {
   mode: string;
   k1: number;
@@ -121,7 +129,10 @@ export function SearchView({ route }: { route: Route }) {
   const [busy, setBusy] = useState(false);
 
   useEffect(() => {
-    gql(MODES).then((d) => setModes(d.__type.enumValues), (e: Error) => setError(e.message));
+    gql(MODES).then(
+      (d) => setModes(d.__type.enumValues),
+      (e: Error) => setError(e.message),
+    );
   }, []);
 
   // The URL is the search: running one is navigating to it, so Back and shared links work.
@@ -132,9 +143,21 @@ export function SearchView({ route }: { route: Route }) {
     const num = (name: string) => (p.get(name) ? Number(p.get(name)) : undefined);
     setBusy(true);
     setError('');
-    gql<{ retrieve: Result }>(RETRIEVE, { q, mode: p.get('mode') || undefined, k1: num('k1'), k2: num('k2'), lambda: num('lambda'), alpha: num('alpha'), perDocument: num('perDocument'), perDocumentDecay: num('perDocumentDecay'),
-      ...(p.get('context') ? { withContext: true, tokens: num('context'), expand: p.get('expand') || undefined } : {}) })
-      .then((d) => setResult(d.retrieve), (e: Error) => (setError(e.message), setResult(null)))
+    gql<{ retrieve: Result }>(RETRIEVE, {
+      q,
+      mode: p.get('mode') || undefined,
+      k1: num('k1'),
+      k2: num('k2'),
+      lambda: num('lambda'),
+      alpha: num('alpha'),
+      perDocument: num('perDocument'),
+      perDocumentDecay: num('perDocumentDecay'),
+      ...(p.get('context') ? { withContext: true, tokens: num('context'), expand: p.get('expand') || undefined } : {}),
+    })
+      .then(
+        (d) => setResult(d.retrieve),
+        (e: Error) => (setError(e.message), setResult(null)),
+      )
       .finally(() => setBusy(false));
   }, [key]);
 
@@ -149,13 +172,17 @@ export function SearchView({ route }: { route: Route }) {
 
   return (
     <section aria-labelledby="search-title">
-      <h2 id="search-title" className="visually-hidden">Search</h2>
+      <h2 id="search-title" className="visually-hidden">
+        Search
+      </h2>
       <form className="search" onSubmit={submit} role="search">
         <label className="question">
           <span>Question</span>
           <input name="q" type="search" value={form.q} onChange={set('q')} placeholder="What is the capital of Norway?" required maxLength={2000} autoFocus />
         </label>
-        <button type="submit" disabled={busy}>{busy ? 'Searching…' : 'Search'}</button>
+        <button type="submit" disabled={busy}>
+          {busy ? 'Searching…' : 'Search'}
+        </button>
         <fieldset className="controls">
           <legend>Ranking</legend>
           <label>
@@ -163,45 +190,118 @@ export function SearchView({ route }: { route: Route }) {
             <select name="mode" value={form.mode} onChange={set('mode')}>
               <option value="">default (HYBRID_HIERARCHICAL)</option>
               {modes.map((m) => (
-                <option key={m.name} value={m.name} title={m.description}>{m.name}</option>
+                <option key={m.name} value={m.name} title={m.description}>
+                  {m.name}
+                </option>
               ))}
             </select>
           </label>
-          <label><span>k1 (documents)</span><input name="k1" type="number" min={1} max={1000} value={form.k1} onChange={set('k1')} /></label>
-          <label><span>k2 (passages)</span><input name="k2" type="number" min={1} max={1000} value={form.k2} onChange={set('k2')} /></label>
-          <label><span>λ (document weight)</span><input name="lambda" type="number" min={0} max={10} step="any" value={form.lambda} onChange={set('lambda')} placeholder={result ? String(result.lambda) : 'mode default'} /></label>
-          <label><span>alpha (dense weight)</span><input name="alpha" type="number" min={0} max={1} step="any" value={form.alpha} onChange={set('alpha')} placeholder={result ? String(result.alpha) : 'mode default'} /></label>
-          <label><span>passages per document (at most)</span><input name="perDocument" type="number" min={1} max={1000} value={form.perDocument} onChange={set('perDocument')} placeholder={result ? String(result.perDocument ?? 'no bound') : 'mode default'} /></label>
-          <label><span>decay per further passage of a document</span><input name="perDocumentDecay" type="number" min={0} max={1} step="any" value={form.perDocumentDecay} onChange={set('perDocumentDecay')} placeholder={result ? String(result.parameters.find((x) => x.name === 'perDocumentDecay')?.value ?? 0) : 'mode default'} /></label>
+          <label>
+            <span>k1 (documents)</span>
+            <input name="k1" type="number" min={1} max={1000} value={form.k1} onChange={set('k1')} />
+          </label>
+          <label>
+            <span>k2 (passages)</span>
+            <input name="k2" type="number" min={1} max={1000} value={form.k2} onChange={set('k2')} />
+          </label>
+          <label>
+            <span>λ (document weight)</span>
+            <input
+              name="lambda"
+              type="number"
+              min={0}
+              max={10}
+              step="any"
+              value={form.lambda}
+              onChange={set('lambda')}
+              placeholder={result ? String(result.lambda) : 'mode default'}
+            />
+          </label>
+          <label>
+            <span>alpha (dense weight)</span>
+            <input
+              name="alpha"
+              type="number"
+              min={0}
+              max={1}
+              step="any"
+              value={form.alpha}
+              onChange={set('alpha')}
+              placeholder={result ? String(result.alpha) : 'mode default'}
+            />
+          </label>
+          <label>
+            <span>passages per document (at most)</span>
+            <input
+              name="perDocument"
+              type="number"
+              min={1}
+              max={1000}
+              value={form.perDocument}
+              onChange={set('perDocument')}
+              placeholder={result ? String(result.perDocument ?? 'no bound') : 'mode default'}
+            />
+          </label>
+          <label>
+            <span>decay per further passage of a document</span>
+            <input
+              name="perDocumentDecay"
+              type="number"
+              min={0}
+              max={1}
+              step="any"
+              value={form.perDocumentDecay}
+              onChange={set('perDocumentDecay')}
+              placeholder={result ? String(result.parameters.find((x) => x.name === 'perDocumentDecay')?.value ?? 0) : 'mode default'}
+            />
+          </label>
         </fieldset>
         <fieldset className="controls">
           <legend>Context for a model</legend>
-          <label><span>token budget (empty: none)</span><input name="context" type="number" min={1} max={100000} value={form.context} onChange={set('context')} placeholder="e.g. 1500" /></label>
+          <label>
+            <span>token budget (empty: none)</span>
+            <input name="context" type="number" min={1} max={100000} value={form.context} onChange={set('context')} placeholder="e.g. 1500" />
+          </label>
           <label>
             <span>expand</span>
             <select name="expand" value={form.expand} onChange={set('expand')}>
               <option value="">NONE</option>
-              {EXPANSIONS.filter((x) => x !== 'NONE').map((x) => <option key={x} value={x}>{x}</option>)}
+              {EXPANSIONS.filter((x) => x !== 'NONE').map((x) => (
+                <option key={x} value={x}>
+                  {x}
+                </option>
+              ))}
             </select>
           </label>
         </fieldset>
       </form>
-      {error && <p className="error" role="alert">{error}</p>}
+      {error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
       {result && (
         <div className="result" aria-live="polite">
           <p className="summary">
-            {result.passages.length} passages · {result.mode} · k1 {result.k1} · k2 {result.k2} · λ {result.lambda} · alpha {result.alpha}{result.perDocument !== null ? ` · ≤ ${result.perDocument} per document` : ''} · {result.model} ·{' '}
-            {result.timings.totalMs.toFixed(0)} ms
+            {result.passages.length} passages · {result.mode} · k1 {result.k1} · k2 {result.k2} · λ {result.lambda} · alpha {result.alpha}
+            {result.perDocument !== null ? ` · ≤ ${result.perDocument} per document` : ''} · {result.model} · {result.timings.totalMs.toFixed(0)} ms
           </p>
-          <p className="parameters" title="where each ranking parameter came from: the question (request), the corpus's settings, the server's environment, or the mode's default">
+          <p
+            className="parameters"
+            title="where each ranking parameter came from: the question (request), the corpus's settings, the server's environment, or the mode's default"
+          >
             parameters: {result.parameters.map((p) => `${p.name} ${p.value === null ? 'none' : String(p.value)} (${p.source})`).join(' · ')}
           </p>
           <p className="coverage">
-            coverage: documents {result.coverage.documents.embedded}/{result.coverage.documents.total} embedded, {result.coverage.documents.indexed} indexed; passages{' '}
-            {result.coverage.passages.embedded}/{result.coverage.passages.total} embedded, {result.coverage.passages.indexed} indexed
+            coverage: documents {result.coverage.documents.embedded}/{result.coverage.documents.total} embedded, {result.coverage.documents.indexed} indexed;
+            passages {result.coverage.passages.embedded}/{result.coverage.passages.total} embedded, {result.coverage.passages.indexed} indexed
           </p>
           {result.warnings.length > 0 && (
-            <ul className="warnings">{result.warnings.map((w) => <li key={w}>{w}</li>)}</ul>
+            <ul className="warnings">
+              {result.warnings.map((w) => (
+                <li key={w}>{w}</li>
+              ))}
+            </ul>
           )}
           {result.context && <ContextView context={result.context} />}
           <ol className="passages">
@@ -210,9 +310,15 @@ export function SearchView({ route }: { route: Route }) {
                 <a className="title-path" href={href(`document/${x.passage.document.id}`, { passage: x.passage.id, q: p.get('q') ?? '' })}>
                   {x.passage.titlePath.join(' › ')}
                 </a>
-                <span className="score" title="what the ranking sorts by">score {x.score.toFixed(3)}</span>
+                <span className="score" title="what the ranking sorts by">
+                  score {x.score.toFixed(3)}
+                </span>
                 <Highlighted text={x.passage.text} answer={x.answer} />
-                {x.answer && <p className="answer">answer: <strong>{x.answer.text}</strong> <span className="muted">({x.answer.score.toFixed(2)})</span></p>}
+                {x.answer && (
+                  <p className="answer">
+                    answer: <strong>{x.answer.text}</strong> <span className="muted">({x.answer.score.toFixed(2)})</span>
+                  </p>
+                )}
                 <Bars p={x} max={max} />
               </li>
             ))}

@@ -113,7 +113,10 @@ export function trainLinearMap(data: TrainingData, options: TrainOptions = {}): 
   }
   checkData(data);
   const rand = seeded(settings.seed);
-  const order = shuffle(Int32Array.from({ length: n }, (_, i) => i), rand);
+  const order = shuffle(
+    Int32Array.from({ length: n }, (_, i) => i),
+    rand,
+  );
   const heldOutCount = Math.max(1, Math.round(n * settings.holdout));
   const heldOut = order.slice(0, heldOutCount);
   const train = order.slice(heldOutCount);

@@ -89,7 +89,10 @@ async function askLocal(config: Config, variables: Record<string, unknown>): Pro
       try {
         // The local store's owner: reading needs no key, as for every other local dhr command.
         const principal = { keyId: 0, role: 'reader' as const, name: 'dhr ask' };
-        const response = await server.executeOperation<AskResult>({ query: ASK_QUERY, variables }, { contextValue: createContext(db, config, models, principal) });
+        const response = await server.executeOperation<AskResult>(
+          { query: ASK_QUERY, variables },
+          { contextValue: createContext(db, config, models, principal) },
+        );
         if (response.body.kind !== 'single') throw new Error('unexpected incremental response');
         const { data, errors } = response.body.singleResult;
         if (errors?.length) {

@@ -53,12 +53,7 @@ export function embedProgress(stream?: NodeJS.WritableStream & { isTTY?: boolean
  * Finishes the documents recorded as pending (pipeline/pending.ts) with a progress bar per level:
  * index only without targets, index and embed with them.
  */
-export async function finishWithProgress(
-  db: Database,
-  targets: EmbeddingTargets | undefined,
-  config: Config,
-  signal?: AbortSignal,
-): Promise<FinishResult> {
+export async function finishWithProgress(db: Database, targets: EmbeddingTargets | undefined, config: Config, signal?: AbortSignal): Promise<FinishResult> {
   const progress = embedProgress();
   const result = await finishPending(db, {
     embedWith: targets ? async () => targets : undefined,
@@ -83,11 +78,9 @@ function addSummaries(a: EmbedSummary, b: EmbedSummary): EmbedSummary {
 }
 
 export function describeEmbed(summary: EmbedSummary, targets: EmbeddingTargets): string {
-  const models =
-    targets.document === targets.passage ? targets.document.name : `${targets.document.name} / ${targets.passage.name}`;
+  const models = targets.document === targets.passage ? targets.document.name : `${targets.document.name} / ${targets.passage.name}`;
   return (
-    `embedded ${summary.documents} documents and ${summary.passages} passages with ${models}; ` +
-    `${summary.truncated} texts truncated to their token budget`
+    `embedded ${summary.documents} documents and ${summary.passages} passages with ${models}; ` + `${summary.truncated} texts truncated to their token budget`
   );
 }
 

@@ -10,7 +10,23 @@ import { RETRIEVE_DEFAULTS } from '../retrieval/defaults';
 /** `dhr eval --dataset …`. */
 export async function evalCommand(
   config: Config,
-  options: { points?: string[]; tuneGap?: boolean; split?: 'dev' | 'test'; dataset: string; out?: string; cache?: string; k1Sweep: string; updateDocs?: boolean; reuseCorpus?: boolean; reuseSweeps?: string; skipSweep?: string[]; adapters?: boolean; selfTune?: boolean; questionEncoder?: string; questionRoles: string },
+  options: {
+    points?: string[];
+    tuneGap?: boolean;
+    split?: 'dev' | 'test';
+    dataset: string;
+    out?: string;
+    cache?: string;
+    k1Sweep: string;
+    updateDocs?: boolean;
+    reuseCorpus?: boolean;
+    reuseSweeps?: string;
+    skipSweep?: string[];
+    adapters?: boolean;
+    selfTune?: boolean;
+    questionEncoder?: string;
+    questionRoles: string;
+  },
 ): Promise<number> {
   const root = packageRoot();
   const k1Sweep = options.k1Sweep.split(',').map((k) => Number(k.trim()));
@@ -59,7 +75,18 @@ export async function evalCommand(
     adapters: Boolean(options.adapters),
     selfTune: options.selfTune ? { perKind: 40, seed: 0 } : undefined,
     questionEncoder: options.questionEncoder && roles ? { folder: path.resolve(options.questionEncoder), roles } : undefined,
-    commandFlags: [options.updateDocs && '--update-docs', (points || options.tuneGap) && `--split ${options.split ?? 'test'}`, options.tuneGap && '--tune-gap', ...(options.points ?? []).map((p) => `--points '${p}'`), options.reuseCorpus && '--reuse-corpus', options.reuseSweeps && `--reuse-sweeps ${options.reuseSweeps}`, ...(options.skipSweep ?? []).map((t) => `--skip-sweep '${t}'`), options.adapters && '--adapters', options.selfTune && '--self-tune', options.questionEncoder && `--question-encoder ${path.basename(options.questionEncoder)} --question-roles ${options.questionRoles}`]
+    commandFlags: [
+      options.updateDocs && '--update-docs',
+      (points || options.tuneGap) && `--split ${options.split ?? 'test'}`,
+      options.tuneGap && '--tune-gap',
+      ...(options.points ?? []).map((p) => `--points '${p}'`),
+      options.reuseCorpus && '--reuse-corpus',
+      options.reuseSweeps && `--reuse-sweeps ${options.reuseSweeps}`,
+      ...(options.skipSweep ?? []).map((t) => `--skip-sweep '${t}'`),
+      options.adapters && '--adapters',
+      options.selfTune && '--self-tune',
+      options.questionEncoder && `--question-encoder ${path.basename(options.questionEncoder)} --question-roles ${options.questionRoles}`,
+    ]
       .filter(Boolean)
       .join(' '),
   });

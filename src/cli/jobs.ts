@@ -163,7 +163,9 @@ async function models(db: Database, config: Config, request: ModelsAction): Prom
     }
     case 'register-external': {
       const row = await registerExternalModel(db, request.target, request.dimension);
-      console.error(`registered external model ${row.name} (${row.dimension}-d); its vectors come with ingest (DocumentInput.vector, passages[].vector), questions with retrieve's questionVector`);
+      console.error(
+        `registered external model ${row.name} (${row.dimension}-d); its vectors come with ingest (DocumentInput.vector, passages[].vector), questions with retrieve's questionVector`,
+      );
       return;
     }
     case 'activate': {

@@ -55,7 +55,13 @@ export function printKeyTable(keys: ApiKeyListing[]): number {
     ...keys.map((k) => [String(k.id), k.prefix, k.name, k.role, when(k.createdAt), when(k.lastUsedAt), when(k.revokedAt)]),
   ];
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  for (const row of rows) console.log(row.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd());
+  for (const row of rows)
+    console.log(
+      row
+        .map((cell, i) => cell.padEnd(widths[i]))
+        .join('  ')
+        .trimEnd(),
+    );
   return 0;
 }
 

@@ -86,7 +86,11 @@ export function pairsCommand(config: Config, options: PairsCommandOptions): Prom
     const pairs = minePairs(db, {
       ...options,
       bm25: options.bm25 ?? config.bm25,
-      onPlan: (planned) => (bar = new ProgressBar(Object.values(planned).reduce((a, b) => a + b, 0), 'pairs')),
+      onPlan: (planned) =>
+        (bar = new ProgressBar(
+          Object.values(planned).reduce((a, b) => a + b, 0),
+          'pairs',
+        )),
     });
     // The plan (and a too-few error) comes with the first pair, before any file is made.
     const first = await pairs.next();
@@ -105,7 +109,9 @@ export function pairsCommand(config: Config, options: PairsCommandOptions): Prom
     }
     bar?.finish();
     const kinds = options.kinds ?? PAIR_KINDS;
-    console.error(`pairs: ${written} written${options.out && options.out !== '-' ? ` to ${options.out}` : ''} (${kinds.map((k) => `${k} ${counts[k]}`).join(', ')})`);
+    console.error(
+      `pairs: ${written} written${options.out && options.out !== '-' ? ` to ${options.out}` : ''} (${kinds.map((k) => `${k} ${counts[k]}`).join(', ')})`,
+    );
     return 0;
   });
 }

@@ -111,7 +111,10 @@ const remoteTarget = (o: RemoteOptions): RemoteTarget | undefined => (o.url ? { 
 
 /** --key of a read-only command that asks the server holding the store by itself (cli/running-server.ts). */
 const servedKey = () =>
-  new Option('--key <key>', 'API key for the server holding the store, which this asks while it runs (if its READ_ACCESS is key); prefer the environment variable').env('DHR_API_KEY');
+  new Option(
+    '--key <key>',
+    'API key for the server holding the store, which this asks while it runs (if its READ_ACCESS is key); prefer the environment variable',
+  ).env('DHR_API_KEY');
 
 /**
  * Commands that never open the store refused while a server holds it: those that ask it
@@ -171,12 +174,15 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
       .option('--source <s>', 'source recorded on documents that name none')
       .option('--no-embed', 'write and index only; embed later with `dhr embed` (not with --url: the server decides)')
       .option('--batch-passages <n>', 'passages per transaction of the bulk path (16 documents or more; default 2000)', integer(1, 1_000_000))
+      .option('--job <id>', 'with --url, instead of paths: follow this ingest job until it ends (repeatable)', (value: string, previous: number[] = []) => [
+        ...previous,
+        integer(1, 2 ** 31 - 1)(value),
+      ])
       .option(
-        '--job <id>',
-        'with --url, instead of paths: follow this ingest job until it ends (repeatable)',
-        (value: string, previous: number[] = []) => [...previous, integer(1, 2 ** 31 - 1)(value)],
-      )
-      .option('--retry-for <seconds>', 'with --url: how long to keep asking a server that does not answer (restarting) before giving up (default 60; 0: never)', integer(0, 86_400)),
+        '--retry-for <seconds>',
+        'with --url: how long to keep asking a server that does not answer (restarting) before giving up (default 60; 0: never)',
+        integer(0, 86_400),
+      ),
   ).action((paths: string[], options: { source?: string; embed: boolean; batchPassages?: number; job?: number[]; retryFor?: number } & RemoteOptions) =>
     run(async (config) => {
       const target = remoteTarget(options);
@@ -214,9 +220,21 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
     .option('--lambda <x>', "weight of the document score (default: the mode's tuned one)", decimal(0, 10))
     .option('--alpha <x>', "hybrid modes: weight of the dense score (default: the mode's tuned one)", decimal(0, 1))
     .option('--per-document <n>', "at most n passages of one document (default: the server's PER_DOCUMENT, else none)", integer(1, 1000))
-    .option('--context <tokens>', 'print the context blocks a frontend would send its model, within this token budget (Retrieval.context)', integer(1, CONTEXT_LIMITS.maxTokens))
-    .addOption(new Option('--expand <how>', 'with --context: grow each ranked passage into its neighbours or its section (default NONE)').choices([...CONTEXT_EXPANSIONS]))
-    .option('--window <n>', `with --context --expand WINDOW: neighbours each side (default ${CONTEXT_LIMITS.defaultWindow})`, integer(0, CONTEXT_LIMITS.maxWindow))
+    .option(
+      '--context <tokens>',
+      'print the context blocks a frontend would send its model, within this token budget (Retrieval.context)',
+      integer(1, CONTEXT_LIMITS.maxTokens),
+    )
+    .addOption(
+      new Option('--expand <how>', 'with --context: grow each ranked passage into its neighbours or its section (default NONE)').choices([
+        ...CONTEXT_EXPANSIONS,
+      ]),
+    )
+    .option(
+      '--window <n>',
+      `with --context --expand WINDOW: neighbours each side (default ${CONTEXT_LIMITS.defaultWindow})`,
+      integer(0, CONTEXT_LIMITS.maxWindow),
+    )
     .option('--json', 'print the retrieval as JSON')
     .option('--url <server>', 'ask a running server (its GraphQL URL) instead of the local store', serverUrl)
     .addOption(new Option('--key <key>', 'API key for --url (servers with READ_ACCESS=key); prefer the environment variable').env('DHR_API_KEY'))
@@ -232,20 +250,21 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
     .description(
       'serve the Model Context Protocol over stdio, for an agent that starts dhr as its tool server: search, get_document, get_section, get_passage, list_documents (and ingest, job_status with an admin key)',
     )
-    .addOption(new Option('--key <key>', "an API key of this store: an admin key adds the admin tools; prefer the environment variable").env('DHR_API_KEY'))
+    .addOption(new Option('--key <key>', 'an API key of this store: an admin key adds the admin tools; prefer the environment variable').env('DHR_API_KEY'))
     .action((options: { key?: string }) => run(async (config) => mcpCli().mcpCommand(config, options)));
 
-  remotable(program.command('stats').description('count documents, sections, passages, links and embeddings per model')).action(
-    (options: RemoteOptions) =>
-      run(async (config) => {
-        const target = readTarget(config, options, 'stats');
-        return target ? remoteCli().remoteStats(target) : storeCli().statsCommand(config);
-      }),
+  remotable(program.command('stats').description('count documents, sections, passages, links and embeddings per model')).action((options: RemoteOptions) =>
+    run(async (config) => {
+      const target = readTarget(config, options, 'stats');
+      return target ? remoteCli().remoteStats(target) : storeCli().statsCommand(config);
+    }),
   );
 
   program
     .command('rebuild-bm25')
-    .description('rebuild every BM25 posting and statistic from the stored rows in one set-based pass (after a bulk SQL load, or to repair); writers wait meanwhile')
+    .description(
+      'rebuild every BM25 posting and statistic from the stored rows in one set-based pass (after a bulk SQL load, or to repair); writers wait meanwhile',
+    )
     .action(() => run(async (config) => storeCli().rebuildBm25Command(config)));
 
   const models = program.command('models').description('registered embedding models: list, register, register-external, activate, drop');
@@ -266,7 +285,9 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
     .action((target: string) => run(async (config) => jobsCli().modelsCommand(config, { action: 'register', target })));
   models
     .command('register-external')
-    .description('register an external model: vectors supplied by the client (ingest JSON vector / passages[].vector, retrieve questionVector), no encoder files')
+    .description(
+      'register an external model: vectors supplied by the client (ingest JSON vector / passages[].vector, retrieve questionVector), no encoder files',
+    )
     .argument('<name>', 'model name')
     .requiredOption('--dimension <n>', 'numbers per vector (1-2000)', (v: string) => Number(v))
     .action((target: string, options: { dimension: number }) =>
@@ -290,7 +311,7 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
     .command('adapt')
     .description('train a query-side adapter on training pairs (dhr pairs) over the stored vectors of the active models, and register it')
     .requiredOption('--pairs <file>', 'a pairs JSONL file (repeat for more)', collect)
-    .option('--name <name>', 'the adapter\'s name (default: adapter-<date>)')
+    .option('--name <name>', "the adapter's name (default: adapter-<date>)")
     .option('--levels <levels>', `comma-separated: ${ADAPTER_LEVELS.join(',')}`, levelList, [...ADAPTER_LEVELS])
     .option('--epochs <n>', 'at most this many passes', integer(1, 1000), TRAIN_DEFAULTS.epochs)
     .option('--lr <x>', "Adam's step size", decimal(1e-7, 1), TRAIN_DEFAULTS.lr)
@@ -301,7 +322,12 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
     .option('--holdout <x>', 'fraction of pairs held out for early stopping and metrics', decimal(0.01, 0.9), TRAIN_DEFAULTS.holdout)
     .option('--patience <n>', 'epochs without a better held-out loss before stopping', integer(1, 100), TRAIN_DEFAULTS.patience)
     .option('--seed <n>', 'seed of the split and shuffles', integer(0, 2_147_483_647), TRAIN_DEFAULTS.seed)
-    .option('--rank <n>', 'r: W = diagonal + rank r (faster, fewer parameters); 0: the full d×d W (use a smaller --lr, e.g. 0.0001 at 512-d)', integer(0, 2000), TRAIN_DEFAULTS.rank)
+    .option(
+      '--rank <n>',
+      'r: W = diagonal + rank r (faster, fewer parameters); 0: the full d×d W (use a smaller --lr, e.g. 0.0001 at 512-d)',
+      integer(0, 2000),
+      TRAIN_DEFAULTS.rank,
+    )
     .option('--activate', 'activate it in the same transaction as its registration')
     .action(
       (o: {
@@ -358,9 +384,7 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
 
   program
     .command('reembed')
-    .description(
-      "queue a re-embedding job (or attach to the model's open one, or to --job), work on it here and show its progress until it ends",
-    )
+    .description("queue a re-embedding job (or attach to the model's open one, or to --job), work on it here and show its progress until it ends")
     .option('--model <name>', 'the model to write embeddings for')
     .addOption(new Option('--scope <scope>', 'what to embed').choices([...JOB_SCOPES, ...JOB_SCOPES.map((s) => s.toLowerCase())]).default('ALL'))
     .option('--documents <ids>', 'comma-separated document ids (scope DOCUMENTS)', idList)
@@ -377,9 +401,7 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
     .option('--concurrency <n>', 'workers in this process', integer(1, 64), 1)
     .option('--exit-when-idle', 'exit once no job is queued or running')
     .option('--trace <file>', 'append the ids of each encoded batch to this file (crash tests)')
-    .action((options: { concurrency: number; exitWhenIdle?: boolean; trace?: string }) =>
-      run(async (config) => jobsCli().workerCommand(config, options)),
-    );
+    .action((options: { concurrency: number; exitWhenIdle?: boolean; trace?: string }) => run(async (config) => jobsCli().workerCommand(config, options)));
 
   const jobs = program.command('jobs').description('re-embedding jobs, or with --ingest ingest jobs: list, cancel');
   jobs
@@ -400,7 +422,9 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
     .description('stop a queued or running job')
     .argument('<id>', 'job id', integer(1, 2_147_483_647))
     .option('--ingest', 'an ingest job')
-    .action((id: number, options: { ingest?: boolean }) => run(async (config) => jobsCli().jobsCommand(config, { cancel: id, ingest: options.ingest === true })));
+    .action((id: number, options: { ingest?: boolean }) =>
+      run(async (config) => jobsCli().jobsCommand(config, { cancel: id, ingest: options.ingest === true })),
+    );
 
   const keys = program.command('keys').description('API keys: create, list, revoke');
   remotable(
@@ -415,16 +439,14 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
       return target ? remoteCli().remoteCreateKey(target, options) : keysCli().createKeyCommand(config, options);
     }),
   );
-  remotable(keys.command('list').description('id, prefix, name, role, created, last used, revoked (never the key)')).action(
-    (options: RemoteOptions) =>
-      run(async (config) => {
-        const target = readTarget(config, options, 'keys list', 'admin');
-        return target ? remoteCli().remoteListKeys(target) : keysCli().listKeysCommand(config);
-      }),
+  remotable(keys.command('list').description('id, prefix, name, role, created, last used, revoked (never the key)')).action((options: RemoteOptions) =>
+    run(async (config) => {
+      const target = readTarget(config, options, 'keys list', 'admin');
+      return target ? remoteCli().remoteListKeys(target) : keysCli().listKeysCommand(config);
+    }),
   );
-  remotable(keys.command('revoke').description('revoke a key at once').argument('<key>', 'key id or prefix')).action(
-    (key: string, options: RemoteOptions) =>
-      run(async (config) => (options.url ? remoteCli().remoteRevokeKey(remoteTarget(options)!, key) : keysCli().revokeKeyCommand(config, key))),
+  remotable(keys.command('revoke').description('revoke a key at once').argument('<key>', 'key id or prefix')).action((key: string, options: RemoteOptions) =>
+    run(async (config) => (options.url ? remoteCli().remoteRevokeKey(remoteTarget(options)!, key) : keysCli().revokeKeyCommand(config, key))),
   );
 
   const settings = program
@@ -432,7 +454,7 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
     .description("the corpus's retrieval settings: what a question leaves out, per mode, above the environment and the modes' defaults");
   settings
     .command('show', { isDefault: true })
-    .description('every mode\'s ranking parameters in force and where each comes from (corpus, environment, mode), as JSON')
+    .description("every mode's ranking parameters in force and where each comes from (corpus, environment, mode), as JSON")
     .addOption(servedKey())
     .action((options: { key?: string }) =>
       run(async (config) => {
@@ -442,10 +464,10 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
     );
   settings
     .command('set')
-    .description('set some of a mode\'s parameters (a new version; the others stay): dhr settings set --mode HYBRID_HIERARCHICAL lambda=0.3 perDocument=1')
+    .description("set some of a mode's parameters (a new version; the others stay): dhr settings set --mode HYBRID_HIERARCHICAL lambda=0.3 perDocument=1")
     .addOption(new Option('--mode <mode>', 'the mode they apply to').choices(RETRIEVAL_MODES).makeOptionMandatory())
     .argument('[name=value...]', `parameters: ${RANKING_NAMES.join(', ')} (perDocument=null: no bound; passageBudget=null: every passage of the k1 documents)`)
-    .option('--unset <name...>', 'parameters to remove from the mode\'s settings')
+    .option('--unset <name...>', "parameters to remove from the mode's settings")
     .option('--note <text>', 'why (kept with the version)')
     .action((values: string[], options: { mode: string; unset?: string[]; note?: string }) =>
       run(async (config) => settingsCli().settingsCommand(config, { set: { mode: options.mode, values, unset: options.unset ?? [], note: options.note } })),
@@ -508,23 +530,63 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
     .description(
       'build a data set, load it into a fresh in-memory PGlite (DATABASE_URL is not used), run every retrieval mode and the dev sweeps (λ, alpha, BM25), write the report',
     )
-    .addOption(new Option('--dataset <name>', 'the data set').choices(['pydocs', 'pyapi', 'factbook', 'factbook-attributes', 'prose-highlights']).makeOptionMandatory())
+    .addOption(
+      new Option('--dataset <name>', 'the data set').choices(['pydocs', 'pyapi', 'factbook', 'factbook-attributes', 'prose-highlights']).makeOptionMandatory(),
+    )
     .option('--out <dir>', 'where the report goes (default .cache/eval; docs/eval with --update-docs)')
     .option('--update-docs', 'refresh the committed report in docs/eval')
-    .option('--reuse-corpus', 'keep the loaded, embedded corpus in .cache/eval-corpus and reuse it on the next run with the same data, model and settings (for tuning runs)')
+    .option(
+      '--reuse-corpus',
+      'keep the loaded, embedded corpus in .cache/eval-corpus and reuse it on the next run with the same data, model and settings (for tuning runs)',
+    )
     .option('--cache <dir>', 'where downloaded data sets are kept (default .cache/datasets)')
     .option('--k1-sweep <list>', 'k1 values to sweep, comma-separated, each 1–1000', '10,50,100,300')
-    .option('--reuse-sweeps <report.json>', "reuse the dev sweeps of an earlier report on the same corpus (only the test split runs again; refused if corpus, model or settings differ)")
-    .option('--skip-sweep <text>', 'do not run (or report) the dev sweeps whose name contains this text (repeatable)', (v: string, all: string[]) => [...all, v], [] as string[])
-    .option('--self-tune', 'also let dhr tune choose the default mode\'s settings on the corpus alone (no labels) and score them on the test split')
+    .option(
+      '--reuse-sweeps <report.json>',
+      'reuse the dev sweeps of an earlier report on the same corpus (only the test split runs again; refused if corpus, model or settings differ)',
+    )
+    .option(
+      '--skip-sweep <text>',
+      'do not run (or report) the dev sweeps whose name contains this text (repeatable)',
+      (v: string, all: string[]) => [...all, v],
+      [] as string[],
+    )
+    .option('--self-tune', "also let dhr tune choose the default mode's settings on the corpus alone (no labels) and score them on the test split")
     .option('--adapters', 'also train query-side adapters (mined pairs, dev-split labels, both) and score them on the test split (minutes more per set)')
-    .option('--question-encoder <folder>', 'also score a fine-tuned question encoder (a custom-model folder, e.g. from training/) on the test split; passages keep their stored vectors')
+    .option(
+      '--question-encoder <folder>',
+      'also score a fine-tuned question encoder (a custom-model folder, e.g. from training/) on the test split; passages keep their stored vectors',
+    )
     .option('--question-roles <roles>', 'the question roles that folder serves: questionPassage, questionDocument (comma-separated)', 'questionPassage')
-    .option('--points <json>', 'only score this point (a JSON object of ranking parameters, and mode, k1, k2) on --split, no sweeps (repeatable: a row each)', (v: string, all: string[]) => [...all, v], [] as string[])
-    .option('--tune-gap', 'run dhr tune on the corpus (no labels), then score BM25, the defaults, the tuned point and every point the tune tried on --split: how far the tune is from the best labelled point')
+    .option(
+      '--points <json>',
+      'only score this point (a JSON object of ranking parameters, and mode, k1, k2) on --split, no sweeps (repeatable: a row each)',
+      (v: string, all: string[]) => [...all, v],
+      [] as string[],
+    )
+    .option(
+      '--tune-gap',
+      'run dhr tune on the corpus (no labels), then score BM25, the defaults, the tuned point and every point the tune tried on --split: how far the tune is from the best labelled point',
+    )
     .addOption(new Option('--split <split>', 'the split --points and --tune-gap are scored on').choices(['dev', 'test']).default('test'))
-    .action((options: { points: string[]; tuneGap?: boolean; split: 'dev' | 'test'; dataset: string; out?: string; cache?: string; k1Sweep: string; updateDocs?: boolean; reuseCorpus?: boolean; reuseSweeps?: string; skipSweep: string[]; adapters?: boolean; selfTune?: boolean; questionEncoder?: string; questionRoles: string }) =>
-      run(async (config) => evalCli().evalCommand(config, options)),
+    .action(
+      (options: {
+        points: string[];
+        tuneGap?: boolean;
+        split: 'dev' | 'test';
+        dataset: string;
+        out?: string;
+        cache?: string;
+        k1Sweep: string;
+        updateDocs?: boolean;
+        reuseCorpus?: boolean;
+        reuseSweeps?: string;
+        skipSweep: string[];
+        adapters?: boolean;
+        selfTune?: boolean;
+        questionEncoder?: string;
+        questionRoles: string;
+      }) => run(async (config) => evalCli().evalCommand(config, options)),
     );
 
   return program;

@@ -175,7 +175,13 @@ export function remoteJobs(target: RemoteTarget, options: { status?: string; ing
   });
 }
 
-type RemoteIngestListing = Omit<RemoteJob, 'model' | 'scope' | 'documentIds' | 'passages'> & { passages: { done: number }; created: number; updated: number; unchanged: number; failed: number };
+type RemoteIngestListing = Omit<RemoteJob, 'model' | 'scope' | 'documentIds' | 'passages'> & {
+  passages: { done: number };
+  created: number;
+  updated: number;
+  unchanged: number;
+  failed: number;
+};
 
 /** `dhr jobs --ingest` through a server: the local listing's fields (store/ingest-jobs.ts ingestJobListing), in its order. */
 function remoteIngestJobs(target: RemoteTarget, options: { status?: string }): Promise<number> {
@@ -226,7 +232,9 @@ export function remoteSettings(target: RemoteTarget): Promise<number> {
       };
     }>(target.url, '{ retrievalSettings { version setBy note evidence previous createdAt modes { mode parameters { name value source } } } }', {}, target);
     const { modes, ...version } = r;
-    const shown = Object.fromEntries(modes.map((m) => [m.mode, Object.fromEntries(m.parameters.map((p) => [p.name, `${JSON.stringify(p.value)} (${p.source})`]))]));
+    const shown = Object.fromEntries(
+      modes.map((m) => [m.mode, Object.fromEntries(m.parameters.map((p) => [p.name, `${JSON.stringify(p.value)} (${p.source})`]))]),
+    );
     console.log(JSON.stringify({ ...version, modes: shown }, null, 2));
     return 0;
   });
@@ -319,7 +327,9 @@ export function remoteIngest(
       const sendable = parts.filter((p) => p.length > 0);
       if (sendable.length === 0) {
         for (const f of failures) console.error(`failed: ${f}`);
-        console.error(documents === 0 ? `ingest: no documents found in ${paths.join(', ')}; nothing was sent` : 'ingest: every document failed; nothing was sent');
+        console.error(
+          documents === 0 ? `ingest: no documents found in ${paths.join(', ')}; nothing was sent` : 'ingest: every document failed; nothing was sent',
+        );
         return documents === 0 ? 1 : 2;
       }
       // Origins by job and position, for the failures the server reports.
@@ -351,7 +361,10 @@ export function remoteIngest(
           return interrupt.stopped ? 130 : 1;
         }
         ids.push(job.id);
-        origins.set(job.id, part.map((b) => b.origin));
+        origins.set(
+          job.id,
+          part.map((b) => b.origin),
+        );
         console.error(`ingest job ${job.id}: ${part.length} documents queued on ${target.url}`);
       }
       return await follow(target, ids, origins, failures.length, failures, interrupt, retry);
@@ -461,9 +474,13 @@ async function followJobs(
     const sum = (f: (j: RemoteIngestJob) => number) => jobs.reduce((n, j) => n + f(j), 0);
     const passages = sum((j) => j.passages.done);
     const eta = Math.max(...jobs.map((j) => j.etaSeconds ?? 0));
-    const rate = sum((j) => (FINISHED.has(j.status) ? 0 : j.documentsPerSecond ?? 0));
+    const rate = sum((j) => (FINISHED.has(j.status) ? 0 : (j.documentsPerSecond ?? 0)));
     const extra = `${passages} passages${rate > 0 ? `, ${rate.toFixed(1)} documents/s` : ''}${eta > 0 ? `, ETA ${Math.ceil(eta)}s` : ''}`;
-    bar.update(sum((j) => j.documents.done), extra, sum((j) => j.documents.total));
+    bar.update(
+      sum((j) => j.documents.done),
+      extra,
+      sum((j) => j.documents.total),
+    );
     if (jobs.every((j) => FINISHED.has(j.status))) break;
     if (interrupt.stopped) {
       bar.finish();

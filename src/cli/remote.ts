@@ -53,7 +53,9 @@ export async function remoteGraphQL<T>(
   try {
     reply = JSON.parse(text) as GraphQLReply<T>;
   } catch {
-    throw new DomainError(ErrorCode.SERVICE_UNAVAILABLE, `the server at ${url} answered HTTP ${response.status} without a GraphQL response`, { details: { httpStatus } });
+    throw new DomainError(ErrorCode.SERVICE_UNAVAILABLE, `the server at ${url} answered HTTP ${response.status} without a GraphQL response`, {
+      details: { httpStatus },
+    });
   }
   const first = reply.errors?.[0];
   if (first) {

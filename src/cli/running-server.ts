@@ -45,12 +45,18 @@ export function readTarget(
 /** A refusal of the server the CLI found by itself, said in terms of what to do. */
 function explainServedRefusal(error: DomainError, served: ServedStore, command: string, role: 'reader' | 'admin', keyGiven: boolean): DomainError {
   if (error.code === ErrorCode.SERVICE_UNAVAILABLE && error.message.startsWith('cannot reach')) {
-    return new DomainError(error.code, `${heldBy(served)}, which does not answer (${error.message}); if it is stuck, stop it (Ctrl-C, or kill ${served.pid}) and run the command again`);
+    return new DomainError(
+      error.code,
+      `${heldBy(served)}, which does not answer (${error.message}); if it is stuck, stop it (Ctrl-C, or kill ${served.pid}) and run the command again`,
+    );
   }
   if (keyGiven || (error.code !== ErrorCode.UNAUTHENTICATED && error.code !== ErrorCode.FORBIDDEN)) return error;
   const need = role === 'admin' ? `\`dhr ${command}\` through it needs an admin key` : 'it answers only requests with an API key (READ_ACCESS=key)';
   const reader = role === 'reader' ? ` (a reader key will do: \`dhr keys create --role reader --url ${served.url} --key <admin key>\`)` : '';
-  return new DomainError(error.code, `${heldBy(served)}, and ${need}; none is configured: set DHR_API_KEY or pass --key${reader}. The server said: ${error.message}`);
+  return new DomainError(
+    error.code,
+    `${heldBy(served)}, and ${need}; none is configured: set DHR_API_KEY or pass --key${reader}. The server said: ${error.message}`,
+  );
 }
 
 /** Commands that send themselves to a server with --url: their hint names it. */

@@ -72,12 +72,7 @@ export async function embedWhileServing(
 }
 
 /** The last line: coverage (the store's counts), then what this run did. */
-export function describeCoverage(
-  counts: ServeEmbedResult['coverage'],
-  run: EmbedSummary,
-  targets: EmbeddingTargets,
-  seconds: number,
-): string {
+export function describeCoverage(counts: ServeEmbedResult['coverage'], run: EmbedSummary, targets: EmbeddingTargets, seconds: number): string {
   const models = targets.document.id === targets.passage.id ? targets.document.name : `${targets.document.name} / ${targets.passage.name}`;
   return (
     `embedded ${counts.documents.embedded}/${counts.documents.total} documents and ${counts.passages.embedded}/${counts.passages.total} passages ` +

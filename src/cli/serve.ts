@@ -28,7 +28,12 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
   const { models, targets: embedding } = await shutdown.open(loadEmbedding(db, bulk, { bulkThread: true }), {
     close: ({ models }) => models.close(),
   });
-  console.error(`encoders: ${embedding.encoders.distinct().map((e) => `${e.name} (${e.dimension}-d)`).join(', ')}`);
+  console.error(
+    `encoders: ${embedding.encoders
+      .distinct()
+      .map((e) => `${e.name} (${e.dimension}-d)`)
+      .join(', ')}`,
+  );
   if (options.demo) {
     const loaded = await shutdown.cut(loadDemoCorpus(db, config.ingest, undefined, embedding.encoders.byRole.passage));
     if (loaded > 0) console.error(`demo corpus: loaded ${loaded} Factbook documents`);
@@ -58,12 +63,14 @@ export async function serve(config: Config, options: { demo: boolean }): Promise
   // Whatever is pending (the demo corpus on first start, what an interrupted ingest left) is
   // embedded while the server answers, in small batches that let requests go first
   // (serve-embedding.ts); shutdown stops it between batches and waits for the one in flight.
-  const embedded = embedWhileServing(db, embedding, config, { signal: processStopping }).then(
-    () => undefined,
-    (error: unknown) => console.error(`embedding stopped: ${messageOf(error)}`),
-  ).finally(() => {
-    finishing = false;
-  });
+  const embedded = embedWhileServing(db, embedding, config, { signal: processStopping })
+    .then(
+      () => undefined,
+      (error: unknown) => console.error(`embedding stopped: ${messageOf(error)}`),
+    )
+    .finally(() => {
+      finishing = false;
+    });
   shutdown.onStop(() => embedded);
   return new Promise<number>(() => undefined);
 }

@@ -4,7 +4,11 @@ import { parametersInForce, rollbackSettings, setModeSettings, versionRecord } f
 import { currentSettings, settingsHistory, type SettingsVersion } from '../store/retrieval-settings';
 import { onStore } from './answering';
 
-export type SettingsRequest = { show: true } | { history: number } | { rollback: true } | { set: { mode: string; values: string[]; unset: string[]; note?: string } };
+export type SettingsRequest =
+  | { show: true }
+  | { history: number }
+  | { rollback: true }
+  | { set: { mode: string; values: string[]; unset: string[]; note?: string } };
 
 /** `name=value` as JSON where it parses (numbers, true, false, null), else the text: `documentPassages=top3`. */
 export function parseAssignment(assignment: string): [string, unknown] {
@@ -21,7 +25,12 @@ export function parseAssignment(assignment: string): [string, unknown] {
 
 const shown = (v: SettingsVersion | undefined, config: Config) => ({
   ...versionRecord(v),
-  modes: Object.fromEntries(parametersInForce(v, config.ranking).map((m) => [m.mode, Object.fromEntries(m.parameters.map((p) => [p.name, `${JSON.stringify(p.value)} (${p.source})`]))])),
+  modes: Object.fromEntries(
+    parametersInForce(v, config.ranking).map((m) => [
+      m.mode,
+      Object.fromEntries(m.parameters.map((p) => [p.name, `${JSON.stringify(p.value)} (${p.source})`])),
+    ]),
+  ),
 });
 
 /**

@@ -22,7 +22,13 @@ export async function migrateCommand(config: Config): Promise<number> {
 export async function statsCommand(config: Config): Promise<number> {
   const db = await openMigratedDatabase(config);
   try {
-    const stats = { database: db.kind, location: db.location, ...(await storeStats(db)), pending: { ...(await pendingWork(db)), queued: await queuedIngest(db) }, models: await modelCounts(db) };
+    const stats = {
+      database: db.kind,
+      location: db.location,
+      ...(await storeStats(db)),
+      pending: { ...(await pendingWork(db)), queued: await queuedIngest(db) },
+      models: await modelCounts(db),
+    };
     console.log(JSON.stringify(stats, null, 2));
   } finally {
     await db.close();

@@ -23,7 +23,9 @@ export interface TuneCommandOptions {
 
 /** Labelled questions from a file: each line a question and the passages (by id) or documents (by key) that answer it. */
 async function readLabelled(db: Database, file: string): Promise<PseudoQuestion[]> {
-  const lines = readFileSync(file, 'utf8').split('\n').map((l) => l.trim());
+  const lines = readFileSync(file, 'utf8')
+    .split('\n')
+    .map((l) => l.trim());
   const parsed = lines.flatMap((line, i) => {
     if (!line) return [];
     let row: { question?: unknown; passageIds?: unknown; documentKeys?: unknown };
@@ -40,7 +42,9 @@ async function readLabelled(db: Database, file: string): Promise<PseudoQuestion[
     return [{ question: row.question, ids, keys }];
   });
   const allKeys = [...new Set(parsed.flatMap((p) => p.keys))];
-  const byKey = new Map((await db.query<{ key: string; id: number }>('SELECT key, id FROM documents WHERE key = ANY($1::text[])', [allKeys])).map((r) => [r.key, r.id]));
+  const byKey = new Map(
+    (await db.query<{ key: string; id: number }>('SELECT key, id FROM documents WHERE key = ANY($1::text[])', [allKeys])).map((r) => [r.key, r.id]),
+  );
   return parsed.map((p) => {
     const passages = new Set(p.ids);
     const documents = new Set(p.keys.map((k) => byKey.get(k)).filter((id): id is number => id !== undefined));
@@ -55,7 +59,10 @@ const row = (p: PointScore, kinds: readonly (keyof PointScore['byKind'])[], note
 
 /** The report as Markdown: the questions, the baselines, the grid best first, and the choice. */
 export function formatTuneReport(r: TuneReport): string {
-  const counts = Object.entries(r.questions).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(', ');
+  const counts = Object.entries(r.questions)
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
   const total = Object.values(r.questions).reduce((a, b) => a + b, 0);
   const kinds = Object.keys(r.current.byKind) as (keyof PointScore['byKind'])[];
   const lines = [
@@ -86,7 +93,9 @@ function budgetLines(r: TuneReport): string[] {
     '',
     `| passageBudget | MRR@20 | recall@${BUDGET_RECALL_DEPTH} % | |`,
     '|---|---:|---:|---|',
-    ...b.points.map((p) => `| ${p.values.passageBudget ?? 'none'} | ${p.mrr.toFixed(3)} | ${pct(p.recall)} | ${p.values.passageBudget === b.chosen ? 'chosen' : ''} |`),
+    ...b.points.map(
+      (p) => `| ${p.values.passageBudget ?? 'none'} | ${p.mrr.toFixed(3)} | ${pct(p.recall)} | ${p.values.passageBudget === b.chosen ? 'chosen' : ''} |`,
+    ),
     '',
     `budget ${b.chosen === inForce ? 'stays' : 'changes'}: ${b.reason}`,
   ];

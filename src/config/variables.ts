@@ -108,7 +108,12 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
     description:
       "largest passage in words (changing it changes content hashes, so re-ingest re-splits); passages are also split to the passage encoder's token budget",
   },
-  { name: 'MAX_DOCUMENT_BYTES', group: 'ingest', default: '`2000000`', description: 'largest text a document stores (a source may hold 8 × it of markup; a source whose text is over it is ingested up to it, with a warning)' },
+  {
+    name: 'MAX_DOCUMENT_BYTES',
+    group: 'ingest',
+    default: '`2000000`',
+    description: 'largest text a document stores (a source may hold 8 × it of markup; a source whose text is over it is ingested up to it, with a warning)',
+  },
   { name: 'MAX_INGEST_BATCH', group: 'ingest', default: '`1000`', description: 'most documents in one `ingestDocuments`' },
   {
     name: 'INGEST_JOB_DOCUMENTS',

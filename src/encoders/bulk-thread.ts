@@ -135,7 +135,10 @@ class CorpusThread {
   async close(): Promise<void> {
     const worker = this.worker;
     this.worker = undefined;
-    await worker?.then((w) => w.terminate(), () => undefined);
+    await worker?.then(
+      (w) => w.terminate(),
+      () => undefined,
+    );
   }
 }
 

@@ -53,7 +53,11 @@ export class OnnxSessions {
     private readonly shared: boolean,
   ) {}
 
-  static async open(model: string, path: string, options: OnnxSessionOptions & { graphOptimizationLevel?: GraphOptimizationLevel } = {}): Promise<OnnxSessions> {
+  static async open(
+    model: string,
+    path: string,
+    options: OnnxSessionOptions & { graphOptimizationLevel?: GraphOptimizationLevel } = {},
+  ): Promise<OnnxSessions> {
     const common = { allowSpinning: options.allowSpinning ?? false, graphOptimizationLevel: options.graphOptimizationLevel };
     const queryThreads = options.queryThreads ?? DEFAULT_QUERY_THREADS;
     const bulkThreads = options.intraOpThreads ?? 0;
@@ -74,6 +78,12 @@ export class OnnxSessions {
   async release(): Promise<void> {
     const bulk = this.bulkSession;
     this.bulkSession = undefined;
-    await Promise.all([this.query.release(), bulk?.then((s) => s.release(), () => undefined)]);
+    await Promise.all([
+      this.query.release(),
+      bulk?.then(
+        (s) => s.release(),
+        () => undefined,
+      ),
+    ]);
   }
 }

@@ -32,9 +32,16 @@ export function goalSentences(a: AdapterEvaluation): string[] {
 }
 
 function trainingLine(run: TrainedRun, t: AdapterTraining): string {
-  const kinds = Object.entries(t.kinds).map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
+  const kinds =
+    Object.entries(t.kinds)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ') || 'none';
   const head = `- **${run}**: ${t.pairs} pairs (${kinds}); pairs built in ${t.pairSeconds} s, trained in ${t.trainSeconds} s`;
-  const scanned = t.scanned ? `; sampled from ${Object.entries(t.scanned).map(([k, n]) => `${n} ${k}`).join(', ')} candidates` : '';
+  const scanned = t.scanned
+    ? `; sampled from ${Object.entries(t.scanned)
+        .map(([k, n]) => `${n} ${k}`)
+        .join(', ')} candidates`
+    : '';
   const positives = t.positives
     ? `; positives: ${t.positives.answerString} by answer string, ${t.positives.denseTop} dense top of the gold documents${t.positives.dropped ? `, ${t.positives.dropped} questions without a gold document dropped` : ''}`
     : '';
@@ -48,7 +55,10 @@ function trainingLine(run: TrainedRun, t: AdapterTraining): string {
 
 export function adapterSection(a: AdapterEvaluation): string {
   const runs = ADAPTER_RUNS.filter((r) => a.modes.some((m) => a.scores[m]?.[r]));
-  const head = ['mode', ...runs.flatMap((r) => (r === 'none' ? [`${r} Top-1`, `${r} Top-5`, `${r} Top-20`] : [`${r} Top-1`, `${r} Top-5`, `${r} Top-20`, `${r} Δ20`]))];
+  const head = [
+    'mode',
+    ...runs.flatMap((r) => (r === 'none' ? [`${r} Top-1`, `${r} Top-5`, `${r} Top-20`] : [`${r} Top-1`, `${r} Top-5`, `${r} Top-20`, `${r} Δ20`])),
+  ];
   const rows = a.modes.map((mode) => {
     const cells = [mode === DEFAULT_MODE ? `**${mode}** (default)` : mode];
     for (const run of runs) {
@@ -70,7 +80,9 @@ Adapters trained with ${a.settings.training}: **mined** on pairs mined from the 
 | ${head.map((_, i) => (i === 0 ? '---' : '---:')).join(' | ')} |
 ${rows.join('\n')}
 
-${goalSentences(a).map((s) => `- ${s}`).join('\n')}
+${goalSentences(a)
+  .map((s) => `- ${s}`)
+  .join('\n')}
 
 Training records:
 

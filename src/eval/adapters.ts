@@ -154,7 +154,10 @@ export async function evaluateAdapters(
   };
   const sources: Record<TrainedRun, { pairs: TrainingPair[]; record: Omit<AdapterTraining, 'levels' | 'trainSeconds'> }> = {
     mined: { pairs: mined, record: { pairs: mined.length, kinds: kindsOf(mined, false), scanned: sample.scanned, pairSeconds: minedSeconds } },
-    labels: { pairs: labels.pairs, record: { pairs: labels.pairs.length, kinds: kindsOf(labels.pairs, true), positives: labels.positives, pairSeconds: labelSeconds } },
+    labels: {
+      pairs: labels.pairs,
+      record: { pairs: labels.pairs.length, kinds: kindsOf(labels.pairs, true), positives: labels.positives, pairSeconds: labelSeconds },
+    },
     both: {
       pairs: [...mined, ...labels.pairs],
       record: {

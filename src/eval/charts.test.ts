@@ -13,7 +13,18 @@ describe('charts render to SVG without a browser', () => {
   });
 
   it('marks the chosen parameter with a rule', async () => {
-    const svg = await renderSvg(curveChart('λ', 'λ', [{ x: 0, value: 0.2, series: 'Top-20' }, { x: 1, value: 0.4, series: 'Top-20' }], 'score', 0.5));
+    const svg = await renderSvg(
+      curveChart(
+        'λ',
+        'λ',
+        [
+          { x: 0, value: 0.2, series: 'Top-20' },
+          { x: 1, value: 0.4, series: 'Top-20' },
+        ],
+        'score',
+        0.5,
+      ),
+    );
     expect(svg).toContain('mark-rule');
   });
 });

@@ -198,28 +198,38 @@ export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: E
       const r = judge === 'stage' ? s.stage! : judge === 'section' ? s.section! : judged(s, mode, target)!;
       points.push({ params, top: r.top, mrr20: r.mrr20 });
     }
-    const judgedBy = { stage: 'document-stage recall', section: `section Top-k, over the ${devWithSections} questions with a gold section`, target: `${target} Top-k` }[judge];
+    const judgedBy = {
+      stage: 'document-stage recall',
+      section: `section Top-k, over the ${devWithSections} questions with a gold section`,
+      target: `${target} Top-k`,
+    }[judge];
     const result = { mode, varied, judged: `${judgedBy} (dev)`, points, best: bestPoint(points, judge === 'stage') };
     log(`  ${mode} ${varied}: best ${JSON.stringify(result.best.params)} (Top-20 ${result.best.top['20']}, MRR@20 ${result.best.mrr20})`);
     sweeps.push(result);
     return result;
   };
   const bm25 = (over: Partial<Bm25Settings>) => ({ ...DEFAULT_BM25, ...over });
-  await devSweep('LEXICAL', 'BM25 k1, b', BM25_K1.flatMap((k1) => BM25_B.map((b) => ({ bm25: bm25({ k1, b }), params: { k1, b } }))));
+  await devSweep(
+    'LEXICAL',
+    'BM25 k1, b',
+    BM25_K1.flatMap((k1) => BM25_B.map((b) => ({ bm25: bm25({ k1, b }), params: { k1, b } }))),
+  );
   await devSweep(
     'LEXICAL_DOCUMENTS',
     'BM25F summary weight',
     SUMMARY_WEIGHTS.map((w) => ({ bm25: bm25({ summaryWeight: w }), params: { summaryWeight: w } })),
     'stage',
   );
-  const alphaFlat = await devSweep('HYBRID', 'alpha', ALPHAS.map((alpha) => ({ alpha, params: { alpha } })));
+  const alphaFlat = await devSweep(
+    'HYBRID',
+    'alpha',
+    ALPHAS.map((alpha) => ({ alpha, params: { alpha } })),
+  );
   // The dense document score (summary vector vs best passage), judged by the document stage.
   const shares = await devSweep(
     DEFAULT_MODE,
     'summary share of the dense document score, alpha',
-    SUMMARY_SHARES.flatMap((summaryShare) =>
-      STAGE_ALPHAS.map((documentAlpha) => ({ summaryShare, documentAlpha, params: { summaryShare, documentAlpha } })),
-    ),
+    SUMMARY_SHARES.flatMap((summaryShare) => STAGE_ALPHAS.map((documentAlpha) => ({ summaryShare, documentAlpha, params: { summaryShare, documentAlpha } }))),
     'stage',
   );
   // The same from passages over every passage of a candidate: the mean of its top 3,
@@ -310,7 +320,9 @@ export async function evaluate(dataset: EvalDataset, corpus: Corpus, settings: E
     modes[mode] = scoreOutcomes(outcomes);
     const s = judged(modes[mode]!, mode, target);
     const stage = modes[mode]!.stage;
-    log(`  ${mode}: Top-1/5/20/100 ${KS_TEXT(s?.top)}${stage ? `, stage recall@20/100 ${KS_TEXT(stage.top)}` : ''}, p50 ${modes[mode]!.latencyMs.p50.toFixed(1)} ms`);
+    log(
+      `  ${mode}: Top-1/5/20/100 ${KS_TEXT(s?.top)}${stage ? `, stage recall@20/100 ${KS_TEXT(stage.top)}` : ''}, p50 ${modes[mode]!.latencyMs.p50.toFixed(1)} ms`,
+    );
   }
   let highlights: HighlightScores | undefined;
   if (target === 'answer') {

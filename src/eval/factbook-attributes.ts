@@ -33,7 +33,12 @@ export function buildFactbookAttributes(): EvalDataset {
     const [form, [group, field]] = ATTRIBUTE_FORMS[createHash('sha256').update(d.key!).digest()[0] % ATTRIBUTE_FORMS.length];
     const has = (d.sections ?? []).some((s) => s.title === group && (s.sections ?? []).some((c) => c.title === field));
     if (!has) continue;
-    questions.push({ id: `attribute/${d.key}`, question: form.replace('{X}', d.title!), goldDocuments: [d.key!], goldSections: [{ document: d.key!, path: [group, field] }] });
+    questions.push({
+      id: `attribute/${d.key}`,
+      question: form.replace('{X}', d.title!),
+      goldDocuments: [d.key!],
+      goldSections: [{ document: d.key!, path: [group, field] }],
+    });
   }
   return {
     name: 'factbook-attributes',

@@ -76,12 +76,21 @@ export async function runEvaluation(options: EvalCommandOptions): Promise<string
     const reuse = options.reuseSweepsFrom ? reusableSweeps(options.reuseSweepsFrom, buildReport(dataset, corpus, EMPTY_OUTCOME, settings, 0)) : undefined;
     const outcome = await evaluate(dataset, corpus, { ...settings, log: options.log, reuse, skipSweeps: options.skipSweeps });
     const adapters = options.adapters ? await evaluateAdapters(dataset, corpus, outcome, { log: options.log }) : undefined;
-    const selfTuned = options.selfTune ? await evaluateSelfTuned(dataset, corpus, outcome, { ...options.selfTune, k1: options.k1, k2: options.k2, log: options.log }) : undefined;
+    const selfTuned = options.selfTune
+      ? await evaluateSelfTuned(dataset, corpus, outcome, { ...options.selfTune, k1: options.k1, k2: options.k2, log: options.log })
+      : undefined;
     const q = options.questionEncoder;
-    const questionEncoder = q ? await evaluateQuestionEncoder(dataset, corpus, outcome, q.folder, { roles: q.roles, threads: options.encoderThreads, log: options.log }) : undefined;
+    const questionEncoder = q
+      ? await evaluateQuestionEncoder(dataset, corpus, outcome, q.folder, { roles: q.roles, threads: options.encoderThreads, log: options.log })
+      : undefined;
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     // Not in report.settings: reusableSweeps compares those, and the adapters do not touch the sweeps.
-    const report = { ...buildReport(dataset, corpus, outcome, settings, seconds), ...(adapters ? { adapters } : {}), ...(selfTuned ? { selfTuned } : {}), ...(questionEncoder ? { questionEncoder } : {}) };
+    const report = {
+      ...buildReport(dataset, corpus, outcome, settings, seconds),
+      ...(adapters ? { adapters } : {}),
+      ...(selfTuned ? { selfTuned } : {}),
+      ...(questionEncoder ? { questionEncoder } : {}),
+    };
     if (options.commandFlags) report.command += ` -- ${options.commandFlags}`;
     return await writeReport(report, options.outDir);
   } finally {
@@ -100,7 +109,13 @@ export function reusableSweeps(file: string, current: EvalReport): EvalSettings[
   const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
   const { ingestSeconds: _a, embedSeconds: _b, ...corpusNow } = current.corpus;
   const { ingestSeconds: _c, embedSeconds: _d, ...corpusThen } = earlier.corpus;
-  if (earlier.dataset !== current.dataset || !same(corpusNow, corpusThen) || !same(earlier.models, current.models) || !same(earlier.stats, current.stats) || !same(earlier.settings, current.settings)) {
+  if (
+    earlier.dataset !== current.dataset ||
+    !same(corpusNow, corpusThen) ||
+    !same(earlier.models, current.models) ||
+    !same(earlier.stats, current.stats) ||
+    !same(earlier.settings, current.settings)
+  ) {
     throw new Error(`${file} was not run on this corpus, model and settings; its sweeps cannot be reused`);
   }
   return { lambdaSweep: earlier.lambdaSweep, sweeps: earlier.sweeps };

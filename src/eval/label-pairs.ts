@@ -30,7 +30,11 @@ const ENCODE_BATCH = 64;
  * (answer-judged sets), no passage or document of a gold document among the BM25 and document
  * negatives. Kind "feedback": a judged question, the nearest kind of the pair contract.
  */
-export async function labelPairs(corpus: Corpus, questions: readonly EvalQuestion[], seed: number): Promise<{ pairs: TrainingPair[]; positives: LabelPositives }> {
+export async function labelPairs(
+  corpus: Corpus,
+  questions: readonly EvalQuestion[],
+  seed: number,
+): Promise<{ pairs: TrainingPair[]; positives: LabelPositives }> {
   const idOfKey = new Map([...corpus.documentKeys].map(([id, key]) => [key, id]));
   const passagesOf = new Map<string, number[]>();
   for (const [id, p] of corpus.passages) {
@@ -44,7 +48,10 @@ export async function labelPairs(corpus: Corpus, questions: readonly EvalQuestio
   const pairs: TrainingPair[] = [];
   for (let i = 0; i < questions.length; i += ENCODE_BATCH) {
     const batch = questions.slice(i, i + ENCODE_BATCH);
-    const { vectors } = await encoder.encode(batch.map((q) => q.question), 'questionPassage');
+    const { vectors } = await encoder.encode(
+      batch.map((q) => q.question),
+      'questionPassage',
+    );
     for (const [j, q] of batch.entries()) {
       const gold = new Set(q.goldDocuments.filter((k) => idOfKey.has(k)));
       const all = [...gold].flatMap((k) => passagesOf.get(k) ?? []);

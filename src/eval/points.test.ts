@@ -2,7 +2,15 @@ import { parsePoint, pointTarget, scoreOutcomes } from './points';
 import type { QuestionOutcome } from './run';
 import type { EvalDataset } from './types';
 
-const outcome = (docRank: number | null, sectionRank: number | null, answerRank?: number | null): QuestionOutcome => ({ id: 'q', docRank, sectionRank, answerRank, ms: 1, top: [], hits: {} });
+const outcome = (docRank: number | null, sectionRank: number | null, answerRank?: number | null): QuestionOutcome => ({
+  id: 'q',
+  docRank,
+  sectionRank,
+  answerRank,
+  ms: 1,
+  top: [],
+  hits: {},
+});
 
 describe('dhr eval --points', () => {
   it('takes a JSON object of ranking parameters and refuses what a question would be refused, naming it', () => {

@@ -37,7 +37,8 @@ export function parsePoint(text: string): PointInput {
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`--points takes a JSON object, got ${text}`);
   const { mode, k1, k2, ...ranking } = value as Record<string, unknown>;
-  if (mode !== undefined && !(typeof mode === 'string' && mode in MODES)) throw new Error(`--points: unknown mode ${JSON.stringify(mode)}; known: ${Object.keys(MODES).join(', ')}`);
+  if (mode !== undefined && !(typeof mode === 'string' && mode in MODES))
+    throw new Error(`--points: unknown mode ${JSON.stringify(mode)}; known: ${Object.keys(MODES).join(', ')}`);
   const problem = rankingProblem(ranking as RankingLayer);
   if (problem) throw new Error(`--points: ${problem.message}`);
   return value as PointInput;
@@ -52,14 +53,21 @@ export const pointTarget = (dataset: EvalDataset): PointTarget =>
   dataset.questions.some((q) => q.answers) ? 'answer' : dataset.questions.every((q) => q.goldSections.length > 0) ? 'section' : 'document';
 
 export function scoreOutcomes(point: string, outcomes: QuestionOutcome[], target: PointTarget): PointRow {
-  const ranks = outcomes.map((o) => (target === 'answer' ? o.answerRank ?? null : target === 'section' ? o.sectionRank ?? null : o.docRank));
+  const ranks = outcomes.map((o) => (target === 'answer' ? (o.answerRank ?? null) : target === 'section' ? (o.sectionRank ?? null) : o.docRank));
   const first = outcomes.filter((o) => o.docRank === 1 && o.sectionRank !== undefined);
   return {
     point,
     top: { '1': hitAtK(ranks, 1) * 100, '5': hitAtK(ranks, 5) * 100, '20': hitAtK(ranks, 20) * 100 },
-    document1: hitAtK(outcomes.map((o) => o.docRank), 1) * 100,
+    document1:
+      hitAtK(
+        outcomes.map((o) => o.docRank),
+        1,
+      ) * 100,
     sectionGivenDocument: first.length === 0 ? null : pct(first.filter((o) => o.sectionRank === 1).length, first.length),
-    p50Ms: percentile(outcomes.map((o) => o.ms), 50),
+    p50Ms: percentile(
+      outcomes.map((o) => o.ms),
+      50,
+    ),
   };
 }
 
@@ -93,7 +101,10 @@ export function pointsMarkdown(dataset: EvalDataset, split: Split, result: Await
     '',
     `| point | Top-1 | Top-5 | Top-20 | document@1 | section first, document first | p50 ms |`,
     '|---|---:|---:|---:|---:|---:|---:|',
-    ...result.rows.map((r) => `| \`${r.point}\` | ${f(r.top['1'])} | ${f(r.top['5'])} | ${f(r.top['20'])} | ${f(r.document1)} | ${f(r.sectionGivenDocument)} | ${r.p50Ms.toFixed(0)} |`),
+    ...result.rows.map(
+      (r) =>
+        `| \`${r.point}\` | ${f(r.top['1'])} | ${f(r.top['5'])} | ${f(r.top['20'])} | ${f(r.document1)} | ${f(r.sectionGivenDocument)} | ${r.p50Ms.toFixed(0)} |`,
+    ),
     '',
   ];
   return lines.join('\n');

@@ -26,7 +26,18 @@ const PROSE_FIELDS: ReadonlyArray<[string, string]> = [
   ['Government', 'Flag description'],
   ['Transnational Issues', 'Disputes - international'],
 ];
-export const PINO_DOCS = ['api.md', 'asynchronous.md', 'child-loggers.md', 'redaction.md', 'transports.md', 'lts.md', 'help.md', 'browser.md', 'web.md', 'pretty.md'] as const;
+export const PINO_DOCS = [
+  'api.md',
+  'asynchronous.md',
+  'child-loggers.md',
+  'redaction.md',
+  'transports.md',
+  'lts.md',
+  'help.md',
+  'browser.md',
+  'web.md',
+  'pretty.md',
+] as const;
 
 /** One hand-written question: the document, the question, the gold span, and the span's type. */
 export interface ProseQuestion {

@@ -42,7 +42,9 @@ export function buildPyapi(cacheDir: string, root = debianPackage('python3.11-do
     if (!module) continue;
     modules++;
     const asked = all
-      .filter((t): t is RstTarget & { object: NonNullable<RstTarget['object']> } => t.kind === 'object' && t.object !== undefined && t.object.directive in FORMS)
+      .filter(
+        (t): t is RstTarget & { object: NonNullable<RstTarget['object']> } => t.kind === 'object' && t.object !== undefined && t.object.directive in FORMS,
+      )
       .filter((t) => t.name.startsWith(`${module}.`) && !t.name.slice(module.length + 1).includes('.'))
       // A signature with its arguments, "name(…)", is what the answer's passage holds and few others
       // do; a bare name ("error") occurs all over its page, and a wrapped signature's later lines
@@ -66,7 +68,13 @@ export function buildPyapi(cacheDir: string, root = debianPackage('python3.11-do
     description: 'Python 3.11 documentation (the pydocs corpus) with entity–attribute questions: a module named, one of its objects asked about',
     documents,
     questions,
-    stats: { corpusDocuments: documents.length, modulePages: modules, objectsAskable: objects, questions: questions.length, questionsWithGoldSection: questions.filter((q) => q.goldSections.length > 0).length },
+    stats: {
+      corpusDocuments: documents.length,
+      modulePages: modules,
+      objectsAskable: objects,
+      questions: questions.length,
+      questionsWithGoldSection: questions.filter((q) => q.goldSections.length > 0).length,
+    },
     notes: [],
   };
 }

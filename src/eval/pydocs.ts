@@ -16,8 +16,24 @@ import type { EvalDataset, EvalQuestion, GoldSection } from './types';
 const SOURCES = 'usr/share/doc/python3.11/html/_sources';
 /** Roles that name a Python or C object (or an option, an environment variable). */
 const OBJECT_ROLES = new Set([
-  'func', 'meth', 'class', 'exc', 'data', 'attr', 'const', 'obj', 'envvar', 'option', 'opcode',
-  'c:func', 'c:type', 'c:data', 'c:macro', 'c:member', 'c:var', 'c:struct',
+  'func',
+  'meth',
+  'class',
+  'exc',
+  'data',
+  'attr',
+  'const',
+  'obj',
+  'envvar',
+  'option',
+  'opcode',
+  'c:func',
+  'c:type',
+  'c:data',
+  'c:macro',
+  'c:member',
+  'c:var',
+  'c:struct',
 ]);
 
 export const docKey = (docName: string): string => `pydocs/${docName}`;
@@ -114,7 +130,11 @@ function questionSections(sections: SectionInput[], parents: string[] = []): Arr
   return out;
 }
 
-const slug = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+const slug = (s: string) =>
+  s
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '');
 
 /** The corpus of the Python docs: every non-FAQ source that has text, links resolved to the corpus; the FAQ's sections and every document's targets beside it. */
 export interface PydocsCorpus {

@@ -79,7 +79,6 @@ export interface Corpus {
   close(): Promise<void>;
 }
 
-
 /** Where a cached corpus lives: one folder per data set, ingest settings and models. */
 function cacheFolder(dataset: EvalDataset, setup: RunSetup): string | undefined {
   if (!setup.corpusCacheDir) return undefined;
@@ -221,7 +220,11 @@ export async function runQuestions(corpus: Corpus, questions: readonly EvalQuest
     if (q.goldSections.length > 0) outcome.sectionRank = firstHitRank(passages, (p) => inSection(p, q.goldSections));
     if (q.answers) outcome.answerRank = firstHitRank(passages, (p) => hasAnswer(p.text, q.answers!));
     const at = (rank: number | null | undefined) => (rank ? passages[rank - 1] : undefined);
-    for (const [kind, rank] of [['document', outcome.docRank], ['section', outcome.sectionRank], ['answer', outcome.answerRank]] as const) {
+    for (const [kind, rank] of [
+      ['document', outcome.docRank],
+      ['section', outcome.sectionRank],
+      ['answer', outcome.answerRank],
+    ] as const) {
       const hit = at(rank);
       if (hit) outcome.hits[kind] = hit;
     }

@@ -1,7 +1,11 @@
 import { devFavours } from './self-tuned';
 import type { RankScores } from './scores';
 
-const scores = (mrr20: number, top1: number, top20: number, top100 = 1): RankScores => ({ questions: 10, top: { '1': top1, '5': 0.5, '20': top20, '100': top100 }, mrr20 });
+const scores = (mrr20: number, top1: number, top20: number, top100 = 1): RankScores => ({
+  questions: 10,
+  top: { '1': top1, '5': 0.5, '20': top20, '100': top100 },
+  mrr20,
+});
 
 describe('which of the defaults and the self-tuned settings the dev split favours', () => {
   it('judges by MRR@20, then Top-20, then Top-1, and calls equal scores a tie', () => {

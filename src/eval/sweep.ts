@@ -28,11 +28,5 @@ export function fineGrid(center: number): number[] {
 /** The best point by Top-20, then MRR@20, then nearness to 1, then the smaller λ. */
 export function bestLambda(points: readonly LambdaPoint[]): LambdaPoint {
   if (points.length === 0) throw new Error('no λ points');
-  return [...points].sort(
-    (a, b) =>
-      b.top20 - a.top20 ||
-      b.mrr20 - a.mrr20 ||
-      Math.abs(a.lambda - 1) - Math.abs(b.lambda - 1) ||
-      a.lambda - b.lambda,
-  )[0];
+  return [...points].sort((a, b) => b.top20 - a.top20 || b.mrr20 - a.mrr20 || Math.abs(a.lambda - 1) - Math.abs(b.lambda - 1) || a.lambda - b.lambda)[0];
 }

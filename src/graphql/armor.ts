@@ -134,13 +134,7 @@ function costEstimator(schema: GraphQLSchema): ComplexityEstimator {
     // nodes(ids): one item per id.
     if (Array.isArray(args.ids)) sizes.push(args.ids.length);
     const items =
-      sizes.length > 0
-        ? Math.max(1, ...sizes)
-        : isListType(getNullableType(field.type))
-          ? pageTypes.has(type.name)
-            ? 1
-            : UNSIZED_LIST_ESTIMATE
-          : 1;
+      sizes.length > 0 ? Math.max(1, ...sizes) : isListType(getNullableType(field.type)) ? (pageTypes.has(type.name) ? 1 : UNSIZED_LIST_ESTIMATE) : 1;
     return 1 + items * childComplexity;
   };
   estimators.set(schema, estimator);

@@ -13,9 +13,7 @@ export const authChecker: AuthChecker<Context, Role> = ({ context, info }, roles
   const field = info.fieldName;
   const principal = context.principal;
   if (!principal) {
-    throw unauthenticated(
-      `${field} needs an API key${roles.length ? ` with the ${roles.join(' or ')} role` : ''}: send "Authorization: Bearer <key>"`,
-    );
+    throw unauthenticated(`${field} needs an API key${roles.length ? ` with the ${roles.join(' or ')} role` : ''}: send "Authorization: Bearer <key>"`);
   }
   if (roles.length > 0 && !roles.includes(principal.role)) {
     throw forbidden(`${field} needs the ${roles.join(' or ')} role; key "${principal.name}" has the ${principal.role} role`);

@@ -47,7 +47,11 @@ export function databaseFaultError(fault: Exclude<DatabaseFault, 'storage'>, sta
     );
   }
   if (fault === 'busy') {
-    return refusalError(ErrorCode.OVERLOADED, 'the server is busy: every database connection (DB_POOL_MAX) stayed in use while this request waited; retry shortly', placed);
+    return refusalError(
+      ErrorCode.OVERLOADED,
+      'the server is busy: every database connection (DB_POOL_MAX) stayed in use while this request waited; retry shortly',
+      placed,
+    );
   }
   return refusalError(ErrorCode.SERVICE_UNAVAILABLE, 'the database is unavailable; retry shortly', placed);
 }

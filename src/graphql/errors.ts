@@ -77,7 +77,12 @@ export interface RefusalOptions extends DomainErrorOptions {
 export function refusalError(code: ErrorCode, message: string, options: RefusalOptions = {}): GraphQLError {
   const { from, originalError, refusesRequest = true } = options;
   const http = httpExtension(code, options.details, refusesRequest);
-  return newGraphQLError(message, { nodes: from?.nodes, path: from?.path, originalError, extensions: { ...extensionsOf(code, options), ...(http ? { http } : {}) } });
+  return newGraphQLError(message, {
+    nodes: from?.nodes,
+    path: from?.path,
+    originalError,
+    extensions: { ...extensionsOf(code, options), ...(http ? { http } : {}) },
+  });
 }
 
 function newGraphQLError(message: string, options: GraphQLErrorOptions): GraphQLError {
@@ -105,7 +110,11 @@ export function formatError(formatted: GraphQLFormattedError, error: unknown): G
   const { stacktrace: _, ...extensions } = formatted.extensions ?? {};
   const stacktrace = original instanceof Error ? original.stack?.split('\n') : undefined;
   if (original instanceof DomainError) {
-    return { ...formatted, message: original.message, extensions: { ...extensions, ...extensionsOf(original.code, original), ...(debug() ? { stacktrace } : {}) } };
+    return {
+      ...formatted,
+      message: original.message,
+      extensions: { ...extensions, ...extensionsOf(original.code, original), ...(debug() ? { stacktrace } : {}) },
+    };
   }
   // Codes GraphQL and Apollo set themselves (validation, parsing, variables) are meant for clients.
   const code = extensions.code;

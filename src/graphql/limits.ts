@@ -43,10 +43,7 @@ export function checkOperationLimits(
     throw refusalError(ErrorCode.QUERY_TOO_COSTLY, `query has ${m.directives} directives, over the limit of ${limits.maxDirectives} (MAX_DIRECTIVES)`);
   }
   if (m.tooManyNodes) {
-    throw refusalError(
-      ErrorCode.QUERY_TOO_COSTLY,
-      `query selects more than ${limits.maxQueryNodes} fields once its fragments are expanded (MAX_QUERY_NODES)`,
-    );
+    throw refusalError(ErrorCode.QUERY_TOO_COSTLY, `query selects more than ${limits.maxQueryNodes} fields once its fragments are expanded (MAX_QUERY_NODES)`);
   }
   if (m.cost !== undefined && m.cost > limits.maxQueryCost) {
     throw refusalError(

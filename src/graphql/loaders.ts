@@ -33,24 +33,14 @@ const passagePageKey = (k: PassagePageKey): string => `${k.documentId}:${k.after
 /** One set per request: every nested field batches into one statement per level. */
 export function createLoaders(db: Database) {
   return {
-    document: new DataLoader<number, DocumentRow | null>(async (ids) =>
-      byKey(ids, await reads.documentsByIds(db, ids), (r) => r.id),
-    ),
-    documentByKey: new DataLoader<string, DocumentRow | null>(async (keys) =>
-      byKey(keys, await reads.documentsByKeys(db, keys), (r) => r.key),
-    ),
-    section: new DataLoader<number, SectionRow | null>(async (ids) =>
-      byKey(ids, await reads.sectionsByIds(db, ids), (r) => r.id),
-    ),
-    tocByDocument: new DataLoader<number, SectionRow[]>(async (ids) =>
-      groupBy(ids, await reads.sectionsByDocumentIds(db, ids), (r) => r.documentId),
-    ),
+    document: new DataLoader<number, DocumentRow | null>(async (ids) => byKey(ids, await reads.documentsByIds(db, ids), (r) => r.id)),
+    documentByKey: new DataLoader<string, DocumentRow | null>(async (keys) => byKey(keys, await reads.documentsByKeys(db, keys), (r) => r.key)),
+    section: new DataLoader<number, SectionRow | null>(async (ids) => byKey(ids, await reads.sectionsByIds(db, ids), (r) => r.id)),
+    tocByDocument: new DataLoader<number, SectionRow[]>(async (ids) => groupBy(ids, await reads.sectionsByDocumentIds(db, ids), (r) => r.documentId)),
     childrenBySection: new DataLoader<number, SectionRow[]>(async (ids) =>
       groupBy(ids, await reads.childrenBySectionIds(db, ids), (r) => r.parentId as number),
     ),
-    passage: new DataLoader<number, PassageRow | null>(async (ids) =>
-      byKey(ids, await reads.passagesByIds(db, ids), (r) => r.id),
-    ),
+    passage: new DataLoader<number, PassageRow | null>(async (ids) => byKey(ids, await reads.passagesByIds(db, ids), (r) => r.id)),
     passagesBySection: new DataLoader<number, PassageRow[]>(async (ids) =>
       groupBy(ids, await reads.passagesBySectionIds(db, ids), (r) => r.sectionId as number),
     ),
@@ -79,9 +69,7 @@ export function createLoaders(db: Database) {
     passageCount: new DataLoader<number, number>(async (ids) =>
       byKey(ids, await reads.passageCountsByDocumentIds(db, ids), (r) => r.documentId).map((r) => r?.n ?? 0),
     ),
-    outgoingLinks: new DataLoader<number, LinkRow[]>(async (ids) =>
-      groupBy(ids, await reads.outgoingLinksByDocumentIds(db, ids), (r) => r.documentId),
-    ),
+    outgoingLinks: new DataLoader<number, LinkRow[]>(async (ids) => groupBy(ids, await reads.outgoingLinksByDocumentIds(db, ids), (r) => r.documentId)),
     incomingLinks: new DataLoader<number, LinkRow[]>(async (ids) =>
       groupBy(ids, await reads.incomingLinksByDocumentIds(db, ids), (r) => r.targetDocumentId as number),
     ),

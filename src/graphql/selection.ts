@@ -70,7 +70,10 @@ function documentColumns(fields: Iterable<string>): DocumentField[] {
 /** The columns `retrieve`'s selection (this field's node in info) reads of the ranked rows. */
 export function retrieveRowFetch(info: Pick<GraphQLResolveInfo, 'fieldNodes' | 'fragments'>): RowFetch {
   const f = info.fragments;
-  const top = fieldsOf(info.fieldNodes.map((n: FieldNode) => n.selectionSet), f);
+  const top = fieldsOf(
+    info.fieldNodes.map((n: FieldNode) => n.selectionSet),
+    f,
+  );
   const scoredPassage = fieldsOf(top.get('passages') ?? [], f);
   const scoredDocument = fieldsOf(top.get('documents') ?? [], f);
   const fetch: RowFetch = {};

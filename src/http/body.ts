@@ -2,11 +2,11 @@ import type { IncomingMessage } from 'node:http';
 import { DomainError, ErrorCode } from '../errors';
 
 export class BodyTooLargeError extends DomainError {
-  constructor(readonly limit: number, readonly size: number | undefined) {
-    super(
-      ErrorCode.PAYLOAD_TOO_LARGE,
-      `request body ${size !== undefined ? `of ${size} bytes ` : ''}is over the limit of ${limit} bytes (MAX_BODY_BYTES)`,
-    );
+  constructor(
+    readonly limit: number,
+    readonly size: number | undefined,
+  ) {
+    super(ErrorCode.PAYLOAD_TOO_LARGE, `request body ${size !== undefined ? `of ${size} bytes ` : ''}is over the limit of ${limit} bytes (MAX_BODY_BYTES)`);
   }
 }
 

@@ -94,7 +94,10 @@ export function readinessCheck(
     report.migrations = missing.length === 0 ? 'ok' : { missing };
     if (missing.length === 0) {
       if (!lastCounts || Date.now() - lastCounts.at > PENDING_REUSE_MS) {
-        const value = await withDeadline(counts(probing).catch(() => undefined), READY_DEADLINE_MS);
+        const value = await withDeadline(
+          counts(probing).catch(() => undefined),
+          READY_DEADLINE_MS,
+        );
         if (value !== TIMED_OUT && value !== undefined) lastCounts = { at: Date.now(), ...value };
       }
       if (lastCounts) {

@@ -42,10 +42,21 @@ describe('factbook', () => {
     const capital = de.sections.find((s) => s.titlePath.join(' > ') === 'Germany > Government > Capital');
     expect(capital).toBeDefined();
     expect(capital!.depth).toBe(2);
-    const text = de.passages.filter((p) => p.sectionPosition === capital!.position).map((p) => p.text).join(' ');
+    const text = de.passages
+      .filter((p) => p.sectionPosition === capital!.position)
+      .map((p) => p.text)
+      .join(' ');
     expect(text).toContain('name: Berlin');
     expect(de.sections.filter((s) => s.depth === 1).map((s) => s.title)).toEqual([
-      'Geography', 'People and Society', 'Government', 'Economy', 'Energy', 'Communications', 'Transportation', 'Military', 'Transnational Issues',
+      'Geography',
+      'People and Society',
+      'Government',
+      'Economy',
+      'Energy',
+      'Communications',
+      'Transportation',
+      'Military',
+      'Transnational Issues',
     ]);
   });
 
@@ -112,6 +123,11 @@ describe('factbook', () => {
 
   it('honours limit and regions', () => {
     const some = readFactbook({ regions: ['europe', 'oceans'], limit: 3 });
-    expect(some.map((d) => d.key)).toEqual(all.filter((d) => /^factbook\/(europe|oceans)\//.test(d.key!)).slice(0, 3).map((d) => d.key));
+    expect(some.map((d) => d.key)).toEqual(
+      all
+        .filter((d) => /^factbook\/(europe|oceans)\//.test(d.key!))
+        .slice(0, 3)
+        .map((d) => d.key),
+    );
   });
 });

@@ -76,7 +76,11 @@ function countryTitle(json: Record<string, unknown>, code: string): string {
     textAt(json, 'Government', 'Country name', 'conventional short form'),
     textAt(json, 'Government', 'Country name', 'conventional long form'),
     // Curacao, Sint Maarten: "English short form" / "Dutch short form".
-    ...(isObject(names) ? Object.keys(names).filter((k) => / short form$/.test(k)).map((k) => textAt(names, k)) : []),
+    ...(isObject(names)
+      ? Object.keys(names)
+          .filter((k) => / short form$/.test(k))
+          .map((k) => textAt(names, k))
+      : []),
     textAt(json, 'Government', 'Country name'),
     textAt(json, 'Government', 'Union name', 'conventional short form'), // European Union
     textAt(json, 'Government', 'Union name', 'conventional long form'),
@@ -125,7 +129,9 @@ export function readFactbook(options?: { limit?: number; regions?: string[] }): 
     .filter((r) => r !== 'meta' && statSync(path.join(dir, r)).isDirectory() && (!wanted || wanted.has(r)))
     .sort();
   for (const region of regions) {
-    const files = readdirSync(path.join(dir, region)).filter((f) => f.endsWith('.json')).sort();
+    const files = readdirSync(path.join(dir, region))
+      .filter((f) => f.endsWith('.json'))
+      .sort();
     for (const file of files) {
       if (documents.length >= limit) return documents;
       const json: unknown = JSON.parse(readFileSync(path.join(dir, region, file), 'utf8'));

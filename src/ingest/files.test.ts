@@ -114,7 +114,12 @@ describe('readInputFiles', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'dhr-charset-'));
     const latin1 = (html: string) => Buffer.from(html, 'latin1');
     // libxslt's manual pages declare ISO-8859-1 so; the second names it in an XML declaration only.
-    writeFileSync(path.join(dir, 'a.html'), latin1('<html><head><meta http-equiv="Content-Type" content="text/html; charset=ISO-8859-1" /><title>Caf\u00e9</title></head><body><p>cr\u00e8me</p></body></html>'));
+    writeFileSync(
+      path.join(dir, 'a.html'),
+      latin1(
+        '<html><head><meta http-equiv="Content-Type" content="text/html; charset=ISO-8859-1" /><title>Caf\u00e9</title></head><body><p>cr\u00e8me</p></body></html>',
+      ),
+    );
     writeFileSync(path.join(dir, 'b.html'), latin1('<?xml version="1.0" encoding="ISO-8859-1"?><html><title>Na\u00efve</title><p>x</p></html>'));
     writeFileSync(path.join(dir, 'c.html'), latin1('<title>Caf\u00e9 \u00bfs\u00ed?</title><p>x</p>'));
     writeFileSync(path.join(dir, 'd.md'), latin1('<meta charset="iso-8859-1">\n# Caf\u00e9\n'));

@@ -49,8 +49,7 @@ function decodeUtf8(bytes: Uint8Array): string | null {
   }
 }
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * Key of a one-document file: its path below the root, with `/`, without its extension unless a
@@ -78,7 +77,12 @@ function clashingNames(names: readonly string[]): Set<string> {
 }
 
 /** Read a whole file after checking its size (UTF-8, or the encoding its format reads it in otherwise); an error item when it can't be. */
-async function readSmallFile(file: string, limit: number, charsetOf?: SourceFormat['charsetOf'], limitName = ''): Promise<{ text?: string; error?: InputItem }> {
+async function readSmallFile(
+  file: string,
+  limit: number,
+  charsetOf?: SourceFormat['charsetOf'],
+  limitName = '',
+): Promise<{ text?: string; error?: InputItem }> {
   try {
     const { size } = await stat(file);
     if (size > limit) return { error: fail(file, `file is ${size} bytes, over the limit of ${limit} bytes${limitName}`) };
@@ -169,7 +173,12 @@ async function* readJsonLines(file: string, limit: number): AsyncGenerator<Input
 
 /** A one-document file, read as its format's DocumentInput field, keyed by its path. */
 async function readSource(format: SourceFormat, file: string, root: string, limit: number, keepExtension: boolean): Promise<InputItem> {
-  const { text, error } = await readSmallFile(file, sourceBytesLimit(limit), format.charsetOf, ` for a document's source (${SOURCE_BYTES_PER_DOCUMENT_BYTE} × MAX_DOCUMENT_BYTES)`);
+  const { text, error } = await readSmallFile(
+    file,
+    sourceBytesLimit(limit),
+    format.charsetOf,
+    ` for a document's source (${SOURCE_BYTES_PER_DOCUMENT_BYTE} × MAX_DOCUMENT_BYTES)`,
+  );
   if (error) return error;
   try {
     return { origin: file, input: { key: keyOf(file, root, keepExtension), ...format.fromFile(text!, path.basename(file, path.extname(file))) } };

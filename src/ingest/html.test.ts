@@ -6,10 +6,8 @@ import { prepareDocument } from './prepare';
 import type { SectionInput } from './types';
 
 /** Real pages: Sphinx (Read the Docs theme) output from Debian's python-domain2idna-doc (test/fixtures/formats). */
-const page = (name: string): string =>
-  readFileSync(path.join(__dirname, '../../test/fixtures/formats/domain2idna/html', name), 'utf8');
-const titles = (sections: SectionInput[]): unknown[] =>
-  sections.map((s) => (s.sections ? [s.title, titles(s.sections)] : s.title));
+const page = (name: string): string => readFileSync(path.join(__dirname, '../../test/fixtures/formats/domain2idna/html', name), 'utf8');
+const titles = (sections: SectionInput[]): unknown[] => sections.map((s) => (s.sections ? [s.title, titles(s.sections)] : s.title));
 const allText = (tree: { abstract: string; sections: SectionInput[] }): string => {
   const walk = (ss: SectionInput[]): string => ss.map((s) => `${s.title}\n${s.text ?? ''}\n${walk(s.sections ?? [])}`).join('\n');
   return `${tree.abstract}\n${walk(tree.sections)}`;
@@ -25,7 +23,16 @@ describe('parseHtml on a Sphinx page (usage.html)', () => {
 
   it("drops the page's navigation, search form, scripts and footer", () => {
     const text = allText(parsed);
-    for (const chrome of ['Search docs', 'View page source', 'Get and install domain2idna', 'SphinxRtdTheme', 'jQuery', 'Built with', 'Copyright', 'Previous']) {
+    for (const chrome of [
+      'Search docs',
+      'View page source',
+      'Get and install domain2idna',
+      'SphinxRtdTheme',
+      'jQuery',
+      'Built with',
+      'Copyright',
+      'Previous',
+    ]) {
       expect(text).not.toContain(chrome);
     }
   });
@@ -34,7 +41,7 @@ describe('parseHtml on a Sphinx page (usage.html)', () => {
     const terminal = parsed.sections[1].text!;
     expect(terminal).toContain('```\nusage: domain2idna [-h]');
     expect(terminal).toContain('\n    -h, --help            show this help message and exit\n');
-    expect(terminal).toContain("\n```"); // closed
+    expect(terminal).toContain('\n```'); // closed
     expect(terminal.startsWith('Here is the list of available command when calling `domain2idna` from a terminal.')).toBe(true);
   });
 
@@ -82,7 +89,14 @@ describe('parseHtml', () => {
 
   it('titles a heading holding only an image by its alt text and one holding only code by the code', () => {
     const html = '<title>T</title><h2><img src="logo.png" alt="Logo"></h2><p>a</p><h2><code>run()</code></h2><p>b</p>';
-    expect(parseHtml(html)).toEqual({ title: 'T', abstract: '', sections: [{ title: 'Logo', text: 'a' }, { title: '`run()`', text: 'b' }] });
+    expect(parseHtml(html)).toEqual({
+      title: 'T',
+      abstract: '',
+      sections: [
+        { title: 'Logo', text: 'a' },
+        { title: '`run()`', text: 'b' },
+      ],
+    });
   });
 
   it('merges the text under a heading without text (an anchor target, an image without alt) into the section before it, with a warning', () => {

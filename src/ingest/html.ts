@@ -23,15 +23,53 @@ type HtmlElement = Extract<HtmlNode, { attribs: Record<string, string> }>;
 
 /** Elements that are no part of a page's content (the <title> is read apart: htmlparser2 builds no implicit <head>). */
 const DROPPED = new Set([
-  'head', 'title', 'nav', 'header', 'footer', 'aside', 'script', 'style', 'noscript', 'template', 'form', 'button', 'select',
-  'textarea', 'iframe', 'object', 'svg', 'canvas',
+  'head',
+  'title',
+  'nav',
+  'header',
+  'footer',
+  'aside',
+  'script',
+  'style',
+  'noscript',
+  'template',
+  'form',
+  'button',
+  'select',
+  'textarea',
+  'iframe',
+  'object',
+  'svg',
+  'canvas',
 ]);
 /** ARIA roles of the same chrome on a `<div>` (Sphinx themes, older sites). */
 const DROPPED_ROLES = new Set(['navigation', 'banner', 'contentinfo', 'complementary', 'search']);
 /** Elements that end the text before them and start a new paragraph. */
 const BLOCKS = new Set([
-  'html', 'body', 'main', 'article', 'section', 'div', 'p', 'ul', 'ol', 'li', 'dl', 'dt', 'dd', 'blockquote', 'figure',
-  'figcaption', 'details', 'summary', 'address', 'hr', 'fieldset', 'center', 'caption', 'br',
+  'html',
+  'body',
+  'main',
+  'article',
+  'section',
+  'div',
+  'p',
+  'ul',
+  'ol',
+  'li',
+  'dl',
+  'dt',
+  'dd',
+  'blockquote',
+  'figure',
+  'figcaption',
+  'details',
+  'summary',
+  'address',
+  'hr',
+  'fieldset',
+  'center',
+  'caption',
+  'br',
 ]);
 const HEADING = /^h([1-6])$/;
 /**
@@ -39,7 +77,6 @@ const HEADING = /^h([1-6])$/;
  * nested deeper is refused with a reason rather than overflowing the stack.
  */
 export const MAX_HTML_DEPTH = 512;
-
 
 const squash = (s: string): string => s.replace(/\s+/g, ' ').trim();
 

@@ -76,7 +76,11 @@ function headingText(children: Token[] | null): string {
 
 /** An HTML block's words: comments and tags dropped. */
 function htmlBlockText(html: string): string {
-  return html.replace(/<!--[\s\S]*?(-->|$)/g, ' ').replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim();
+  return html
+    .replace(/<!--[\s\S]*?(-->|$)/g, ' ')
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 /**

@@ -10,10 +10,7 @@ const tree: DocumentInput = {
     {
       title: 'A',
       text: 'Text of A.',
-      sections: [
-        { title: 'A.1', text: 'Text of A.1.', sections: [{ title: 'A.1.x', text: 'Deepest text.' }] },
-        { title: 'A.2' },
-      ],
+      sections: [{ title: 'A.1', text: 'Text of A.1.', sections: [{ title: 'A.1.x', text: 'Deepest text.' }] }, { title: 'A.2' }],
     },
     { title: 'B', text: 'Text of B.' },
   ],
@@ -72,7 +69,16 @@ describe('prepareDocument: title tree', () => {
   });
 
   it('never lets a passage span two sections, even when both would fit', () => {
-    const d = prepareDocument({ title: 'T', sections: [{ title: 'S1', text: 'one two' }, { title: 'S2', text: 'three' }] }, { maxWords: 100 });
+    const d = prepareDocument(
+      {
+        title: 'T',
+        sections: [
+          { title: 'S1', text: 'one two' },
+          { title: 'S2', text: 'three' },
+        ],
+      },
+      { maxWords: 100 },
+    );
     expect(d.passages.map((p) => [p.sectionPosition, p.text])).toEqual([
       [0, 'one two'],
       [1, 'three'],
@@ -181,7 +187,11 @@ describe('prepareDocument: bad input', () => {
       'section without a title at sections[2].sections[0]',
     ],
     ['blank section title', { title: 'T', sections: [{ title: ' \n ', text: 'x' }] }, 'section without a title at sections[0]'],
-    ['empty document', { title: 'T', abstract: ' ', sections: [{ title: 'S', text: '\n' }, { title: 'S2' }] }, 'empty document: no text in abstract or sections'],
+    [
+      'empty document',
+      { title: 'T', abstract: ' ', sections: [{ title: 'S', text: '\n' }, { title: 'S2' }] },
+      'empty document: no text in abstract or sections',
+    ],
     ['no content at all', { title: 'T' }, 'empty document: no text in abstract or sections'],
     ['lone surrogate', { title: 'T', abstract: 'bad \uD800 text' }, 'invalid UTF-8 / malformed Unicode in abstract'],
     ['lone surrogate in a section', { title: 'T', sections: [{ title: 'S', text: '\uDC00' }] }, 'invalid UTF-8 / malformed Unicode in sections[0].text'],
@@ -223,14 +233,10 @@ describe('prepareDocument: bad input', () => {
     // "é" is 2 bytes: title 1 + abstract 2 * 6 = 13 bytes.
     const input = { title: 'T', abstract: 'éééééé' };
     expect(prepareDocument(input, { maxDocumentBytes: 13 }).title).toBe('T');
-    expect(ingestError(() => prepareDocument(input, { maxDocumentBytes: 12 })).problem).toBe(
-      'document is 13 bytes, over the limit of 12 bytes',
-    );
+    expect(ingestError(() => prepareDocument(input, { maxDocumentBytes: 12 })).problem).toBe('document is 13 bytes, over the limit of 12 bytes');
     const withMeta = { title: 'T', abstract: 'x', sections: [{ title: 'S', text: 'yy' }], metadata: { a: 1 } };
     // 1 + 1 + 1 + 2 + '{"a":1}'.length (7) = 12
-    expect(ingestError(() => prepareDocument(withMeta, { maxDocumentBytes: 11 })).problem).toBe(
-      'document is 12 bytes, over the limit of 11 bytes',
-    );
+    expect(ingestError(() => prepareDocument(withMeta, { maxDocumentBytes: 11 })).problem).toBe('document is 12 bytes, over the limit of 11 bytes');
   });
 
   it('bounds a source by its text, not its markup, and ingests text over the limit up to it, cut between characters', () => {
@@ -238,9 +244,13 @@ describe('prepareDocument: bad input', () => {
     const markup = `<h1>T</h1><p>${'<b>é</b>'.repeat(8)}</p>`;
     const doc = prepareDocument({ html: markup }, { maxDocumentBytes: 12 });
     expect(doc.passages.map((p) => p.text)).toEqual(['ééééé']);
-    expect(doc.warnings).toEqual(['its text is 17 bytes, over the limit of 12 bytes (MAX_DOCUMENT_BYTES): ingested up to the limit, 0 of its 0 sections left out']);
+    expect(doc.warnings).toEqual([
+      'its text is 17 bytes, over the limit of 12 bytes (MAX_DOCUMENT_BYTES): ingested up to the limit, 0 of its 0 sections left out',
+    ]);
     expect(prepareDocument({ html: markup }, { maxDocumentBytes: 17 }).warnings).toBeUndefined();
-    expect(prepareDocument({ html: markup }, { maxDocumentBytes: 12 }).contentHash).not.toBe(prepareDocument({ html: markup }, { maxDocumentBytes: 13 }).contentHash);
+    expect(prepareDocument({ html: markup }, { maxDocumentBytes: 12 }).contentHash).not.toBe(
+      prepareDocument({ html: markup }, { maxDocumentBytes: 13 }).contentHash,
+    );
     expect(ingestError(() => prepareDocument({ html: markup }, { maxDocumentBytes: 6 })).problem).toBe(
       `html is ${Buffer.byteLength(markup)} bytes, over the limit of 48 bytes for a document's source (8 × MAX_DOCUMENT_BYTES)`,
     );
@@ -258,22 +268,25 @@ describe('prepareDocument: bad input', () => {
   });
 
   it('rejects input that is not an object', () => {
-    expect(ingestError(() => prepareDocument(null as unknown as DocumentInput, {}, '#3')).message).toBe(
-      'document "#3": a document must be a JSON object',
-    );
+    expect(ingestError(() => prepareDocument(null as unknown as DocumentInput, {}, '#3')).message).toBe('document "#3": a document must be a JSON object');
     expect(ingestError(() => prepareDocument([] as unknown as DocumentInput)).problem).toBe('a document must be a JSON object');
   });
 
   it('names the document by key, else title, else the label', () => {
     expect(ingestError(() => prepareDocument({ key: 'k', title: 'T' }, {}, 'f.jsonl:3')).document).toBe('k');
     expect(ingestError(() => prepareDocument({ title: 'T' }, {}, 'f.jsonl:3')).document).toBe('T');
-    expect(ingestError(() => prepareDocument({ abstract: 'x' }, {}, 'f.jsonl:3')).message).toBe(
-      'document "f.jsonl:3": missing title',
-    );
+    expect(ingestError(() => prepareDocument({ abstract: 'x' }, {}, 'f.jsonl:3')).message).toBe('document "f.jsonl:3": missing title');
   });
 
   it('rejects bad options with RangeError', () => {
-    for (const bad of [{ maxWords: 0 }, { maxWords: 10_001 }, { maxWords: 2.5 }, { maxDocumentBytes: 0 }, { maxDocumentBytes: -1 }, { maxDocumentBytes: NaN }]) {
+    for (const bad of [
+      { maxWords: 0 },
+      { maxWords: 10_001 },
+      { maxWords: 2.5 },
+      { maxDocumentBytes: 0 },
+      { maxDocumentBytes: -1 },
+      { maxDocumentBytes: NaN },
+    ]) {
       expect(() => prepareDocument({ title: 'T', abstract: 'x' }, bad)).toThrow(RangeError);
     }
     expect(resolveIngestOptions({ maxWords: 10_000 })).toEqual({ maxWords: 10_000, maxDocumentBytes: 2_000_000 });
@@ -380,6 +393,8 @@ describe('prepareDocument: nesting bounds (checked before any recursive walk)', 
     expect(prepareDocument({ title: 'T', sections: deepSections(64) }).sections).toHaveLength(64);
     expect(prepareDocument({ title: 'T', text: 't', metadata: deepMetadata(32) }).metadata).toEqual(deepMetadata(32));
     expect(ingestError(() => prepareDocument({ title: 'T', sections: deepSections(3) }, { maxSectionDepth: 2 })).message).toContain('deeper than 2 levels');
-    expect(ingestError(() => prepareDocument({ title: 'T', text: 't', metadata: { a: { b: 1 } } }, { maxMetadataDepth: 1 })).message).toContain('deeper than 1 levels (MAX_METADATA_DEPTH)');
+    expect(ingestError(() => prepareDocument({ title: 'T', text: 't', metadata: { a: { b: 1 } } }, { maxMetadataDepth: 1 })).message).toContain(
+      'deeper than 1 levels (MAX_METADATA_DEPTH)',
+    );
   });
 });

@@ -230,11 +230,7 @@ const STRING_FIELDS = ['key', 'title', 'abstract', 'source', ...SOURCE_FIELDS] a
  * Validate `input` and flatten it into rows. Errors are IngestErrors naming the document by its
  * key, else its title, else `label` (e.g. `#3` or `file.jsonl:12`); bad options are RangeErrors.
  */
-export function prepareDocument(
-  input: DocumentInput,
-  options?: Partial<IngestOptions>,
-  label?: string,
-): PreparedDocument {
+export function prepareDocument(input: DocumentInput, options?: Partial<IngestOptions>, label?: string): PreparedDocument {
   const { maxWords, maxDocumentBytes, tokenBudget } = resolveIngestOptions(options);
   const raw: unknown = input;
   const labelOf = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() ? squash(v) : undefined);
@@ -374,7 +370,8 @@ export function prepareDocument(
     const { text, links } = extractLinks(normalizeText(rawText));
     // A title path that eats most of the budget still leaves passages half a budget of text (they are
     // then clipped a little) rather than one word each.
-    const limit = tokenBudget && Math.max(tokenBudget.maxTokens, tokenBudget.count(passageEncodingText({ titlePath, text: '' })) + Math.ceil(tokenBudget.maxTokens / 2));
+    const limit =
+      tokenBudget && Math.max(tokenBudget.maxTokens, tokenBudget.count(passageEncodingText({ titlePath, text: '' })) + Math.ceil(tokenBudget.maxTokens / 2));
     const fits = tokenBudget && ((block: string) => tokenBudget.count(passageEncodingText({ titlePath, text: block })) <= limit!);
     hasCode ||= findFences(text).length > 0;
     const blocks = splitPassages(text, maxWords, fits);
@@ -397,7 +394,15 @@ export function prepareDocument(
     for (const p of given) {
       const { text, links } = extractLinks(normalizeText(p.text));
       const wordCount = text.split(/\s+/).filter(Boolean).length;
-      passages.push({ ordinal: passages.length, sectionPosition, text, titlePath: [...titlePath], wordCount, links: links.map((l) => ({ target: l.target, anchorText: l.anchorText })), ...(p.vector ? { vector: p.vector } : {}) });
+      passages.push({
+        ordinal: passages.length,
+        sectionPosition,
+        text,
+        titlePath: [...titlePath],
+        wordCount,
+        links: links.map((l) => ({ target: l.target, anchorText: l.anchorText })),
+        ...(p.vector ? { vector: p.vector } : {}),
+      });
       texts.push(text);
     }
     return texts.join('\n\n');
@@ -436,7 +441,11 @@ export function prepareDocument(
     key,
     title,
     abstract,
-    summary: documentSummary(title, abstract, preparedSections.map((s) => s.title)),
+    summary: documentSummary(
+      title,
+      abstract,
+      preparedSections.map((s) => s.title),
+    ),
     source: fields.source ?? null,
     metadata,
     contentHash,

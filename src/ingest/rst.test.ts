@@ -45,8 +45,18 @@ describe('parseRst on library/modulefinder (real source)', () => {
       { kind: 'module', name: 'modulefinder', sectionPath: [] },
       // each object with its directive and its signature as the text holds it (the entity–attribute set asks about them)
       { kind: 'object', name: 'modulefinder.AddPackagePath', sectionPath: [], object: { directive: 'function', signature: 'AddPackagePath(pkg_name, path)' } },
-      { kind: 'object', name: 'modulefinder.ReplacePackage', sectionPath: [], object: { directive: 'function', signature: 'ReplacePackage(oldname, newname)' } },
-      { kind: 'object', name: 'modulefinder.ModuleFinder', sectionPath: [], object: { directive: 'class', signature: 'ModuleFinder(path=None, debug=0, excludes=[], replace_paths=[])' } },
+      {
+        kind: 'object',
+        name: 'modulefinder.ReplacePackage',
+        sectionPath: [],
+        object: { directive: 'function', signature: 'ReplacePackage(oldname, newname)' },
+      },
+      {
+        kind: 'object',
+        name: 'modulefinder.ModuleFinder',
+        sectionPath: [],
+        object: { directive: 'class', signature: 'ModuleFinder(path=None, debug=0, excludes=[], replace_paths=[])' },
+      },
       { kind: 'object', name: 'modulefinder.ModuleFinder.report', sectionPath: [], object: { directive: 'method', signature: 'report()' } },
       { kind: 'object', name: 'modulefinder.ModuleFinder.run_script', sectionPath: [], object: { directive: 'method', signature: 'run_script(pathname)' } },
       { kind: 'object', name: 'modulefinder.ModuleFinder.modules', sectionPath: [], object: { directive: 'attribute', signature: 'modules' } },
@@ -63,10 +73,7 @@ describe('parseRst on the Python FAQ (real source)', () => {
     expect(parsed.title).toBe('Library and Extension FAQ');
     expect(parsed.sections).toHaveLength(1);
     expect(parsed.sections[0].title).toBe('General Library Questions');
-    expect(parsed.sections[0].sections?.map((s) => s.title)).toEqual([
-      "Is there an equivalent to C's onexit() in Python?",
-      'How do I copy a file?',
-    ]);
+    expect(parsed.sections[0].sections?.map((s) => s.title)).toEqual(["Is there an equivalent to C's onexit() in Python?", 'How do I copy a file?']);
   });
 
   it("keeps an answer's cross-references and hyperlinks as links", () => {
@@ -87,7 +94,9 @@ describe('parseRst on the Python FAQ (real source)', () => {
 
 describe('parseRst without a unique top heading', () => {
   it('keeps every heading as a section and names the document by the first (as Sphinx names the page)', () => {
-    const parsed = parseRst('Tuple Objects\n=============\n\ntuples\n\nStruct Sequence Objects\n=======================\n\nstructs\n', { fallbackTitle: 'c-api/tuple' });
+    const parsed = parseRst('Tuple Objects\n=============\n\ntuples\n\nStruct Sequence Objects\n=======================\n\nstructs\n', {
+      fallbackTitle: 'c-api/tuple',
+    });
     expect(parsed.title).toBe('Tuple Objects');
     expect(parsed.sections).toEqual([
       { title: 'Tuple Objects', text: 'tuples' },

@@ -48,20 +48,62 @@ const COMMENT = /^(\s*)\.\.(\s|$)/;
 
 /** Directives whose body is not prose (index entries, raw output…): skipped. A toctree is read apart (its entries as links). */
 const SKIPPED = new Set([
-  'index', 'contents', 'highlight', 'sectionauthor', 'moduleauthor', 'include', 'literalinclude', 'raw',
-  'image', 'figure', 'testsetup', 'testcleanup', 'productionlist', 'tabularcolumns',
-  'audit-event-table', 'c:namespace', 'default-role', 'role', 'rst-class', 'cssclass', 'program',
+  'index',
+  'contents',
+  'highlight',
+  'sectionauthor',
+  'moduleauthor',
+  'include',
+  'literalinclude',
+  'raw',
+  'image',
+  'figure',
+  'testsetup',
+  'testcleanup',
+  'productionlist',
+  'tabularcolumns',
+  'audit-event-table',
+  'c:namespace',
+  'default-role',
+  'role',
+  'rst-class',
+  'cssclass',
+  'program',
 ]);
 /** Directives whose body is code. */
 const CODE = new Set(['code-block', 'sourcecode', 'code', 'doctest', 'testcode', 'testoutput', 'parsed-literal']);
 /** Directives that document a Python or C object: the argument is a signature naming it. */
-const OBJECT = /^(?:py:)?(function|class|method|classmethod|staticmethod|attribute|data|exception|decorator|decoratormethod|coroutinefunction|coroutinemethod|abstractmethod|property|opcode|pdbcommand|cmdoption|option|envvar|describe|c:function|c:type|c:member|c:macro|c:var|c:data|c:struct|c:union|c:enum|c:enumerator)$/;
+const OBJECT =
+  /^(?:py:)?(function|class|method|classmethod|staticmethod|attribute|data|exception|decorator|decoratormethod|coroutinefunction|coroutinemethod|abstractmethod|property|opcode|pdbcommand|cmdoption|option|envvar|describe|c:function|c:type|c:member|c:macro|c:var|c:data|c:struct|c:union|c:enum|c:enumerator)$/;
 /** Object kinds whose nested directives are members (`Class.method`). */
 const CONTAINER = new Set(['class', 'exception']);
 /** Roles that point somewhere: they become links; other roles (`:file:`, `:kbd:`…) become plain text. */
 const LINK_ROLES = new Set([
-  'ref', 'doc', 'mod', 'func', 'meth', 'class', 'exc', 'data', 'attr', 'const', 'obj', 'term', 'keyword', 'envvar',
-  'option', 'pep', 'rfc', 'opcode', 'c:func', 'c:type', 'c:data', 'c:macro', 'c:member', 'c:var', 'c:struct',
+  'ref',
+  'doc',
+  'mod',
+  'func',
+  'meth',
+  'class',
+  'exc',
+  'data',
+  'attr',
+  'const',
+  'obj',
+  'term',
+  'keyword',
+  'envvar',
+  'option',
+  'pep',
+  'rfc',
+  'opcode',
+  'c:func',
+  'c:type',
+  'c:data',
+  'c:macro',
+  'c:member',
+  'c:var',
+  'c:struct',
 ]);
 
 interface Heading {
@@ -133,7 +175,10 @@ export function rstInline(text: string, docName?: string): string {
   out = out.replace(/`([^`]+)`__?/g, (_, shown: string) => hold(shown));
   out = out.replace(/`([^`]+)`/g, (_, shown: string) => hold(shown));
   out = out.replace(/\*\*([^*]+)\*\*/g, '$1').replace(/(^|[\s(/"'])\*([^*\s](?:[^*]*[^*\s])?)\*(?=$|[\s).,;:!?/"'-])/g, '$1$2');
-  out = out.replace(/\|([\w -]+)\|/g, '$1').replace(/\\ /g, '').replace(/\\(.)/g, '$1');
+  out = out
+    .replace(/\|([\w -]+)\|/g, '$1')
+    .replace(/\\ /g, '')
+    .replace(/\\(.)/g, '$1');
   // biome-ignore lint/suspicious/noControlCharactersInRegex: \u0001 and \u0002 delimit the indexes of the spans hold() set aside
   return out.replace(/\u0001(\d+)\u0002/g, (_, i: string) => tokens[Number(i)]);
 }
@@ -237,7 +282,11 @@ function scan(source: string, docName: string | undefined, fence = false): Chunk
         const end = blockEnd(i, announced);
         const body = lines.slice(i, end);
         const cut = Math.min(...body.filter((l) => !isBlank(l)).map(indentOf));
-        const code = body.map((l) => l.slice(cut)).join('\n').replace(/\n{3,}/g, '\n\n').trim();
+        const code = body
+          .map((l) => l.slice(cut))
+          .join('\n')
+          .replace(/\n{3,}/g, '\n\n')
+          .trim();
         if (code) chunk.paragraphs.push(fence ? fenceCode(code) : code);
         i = end;
         continue;
@@ -274,9 +323,7 @@ function scan(source: string, docName: string | undefined, fence = false): Chunk
       let j = i + 1;
       while (j < lines.length && (isBlank(lines[j]) || LABEL.test(lines[j]))) j++;
       const headingNext =
-        j < lines.length &&
-        indentOf(lines[j]) === 0 &&
-        (ADORNMENT.test(lines[j]) || (lines[j + 1] !== undefined && ADORNMENT.test(lines[j + 1])));
+        j < lines.length && indentOf(lines[j]) === 0 && (ADORNMENT.test(lines[j]) || (lines[j + 1] !== undefined && ADORNMENT.test(lines[j + 1])));
       if (headingNext) pending.push(label[1].trim().toLowerCase());
       else target('label', label[1].trim().toLowerCase());
       i++;
@@ -323,13 +370,14 @@ function scan(source: string, docName: string | undefined, fence = false): Chunk
         for (const signature of signatures) {
           const objName = objectName(kind, signature);
           if (!objName) continue;
-          const qualified = kind.startsWith('c:') || kind === 'envvar' || kind === 'cmdoption' || kind === 'option'
-            ? objName
-            : parent && !objName.includes('.')
-              ? `${parent.name}.${objName}`
-              : module && !objName.startsWith(`${module}.`)
-                ? `${module}.${objName}`
-                : objName;
+          const qualified =
+            kind.startsWith('c:') || kind === 'envvar' || kind === 'cmdoption' || kind === 'option'
+              ? objName
+              : parent && !objName.includes('.')
+                ? `${parent.name}.${objName}`
+                : module && !objName.startsWith(`${module}.`)
+                  ? `${module}.${objName}`
+                  : objName;
           // The signature is text too: it names what the section documents.
           const text = signature.replace(/\\(.)/g, '$1');
           target('object', qualified, { directive: kind, signature: text });

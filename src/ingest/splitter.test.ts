@@ -9,12 +9,7 @@ describe('splitSentences', () => {
   });
 
   it('keeps closing quotes and brackets with the sentence', () => {
-    expect(splitSentences('He said "Stop." Then he left. (See above.) Next.')).toEqual([
-      'He said "Stop."',
-      'Then he left.',
-      '(See above.)',
-      'Next.',
-    ]);
+    expect(splitSentences('He said "Stop." Then he left. (See above.) Next.')).toEqual(['He said "Stop."', 'Then he left.', '(See above.)', 'Next.']);
   });
 
   it('does not split on abbreviations, initials or decimals', () => {
@@ -27,11 +22,7 @@ describe('splitSentences', () => {
   });
 
   it('ends a sentence after "etc." only before a capitalized word', () => {
-    expect(splitSentences('Apples, pears, etc. and more. Apples etc. Then more.')).toEqual([
-      'Apples, pears, etc. and more.',
-      'Apples etc.',
-      'Then more.',
-    ]);
+    expect(splitSentences('Apples, pears, etc. and more. Apples etc. Then more.')).toEqual(['Apples, pears, etc. and more.', 'Apples etc.', 'Then more.']);
   });
 
   it('ends a sentence at a paragraph break (blank line)', () => {

@@ -23,10 +23,53 @@ interface Word {
 
 /** Abbreviations after which a period does not end a sentence (lower-cased, with their dots). */
 const ABBREVIATIONS = new Set([
-  'e.g.', 'i.e.', 'cf.', 'vs.', 'viz.', 'approx.', 'ca.', 'nos.', 'fig.', 'figs.', 'vol.', 'pp.', 'p.',
-  'mr.', 'mrs.', 'ms.', 'dr.', 'prof.', 'sr.', 'jr.', 'st.', 'mt.', 'gen.', 'col.', 'lt.', 'sgt.', 'capt.', 'gov.', 'rev.',
-  'inc.', 'ltd.', 'co.', 'corp.', 'dept.', 'est.', 'jan.', 'feb.', 'mar.', 'apr.', 'jun.', 'jul.', 'aug.', 'sep.',
-  'sept.', 'oct.', 'nov.', 'dec.',
+  'e.g.',
+  'i.e.',
+  'cf.',
+  'vs.',
+  'viz.',
+  'approx.',
+  'ca.',
+  'nos.',
+  'fig.',
+  'figs.',
+  'vol.',
+  'pp.',
+  'p.',
+  'mr.',
+  'mrs.',
+  'ms.',
+  'dr.',
+  'prof.',
+  'sr.',
+  'jr.',
+  'st.',
+  'mt.',
+  'gen.',
+  'col.',
+  'lt.',
+  'sgt.',
+  'capt.',
+  'gov.',
+  'rev.',
+  'inc.',
+  'ltd.',
+  'co.',
+  'corp.',
+  'dept.',
+  'est.',
+  'jan.',
+  'feb.',
+  'mar.',
+  'apr.',
+  'jun.',
+  'jul.',
+  'aug.',
+  'sep.',
+  'sept.',
+  'oct.',
+  'nov.',
+  'dec.',
 ]);
 
 /** Abbreviations that often end a sentence: they end one only when the next word is capitalized. */
@@ -66,10 +109,7 @@ function sentencesOf(text: string, words: Word[]): Array<[number, number]> {
   let first = 0;
   for (let i = 0; i < words.length; i++) {
     const next = words[i + 1];
-    const atEnd =
-      next === undefined ||
-      endsSentence(words[i].text, next.text) ||
-      PARAGRAPH_BREAK.test(text.slice(words[i].end, next.start));
+    const atEnd = next === undefined || endsSentence(words[i].text, next.text) || PARAGRAPH_BREAK.test(text.slice(words[i].end, next.start));
     if (atEnd) {
       sentences.push([first, i + 1]);
       first = i + 1;
@@ -120,7 +160,13 @@ function codeLines(text: string, from: number, to: number): Piece[] {
 
 /** Lines of code as one piece; runs of blank lines become one. */
 function joinLines(lines: Piece[]): Piece {
-  return { words: lines.flatMap((l) => l.words), code: lines.map((l) => l.code).join('\n').replace(/\n{3,}/g, '\n\n') };
+  return {
+    words: lines.flatMap((l) => l.words),
+    code: lines
+      .map((l) => l.code)
+      .join('\n')
+      .replace(/\n{3,}/g, '\n\n'),
+  };
 }
 
 /** A passage's text: prose pieces joined by spaces, a code piece on lines of its own. */

@@ -21,9 +21,7 @@ describe('documentSummary', () => {
 
 describe('passageEncodingText', () => {
   it('prefixes the passage with its title path', () => {
-    expect(passageEncodingText({ titlePath: ['Doc', 'Section', 'Subsection'], text: 'passage text' })).toBe(
-      'Doc, Section, Subsection, passage text',
-    );
+    expect(passageEncodingText({ titlePath: ['Doc', 'Section', 'Subsection'], text: 'passage text' })).toBe('Doc, Section, Subsection, passage text');
     expect(passageEncodingText({ titlePath: ['Doc'], text: 'abstract text' })).toBe('Doc, abstract text');
   });
 });

@@ -95,7 +95,11 @@ function checkDocument(raw: unknown, i: number, levels: VectorLevels, where: str
 function checkOne(value: unknown, argument: string, model: VectorLevel | undefined, level: 'document' | 'passage', where: string | undefined): void {
   if (value === undefined || value === null) {
     if (model) {
-      throw new VectorInputError(argument, `is missing: the ${level} model "${model.name}" is external, so every ${level} needs its ${model.dimension}-d vector`, where);
+      throw new VectorInputError(
+        argument,
+        `is missing: the ${level} model "${model.name}" is external, so every ${level} needs its ${model.dimension}-d vector`,
+        where,
+      );
     }
     return;
   }

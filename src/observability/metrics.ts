@@ -100,10 +100,12 @@ export class ServerMetrics {
     // database per scrape. An outage leaves them empty and dhr_database_up at 0.
     let reading: Promise<Awaited<ReturnType<typeof jobStats>> | undefined> | undefined;
     const stats = () =>
-      (reading ??= jobStats(db).then(
-        (s) => s,
-        () => undefined,
-      ).finally(() => setImmediate(() => (reading = undefined))));
+      (reading ??= jobStats(db)
+        .then(
+          (s) => s,
+          () => undefined,
+        )
+        .finally(() => setImmediate(() => (reading = undefined))));
     new Gauge({
       name: 'dhr_embedding_jobs',
       help: 'embedding jobs by status',

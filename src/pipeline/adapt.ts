@@ -158,7 +158,15 @@ export async function trainAdapterMaps(
   if (pairs.length < minPairs) {
     throw badUserInput(`${pairs.length} training pairs are too few to train a ${dim}×${dim} adapter; give at least ${minPairs}`, 'pairs');
   }
-  const { maps, reports } = await trainLevels(db, targets, levels, pairs.map((p) => compactPair(p, k)), dim, k, options);
+  const { maps, reports } = await trainLevels(
+    db,
+    targets,
+    levels,
+    pairs.map((p) => compactPair(p, k)),
+    dim,
+    k,
+    options,
+  );
   return { dim, maps, reports, pairs: pairs.length, kinds };
 }
 
@@ -211,7 +219,10 @@ async function encodeQuestions(
   const out = new Float32Array(pairs.length * dim);
   for (let i = 0; i < pairs.length; i += ENCODE_BATCH) {
     const batch = pairs.slice(i, i + ENCODE_BATCH);
-    const { vectors } = await encoder.encode(batch.map((p) => p.question), role);
+    const { vectors } = await encoder.encode(
+      batch.map((p) => p.question),
+      role,
+    );
     vectors.forEach((v, j) => out.set(v, (i + j) * dim));
     onProgress(Math.min(i + ENCODE_BATCH, pairs.length));
   }

@@ -96,7 +96,16 @@ export async function ingestBulk(
       report(
         r instanceof Error
           ? failed(index, doc.key, doc.title, `document "${doc.key}": ${messageOf(r)}`)
-          : { index, key: doc.key, title: doc.title, status: r.status, documentId: r.documentId, passages: doc.passages.length, message: null, warnings: doc.warnings ?? [] },
+          : {
+              index,
+              key: doc.key,
+              title: doc.title,
+              status: r.status,
+              documentId: r.documentId,
+              passages: doc.passages.length,
+              message: null,
+              warnings: doc.warnings ?? [],
+            },
       );
     });
   };

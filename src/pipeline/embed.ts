@@ -11,10 +11,7 @@ export async function prepareEmbedding(db: Database, encoders: EncoderSet): Prom
   const documentEncoder = encoders.byRole.document;
   const passageEncoder = encoders.byRole.passage;
   const document = await registerModel(db, documentEncoder, { maxTokens: documentEncoder.maxTokens('document') });
-  const passage =
-    passageEncoder === documentEncoder
-      ? document
-      : await registerModel(db, passageEncoder, { maxTokens: passageEncoder.maxTokens('passage') });
+  const passage = passageEncoder === documentEncoder ? document : await registerModel(db, passageEncoder, { maxTokens: passageEncoder.maxTokens('passage') });
   return { encoders, document, passage };
 }
 
@@ -76,18 +73,20 @@ export async function embedPending(db: Queryable, targets: EmbeddingTargets, opt
   // An external model's vectors come with ingest (the client's): nothing here can encode them. A
   // level with nothing pending is not read: on a store where all is embedded (every server start,
   // every ingest's own embedding) that read would probe every row for nothing.
-  if (!isExternal(targets.document) && totals.documents > 0) await embedLevel(
-    (after) => pendingDocuments(db, targets.document.id, batchSize, after, only),
-    (batch) => encodeDocuments(db, encoders.byRole.document, targets.document, batch),
-    (items, done) => track('documents', items, done),
-    options,
-  );
-  if (!isExternal(targets.passage) && totals.passages > 0) await embedLevel(
-    (after) => pendingPassages(db, targets.passage.id, batchSize, after, only),
-    (batch) => encodePassages(db, encoders.byRole.passage, targets.passage, batch),
-    (items, done) => track('passages', items, done),
-    options,
-  );
+  if (!isExternal(targets.document) && totals.documents > 0)
+    await embedLevel(
+      (after) => pendingDocuments(db, targets.document.id, batchSize, after, only),
+      (batch) => encodeDocuments(db, encoders.byRole.document, targets.document, batch),
+      (items, done) => track('documents', items, done),
+      options,
+    );
+  if (!isExternal(targets.passage) && totals.passages > 0)
+    await embedLevel(
+      (after) => pendingPassages(db, targets.passage.id, batchSize, after, only),
+      (batch) => encodePassages(db, encoders.byRole.passage, targets.passage, batch),
+      (items, done) => track('passages', items, done),
+      options,
+    );
   return summary;
 }
 

@@ -57,7 +57,12 @@ export async function encodeDocuments(
   options: EncodeWriteOptions = {},
 ): Promise<EncodedBatch> {
   const pieces = items.map((d) => summaryPieces(encoder, d.title, d.summary));
-  const { vectors, stats } = items.length ? await encoder.encode(items.map((d) => d.summary), 'document') : { vectors: [], stats: NONE };
+  const { vectors, stats } = items.length
+    ? await encoder.encode(
+        items.map((d) => d.summary),
+        'document',
+      )
+    : { vectors: [], stats: NONE };
   const flat = pieces.flat();
   const pieceVectors = flat.length ? (await encoder.encode(flat, 'document')).vectors : [];
   options.onEncoded?.(items);

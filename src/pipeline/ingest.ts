@@ -87,11 +87,7 @@ export interface IngestResult extends IngestSummary {
  * `embedWith` names). A run killed at any step leaves records that the next run, the server at
  * start or a job worker finishes.
  */
-export async function ingest(
-  db: Database,
-  inputs: readonly (DocumentInput | IngestError)[],
-  options: IngestPipelineOptions,
-): Promise<IngestResult> {
+export async function ingest(db: Database, inputs: readonly (DocumentInput | IngestError)[], options: IngestPipelineOptions): Promise<IngestResult> {
   const clock = stopwatch();
   let done = 0;
   const splitter = await options.splitFor?.();
@@ -199,7 +195,10 @@ export async function ingestDocuments(
     }
     const previous = keyChains.get(prepared.key) ?? Promise.resolve();
     const write = previous.then(() => writeDocument(db, prepared, options.vectors));
-    keyChains.set(prepared.key, write.catch(() => undefined));
+    keyChains.set(
+      prepared.key,
+      write.catch(() => undefined),
+    );
     try {
       const { status, documentId } = await write;
       return {

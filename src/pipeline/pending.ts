@@ -52,7 +52,13 @@ async function finishDocuments(db: Queryable, documents: PendingDocument[], opti
   options.onIndexed?.(indexed);
   const targets = await options.embedWith?.(ids);
   const embedded = targets
-    ? await embedPending(db, targets, { documentIds: ids, batchSize: options.embedBatchSize, onProgress: options.onEmbedProgress, signal: options.signal, yieldTo: options.yieldTo })
+    ? await embedPending(db, targets, {
+        documentIds: ids,
+        batchSize: options.embedBatchSize,
+        onProgress: options.onEmbedProgress,
+        signal: options.signal,
+        yieldTo: options.yieldTo,
+      })
     : null;
   const cleared = await clearFinished(db, documents);
   return { documents, indexed, embedded, cleared };
@@ -74,7 +80,12 @@ export async function finishPendingStep(
 ): Promise<number> {
   const cleared = await db.transaction(async (tx) => {
     const documents = await pendingDocuments(tx, { limit: options.limit, olderThanSeconds: options.olderThanSeconds, lock: 'advisory' });
-    const { cleared } = await finishDocuments(tx, documents, { embedWith: async () => targets, embedBatchSize: options.embedBatchSize }, db.distributed === 'citus');
+    const { cleared } = await finishDocuments(
+      tx,
+      documents,
+      { embedWith: async () => targets, embedBatchSize: options.embedBatchSize },
+      db.distributed === 'citus',
+    );
     return cleared;
   });
   // The idle worker's turn to fold BM25 statistics slots (outside the step's transaction, so the

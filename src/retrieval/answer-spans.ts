@@ -34,8 +34,11 @@ function terms(text: string): Term[] {
   // The Factbook writes surnames in capitals ("Dilma ROUSSEFF"), which compromise reads as an
   // acronym; after a capitalised word they become "Rousseff" (same length, so offsets hold).
   const cased = text.replace(/(?<=\b[A-Z][a-z]+\s)([A-Z])([A-Z'-]{2,})\b/g, (_m, a: string, rest: string) => a + rest.toLowerCase());
-  for (const sentence of nlp(cased).json({ offset: true, terms: { offset: true } }) as Array<{ terms: Array<{ text: string; post: string; tags: string[]; offset: { start: number; length: number } }> }>) {
-    for (const t of sentence.terms) out.push({ text: t.text, post: t.post, start: t.offset.start, end: t.offset.start + t.offset.length, tags: new Set(t.tags) });
+  for (const sentence of nlp(cased).json({ offset: true, terms: { offset: true } }) as Array<{
+    terms: Array<{ text: string; post: string; tags: string[]; offset: { start: number; length: number } }>;
+  }>) {
+    for (const t of sentence.terms)
+      out.push({ text: t.text, post: t.post, start: t.offset.start, end: t.offset.start + t.offset.length, tags: new Set(t.tags) });
   }
   return out;
 }
@@ -46,7 +49,33 @@ const breaksAfter = (t: Term) => BREAKS.test(t.post);
 
 // Words that belong to a number or a date phrase although compromise does not tag them so.
 // Hand-written: compromise tags "about" or "late" as an adverb/adjective, not as part of the value.
-const QUANTITY_LEAD = new Set(['about', 'around', 'over', 'nearly', 'approximately', 'almost', 'roughly', 'some', 'under', 'below', 'above', 'up', 'more', 'less', 'fewer', 'than', 'at', 'least', 'most', 'just', 'only', 'an', 'additional', 'extra', 'us']);
+const QUANTITY_LEAD = new Set([
+  'about',
+  'around',
+  'over',
+  'nearly',
+  'approximately',
+  'almost',
+  'roughly',
+  'some',
+  'under',
+  'below',
+  'above',
+  'up',
+  'more',
+  'less',
+  'fewer',
+  'than',
+  'at',
+  'least',
+  'most',
+  'just',
+  'only',
+  'an',
+  'additional',
+  'extra',
+  'us',
+]);
 const DATE_LEAD = new Set(['early', 'mid', 'late', 'fall', 'spring', 'summer', 'autumn', 'winter', 'ca', 'circa', 'the']);
 const MONTHS = /^(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\.?$/i;
 /** A year or a date in digits (1905, 2022-06-01, 3/5/2014, mid-2014, the 1990s): compromise does not always tag these as dates. */
@@ -57,7 +86,11 @@ const isValue = (t: Term) => (t.tags.has('Value') && !t.tags.has('Ordinal')) || 
 // compromise tags whole phrases around a date as #Date ("3200 B.C. that the Two Lands…"): only
 // numbers, months, weekdays and eras count as the date itself.
 const isDate = (t: Term) =>
-  MONTHS.test(t.text) || DATEISH.test(t.text) || ERA.test(t.text) || t.tags.has('WeekDay') || ((t.tags.has('Date') || t.tags.has('Year')) && /[0-9]/.test(t.text) && !/%/.test(t.post));
+  MONTHS.test(t.text) ||
+  DATEISH.test(t.text) ||
+  ERA.test(t.text) ||
+  t.tags.has('WeekDay') ||
+  ((t.tags.has('Date') || t.tags.has('Year')) && /[0-9]/.test(t.text) && !/%/.test(t.post));
 const isName = (t: Term) => t.tags.has('ProperNoun') || t.tags.has('Person') || t.tags.has('Organization') || t.tags.has('Place');
 /** Titles that precede a name but are not part of it ("President Dilma Rousseff"). */
 const TITLES = /^(president|presidents|prime|minister|finance|former|king|queen|emperor|pm|mr|mrs|ms|dr|sir|the)$/i;
@@ -86,8 +119,11 @@ function runs(ts: Term[], is: (t: Term) => boolean): Array<[number, number]> {
 
 const isUnit = (t: Term) =>
   (t.tags.has('Noun') || t.tags.has('Unit') || t.tags.has('Value') || (t.tags.has('Adjective') && !t.tags.has('Comparable'))) &&
-  !t.tags.has('Pronoun') && !t.tags.has('Preposition') && !(t.tags.has('Date') && /[0-9]/.test(t.text));
-const isOfPhrase = (t: Term) => (t.tags.has('Noun') || t.tags.has('Adjective') || t.tags.has('Possessive') || t.tags.has('ProperNoun')) && !t.tags.has('Pronoun');
+  !t.tags.has('Pronoun') &&
+  !t.tags.has('Preposition') &&
+  !(t.tags.has('Date') && /[0-9]/.test(t.text));
+const isOfPhrase = (t: Term) =>
+  (t.tags.has('Noun') || t.tags.has('Adjective') || t.tags.has('Possessive') || t.tags.has('ProperNoun')) && !t.tags.has('Pronoun');
 
 /**
  * The version of typedSpans' output that stored spans carry (migration 0019). Raise it with any
@@ -145,13 +181,27 @@ function tagText(text: string): TypedSpan[] {
       k++;
       if (i > 0 && /^(from|between)$/i.test(ts[i - 1].text)) i--;
     }
-    let [a] = grow(ts, i, j, (t) => DATE_LEAD.has(t.text.toLowerCase().replace(/\.$/, '')), () => false, 2);
+    let [a] = grow(
+      ts,
+      i,
+      j,
+      (t) => DATE_LEAD.has(t.text.toLowerCase().replace(/\.$/, '')),
+      () => false,
+      2,
+    );
     // "ca. 3200 B.C.": the abbreviation's full stop is not a break.
     if (a > 0 && /^(ca|c|circa)$/i.test(ts[a - 1].text) && /^\.\s*$/.test(ts[a - 1].post)) a--;
     push(a, j, 'date');
   }
   for (const [i, j] of runs(ts, (t) => isValue(t) && !era.has(ts.indexOf(t)) && !(isDate(t) && !t.tags.has('Percent')))) {
-    const [a] = grow(ts, i, j, (t) => QUANTITY_LEAD.has(t.text.toLowerCase()), () => false, 4);
+    const [a] = grow(
+      ts,
+      i,
+      j,
+      (t) => QUANTITY_LEAD.has(t.text.toLowerCase()),
+      () => false,
+      4,
+    );
     let [, b] = grow(ts, i, j, () => false, isUnit, 3);
     // "25% of GDP", "19% of government revenue": a share names what it is a share of.
     if ((ts[j].tags.has('Percent') || /%/.test(ts[j].post)) && b === j && ts[j + 1]?.text.toLowerCase() === 'of' && !breaksAfter(ts[j])) {
@@ -163,7 +213,8 @@ function tagText(text: string): TypedSpan[] {
   }
   // A capitalised word inside a sentence is a name even where compromise does not say so ("GitHub Actions").
   // So is a word in capitals ("YAOUNDE (capital) 3.066 million", "PORT LOUIS"), even first.
-  const nameLike = (t: Term, k: number) => (isName(t) || (k > 0 && /^[A-Z][\p{L}]+/u.test(t.text)) || /^[A-Z][A-Z'-]{2,}$/.test(t.text)) && !isDate(t) && !isValue(t);
+  const nameLike = (t: Term, k: number) =>
+    (isName(t) || (k > 0 && /^[A-Z][\p{L}]+/u.test(t.text)) || /^[A-Z][A-Z'-]{2,}$/.test(t.text)) && !isDate(t) && !isValue(t);
   const nameRuns: Array<[number, number]> = [];
   for (let k = 0; k < ts.length; k++) {
     if (!nameLike(ts[k], k)) continue;
@@ -177,7 +228,8 @@ function tagText(text: string): TypedSpan[] {
   // "Tiran and Sanafir", "India and Indonesia": two names joined by "and" answer together.
   for (let k = 0; k + 1 < nameRuns.length; k++) {
     const [, e] = nameRuns[k];
-    if (nameRuns[k + 1][0] === e + 2 && ts[e + 1].text.toLowerCase() === 'and' && !breaksAfter(ts[e])) nameRuns.splice(k, 2, [nameRuns[k][0], nameRuns[k + 1][1]]);
+    if (nameRuns[k + 1][0] === e + 2 && ts[e + 1].text.toLowerCase() === 'and' && !breaksAfter(ts[e]))
+      nameRuns.splice(k, 2, [nameRuns[k][0], nameRuns[k + 1][1]]);
   }
   for (const [i, j] of nameRuns) {
     const run = ts.slice(i, j + 1);
@@ -192,7 +244,11 @@ function tagText(text: string): TypedSpan[] {
   }
   // A place named with a common head noun after a proper noun: "the Nile valley", "Halaib region".
   for (let k = 1; k < ts.length; k++) {
-    if (/^(valley|region|river|island|islands|reef|rocks|sea|coast|land|triangle|strait|gulf|mountains|desert|field)$/i.test(ts[k].text) && nameLike(ts[k - 1], k - 1) && !breaksAfter(ts[k - 1])) {
+    if (
+      /^(valley|region|river|island|islands|reef|rocks|sea|coast|land|triangle|strait|gulf|mountains|desert|field)$/i.test(ts[k].text) &&
+      nameLike(ts[k - 1], k - 1) &&
+      !breaksAfter(ts[k - 1])
+    ) {
       let a = k - 1;
       while (a > 0 && nameLike(ts[a - 1], a - 1) && !breaksAfter(ts[a - 1])) a--;
       push(a, k, 'place');
@@ -223,8 +279,12 @@ export function isCodeLine(sentence: string): boolean {
 }
 
 /** A sentence that tells the reader to do something: an imperative, a command, a setting. */
-const DO = '(use|set|pass|passing|install|call|add|run|see|configure|specify|supply|enable|disable|pin|create|write|import|require|instantiate|place|wrap|using|setting)';
-const INSTRUCTING = new RegExp(`(^|[,:;]\\s*|\\b(simply|just|then|you can|you should|you must|is to|are to|can be used to|by|recommend(ed)?|should|must)\\s+)${DO}\\b`, 'i');
+const DO =
+  '(use|set|pass|passing|install|call|add|run|see|configure|specify|supply|enable|disable|pin|create|write|import|require|instantiate|place|wrap|using|setting)';
+const INSTRUCTING = new RegExp(
+  `(^|[,:;]\\s*|\\b(simply|just|then|you can|you should|you must|is to|are to|can be used to|by|recommend(ed)?|should|must)\\s+)${DO}\\b`,
+  'i',
+);
 /**
  * Hand-written: compromise's imperative tag also fires on a sentence's subject ("`systemd` makes…",
  * "Let's assume…"), so a command is recognised by where its verb stands: first, after a comma

@@ -17,14 +17,19 @@ export type AnswerType = (typeof ANSWER_TYPES)[number];
 
 /** Nouns after "which"/"what" that ask for a place, or for a person or organisation. */
 const PLACE_NOUNS = new Set(
-  'place city town capital country countries region regions island islands rocks reef reefs river sea ocean state states province continent area land territory border coast valley port'.split(' '),
+  'place city town capital country countries region regions island islands rocks reef reefs river sea ocean state states province continent area land territory border coast valley port'.split(
+    ' ',
+  ),
 );
 const PERSON_NOUNS = new Set(
-  'person people president minister leader king queen company companies bank banks organisation organization organisations organizations service group agency party author maintainer team firm'.split(' '),
+  'person people president minister leader king queen company companies bank banks organisation organization organisations organizations service group agency party author maintainer team firm'.split(
+    ' ',
+  ),
 );
 const DATE_NOUNS = new Set('year years date day month century decade version release'.split(' '));
-const QUANTITY_NOUNS = new Set('gdp income rate revenue debt population cost price size surplus deficit growth unemployment inflation worth overhead'.split(' '));
-
+const QUANTITY_NOUNS = new Set(
+  'gdp income rate revenue debt population cost price size surplus deficit growth unemployment inflation worth overhead'.split(' '),
+);
 
 /** The question's words, lower-cased, with punctuation dropped (apostrophes kept inside words). */
 function words(question: string): string[] {
@@ -55,7 +60,12 @@ export function classifyQuestion(question: string): AnswerType {
   if (first === 'where' || first === 'whereabouts') return 'place';
   if (first === 'who' || first === 'whom' || first === 'whose') return 'person';
   if (first === 'how') {
-    if (['many', 'much', 'long', 'big', 'large', 'high', 'fast', 'deep', 'far', 'old', 'often', 'low', 'small', 'tall', 'wide', 'heavy', 'strong'].includes(second)) return 'quantity';
+    if (
+      ['many', 'much', 'long', 'big', 'large', 'high', 'fast', 'deep', 'far', 'old', 'often', 'low', 'small', 'tall', 'wide', 'heavy', 'strong'].includes(
+        second,
+      )
+    )
+      return 'quantity';
     // "How do I …", "How can I …", "How must paths …", "How to …": an instruction.
     if (['do', 'does', 'can', 'could', 'should', 'must', 'to', 'would', 'may', 'is', 'are'].includes(second)) return 'instruction';
     return 'other';

@@ -166,11 +166,36 @@ describe('SPAN_TAGGER', () => {
   it('version 1 tags these sentences so', () => {
     expect(SPAN_TAGGER).toBe(1);
     const cases: Array<[string, Array<[string, string]>]> = [
-      ['Lindesnes Lighthouse was first lit in 1655 by Dilma ROUSSEFF in Norway.', [['Lighthouse', 'person'], ['1655', 'date'], ['Dilma ROUSSEFF', 'person'], ['Norway', 'place']]],
-      ['GDP grew by about 3.5% of GDP in 2014, to US$40 billion.', [['GDP', 'person'], ['about 3.5% of GDP', 'quantity'], ['GDP', 'person'], ['2014', 'date'], ['US$40 billion', 'quantity']]],
+      [
+        'Lindesnes Lighthouse was first lit in 1655 by Dilma ROUSSEFF in Norway.',
+        [
+          ['Lighthouse', 'person'],
+          ['1655', 'date'],
+          ['Dilma ROUSSEFF', 'person'],
+          ['Norway', 'place'],
+        ],
+      ],
+      [
+        'GDP grew by about 3.5% of GDP in 2014, to US$40 billion.',
+        [
+          ['GDP', 'person'],
+          ['about 3.5% of GDP', 'quantity'],
+          ['GDP', 'person'],
+          ['2014', 'date'],
+          ['US$40 billion', 'quantity'],
+        ],
+      ],
       [
         'President Yoweri Museveni has led Uganda since 1986; about 45 million people live in Kampala and the Nile valley.',
-        [['Yoweri Museveni', 'person'], ['Uganda', 'place'], ['1986', 'date'], ['about 45 million people', 'quantity'], ['Kampala', 'place'], ['Nile valley', 'place'], ['Nile valley', 'place']],
+        [
+          ['Yoweri Museveni', 'person'],
+          ['Uganda', 'place'],
+          ['1986', 'date'],
+          ['about 45 million people', 'quantity'],
+          ['Kampala', 'place'],
+          ['Nile valley', 'place'],
+          ['Nile valley', 'place'],
+        ],
       ],
     ];
     for (const [sentence, expected] of cases) expect(typedSpans(sentence).map((sp) => [sentence.slice(sp.start, sp.end), sp.type])).toEqual(expected);

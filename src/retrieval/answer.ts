@@ -67,7 +67,15 @@ export function splitSentences(text: string): TextSpan[] {
   for (const { segment, index } of segmenter.segment(text)) {
     let from = 0;
     for (const m of segment.matchAll(LABEL_START)) {
-      if (m[0] === '' || segment.slice(m.index! + m[0].length).split(':')[0].trim().split(/\s+/).length > 5) continue;
+      if (
+        m[0] === '' ||
+        segment
+          .slice(m.index! + m[0].length)
+          .split(':')[0]
+          .trim()
+          .split(/\s+/).length > 5
+      )
+        continue;
       push(segment.slice(from, m.index), index + from);
       from = m.index! + m[0].length;
     }
@@ -88,8 +96,10 @@ const ABBREVIATION_END = /(^|[\s(])(ca|c|approx|e\.g|i\.e|vs|cf|no|nos|fig|vol|S
 // A short English stop list: question words and function words carry no answer. Hand-written
 // because the BM25 side uses PostgreSQL's analyser, which this pure, database-free module cannot call.
 const STOP = new Set(
-  ('a an and are as at be by did do does for from has have how in is it its of on or the to was were what when where which who whom whose why ' +
-    'with this that these those there their them they he she his her i me my we our you your not no can could would should will shall may').split(' '),
+  (
+    'a an and are as at be by did do does for from has have how in is it its of on or the to was were what when where which who whom whose why ' +
+    'with this that these those there their them they he she his her i me my we our you your not no can could would should will shall may'
+  ).split(' '),
 );
 
 /** A crude stemmer (plural and common verb endings) so "capitals" meets "capital". */
@@ -178,12 +188,28 @@ export function pickAnswer(question: string, text: string, similarities?: readon
 }
 
 /** The typed choice: sentence rank = score + TYPE_BONUS where a phrase of the expected type is present, less CODE_PENALTY for code. */
-function pickTyped(question: string, sentences: TextSpan[], terms: ReadonlySet<string>, scoreOf: (s: TextSpan, i: number) => number, truncated: boolean, typeBonus: number, tagger: (sentence: string) => TypedSpan[]): Answer {
+function pickTyped(
+  question: string,
+  sentences: TextSpan[],
+  terms: ReadonlySet<string>,
+  scoreOf: (s: TextSpan, i: number) => number,
+  truncated: boolean,
+  typeBonus: number,
+  tagger: (sentence: string) => TypedSpan[],
+): Answer {
   const answerType = classifyQuestion(question);
   const asked = ` ${normalize(question)} `;
   const phrased = answerType === 'date' || answerType === 'quantity' || answerType === 'person' || answerType === 'place';
-  interface Candidate { sentence: TextSpan; score: number; ranked: number; spans: TypedSpan[]; label: TextSpan | null; fits: boolean }
-  const compatible = (sp: TypedSpan) => sp.type === answerType || ((answerType === 'person' || answerType === 'place') && (sp.type === 'person' || sp.type === 'place'));
+  interface Candidate {
+    sentence: TextSpan;
+    score: number;
+    ranked: number;
+    spans: TypedSpan[];
+    label: TextSpan | null;
+    fits: boolean;
+  }
+  const compatible = (sp: TypedSpan) =>
+    sp.type === answerType || ((answerType === 'person' || answerType === 'place') && (sp.type === 'person' || sp.type === 'place'));
   // First the scores without the type (cheap); then the type, which runs compromise, only for the
   // sentences the bonus could still lift to the top: the same choice, a fraction of the tagging.
   const scored: Array<{ sentence: TextSpan; score: number; ranked: number }> = [];
@@ -208,7 +234,12 @@ function pickTyped(question: string, sentences: TextSpan[], terms: ReadonlySet<s
         // A label that opens the sentence and whose value holds a phrase of the type answers it,
         // even when the question names that phrase ("name: Djibouti" for "the capital of Djibouti").
         const value = labelValueSpan(sentence, terms);
-        if (value && value.start - sentence.start <= 40 && tags.some((sp) => compatible(sp) && sentence.start + sp.start >= value.start && sentence.start + sp.end <= value.end)) label = value;
+        if (
+          value &&
+          value.start - sentence.start <= 40 &&
+          tags.some((sp) => compatible(sp) && sentence.start + sp.start >= value.start && sentence.start + sp.end <= value.end)
+        )
+          label = value;
         const found = tags.filter((sp) => !namedByQuestion(sentence.text.slice(sp.start, sp.end), asked, terms));
         spans = found.filter((sp) => sp.type === answerType);
         // compromise often cannot tell a person from a place ("name: Oslo" is neither to it): for a
@@ -231,7 +262,16 @@ function pickTyped(question: string, sentences: TextSpan[], terms: ReadonlySet<s
   const label = labelValueSpan(sentence, terms);
   if (spans.length > 0) {
     const span = nearestToQuestion(sentence.text, preferred(question, sentence.text, spans), terms);
-    return { text: sentence.text.slice(span.start, span.end), start: sentence.start + span.start, end: sentence.start + span.end, score, sentence, answerType, spanType: span.type, truncated };
+    return {
+      text: sentence.text.slice(span.start, span.end),
+      start: sentence.start + span.start,
+      end: sentence.start + span.end,
+      score,
+      sentence,
+      answerType,
+      spanType: span.type,
+      truncated,
+    };
   }
   if (label) return { ...label, score, sentence, answerType, spanType: null, truncated };
   return { ...sentence, score, sentence, answerType, spanType: fits ? answerType : null, truncated };
@@ -254,7 +294,8 @@ function preferred<T extends { start: number; end: number }>(question: string, t
     return hits.length > 0 ? hits : spans;
   };
   if (/\b(share|percentage|percent|proportion|fraction)\b/i.test(question)) return pick(/%|percent/i);
-  if (/\b(money|cost|costs|worth|owe|owes|raise|raised|borrow|borrowed|spend|spent|price)\b/i.test(question)) return pick(/[$€£¥]|\b(dollars?|euros?|pounds?|yen)\b/i);
+  if (/\b(money|cost|costs|worth|owe|owes|raise|raised|borrow|borrowed|spend|spent|price)\b/i.test(question))
+    return pick(/[$€£¥]|\b(dollars?|euros?|pounds?|yen)\b/i);
   return spans;
 }
 

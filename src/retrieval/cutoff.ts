@@ -36,6 +36,13 @@ export interface Cutoffs {
 /** The leading results to keep (best first), minScore applied before autocut. */
 export function applyCutoffs<T extends { score: number }>(ranked: readonly T[], cutoffs: Cutoffs): T[] {
   let kept = cutoffs.minScore === undefined ? [...ranked] : ranked.filter((r) => r.score >= cutoffs.minScore!);
-  if (cutoffs.autocut !== undefined) kept = kept.slice(0, autocut(kept.map((r) => r.score), cutoffs.autocut));
+  if (cutoffs.autocut !== undefined)
+    kept = kept.slice(
+      0,
+      autocut(
+        kept.map((r) => r.score),
+        cutoffs.autocut,
+      ),
+    );
   return kept;
 }

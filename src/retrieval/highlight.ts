@@ -19,10 +19,10 @@ const CACHE_ENTRIES = 10_000;
  * an LRU across requests (a passage's sentences do not change between questions).
  */
 function vectorLoader(encoder: Encoder, role: EncoderRole): DataLoader<string, Float32Array> {
-  return new DataLoader<string, Float32Array>(
-    async (texts) => (await encoder.encode(texts, role, { batchSize: SENTENCE_BATCH })).vectors,
-    { cacheMap: new LRUCache<string, Promise<Float32Array>>({ max: CACHE_ENTRIES }), maxBatchSize: 256 },
-  );
+  return new DataLoader<string, Float32Array>(async (texts) => (await encoder.encode(texts, role, { batchSize: SENTENCE_BATCH })).vectors, {
+    cacheMap: new LRUCache<string, Promise<Float32Array>>({ max: CACHE_ENTRIES }),
+    maxBatchSize: 256,
+  });
 }
 
 const dot = (a: Float32Array, b: Float32Array): number => {

@@ -28,9 +28,10 @@ export function modeReads(mode: RetrievalMode, name: RankingName): boolean {
 }
 
 /** Each mode's parameters, in the parameter table's order. */
-export const MODE_PARAMETERS = Object.fromEntries(
-  RETRIEVAL_MODES.map((mode) => [mode, RANKING_NAMES.filter((name) => modeReads(mode, name))]),
-) as Record<RetrievalMode, RankingName[]>;
+export const MODE_PARAMETERS = Object.fromEntries(RETRIEVAL_MODES.map((mode) => [mode, RANKING_NAMES.filter((name) => modeReads(mode, name))])) as Record<
+  RetrievalMode,
+  RankingName[]
+>;
 
 /** Why `mode` takes no setting of `name` (naming what it reads, and which modes read `name`), or undefined when it reads it. */
 export function unreadProblem(mode: RetrievalMode, name: RankingName): string | undefined {

@@ -154,4 +154,7 @@ export const TEXT_ONLY_MODE: RetrievalMode = 'LEXICAL';
 export const needsVectors = (mode: RetrievalMode): boolean => MODES[mode].needs.documentVector || MODES[mode].needs.passageVector;
 
 /** A mode's defaults with λ filled in from its built-in value (what a direct search() call needs). */
-export const modeDefaults = <M extends RetrievalMode>(mode: M): { lambda: number } & (typeof MODES)[M]['defaults'] => ({ lambda: RANKING.lambda.builtIn, ...MODES[mode].defaults });
+export const modeDefaults = <M extends RetrievalMode>(mode: M): { lambda: number } & (typeof MODES)[M]['defaults'] => ({
+  lambda: RANKING.lambda.builtIn,
+  ...MODES[mode].defaults,
+});

@@ -59,12 +59,28 @@ interface Spec<T> {
   request: boolean;
 }
 
-const number = (min: number, max: number, what = '') => (v: unknown) =>
-  typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max ? undefined : `must be a finite number from ${min}${what ? ` (${what.split('|')[0]})` : ''} to ${max}${what ? ` (${what.split('|')[1]})` : ''}, got ${echo(v)}`;
-const integer = (min: number, max: number, what = '') => (v: unknown) =>
-  typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max ? undefined : `must be an integer from ${min} to ${max}${what}, got ${echo(v)}`;
+const number =
+  (min: number, max: number, what = '') =>
+  (v: unknown) =>
+    typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max
+      ? undefined
+      : `must be a finite number from ${min}${what ? ` (${what.split('|')[0]})` : ''} to ${max}${what ? ` (${what.split('|')[1]})` : ''}, got ${echo(v)}`;
+const integer =
+  (min: number, max: number, what = '') =>
+  (v: unknown) =>
+    typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max ? undefined : `must be an integer from ${min} to ${max}${what}, got ${echo(v)}`;
 
-export const RANKING_LIMITS = { lambdaMin: 0, lambdaMax: 10, alphaMin: 0, alphaMax: 1, perDocumentMax: 1000, perDocumentDecayMax: 1, passageBudgetMax: 1_000_000, titleLinkMax: 10, titleLinkRankMax: 1000 } as const;
+export const RANKING_LIMITS = {
+  lambdaMin: 0,
+  lambdaMax: 10,
+  alphaMin: 0,
+  alphaMax: 1,
+  perDocumentMax: 1000,
+  perDocumentDecayMax: 1,
+  passageBudgetMax: 1_000_000,
+  titleLinkMax: 10,
+  titleLinkRankMax: 1000,
+} as const;
 
 export const RANKING: { [K in RankingName]: Spec<Ranking[K]> } = {
   lambda: {

@@ -78,7 +78,10 @@ export async function questionVectors(mode: RetrievalMode, needs: ModeNeeds, enc
         );
       }
       if (args.question === undefined) {
-        throw new RetrievalInputError(name, `${name} is missing: mode ${mode} compares the question with ${LEVEL[role]} vectors too; give ${name}, or question to encode`);
+        throw new RetrievalInputError(
+          name,
+          `${name} is missing: mode ${mode} compares the question with ${LEVEL[role]} vectors too; give ${name}, or question to encode`,
+        );
       }
       out[LEVEL[role]] = (await encoders.encodeQuestionIn(role, args.question)).vector;
       continue;

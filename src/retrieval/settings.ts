@@ -56,7 +56,8 @@ export interface SettingsChange {
 export function setModeSettings(db: Database, modeName: string, change: SettingsChange): Promise<SettingsVersion> {
   const { mode, layer } = checkModeSettings(modeName, change.values ?? {});
   for (const name of change.unset ?? []) {
-    if (!RANKING_NAMES.includes(name as RankingName)) throw bad('unset', `unset names ${name}, which is not a ranking parameter; the parameters are ${RANKING_NAMES.join(', ')}`);
+    if (!RANKING_NAMES.includes(name as RankingName))
+      throw bad('unset', `unset names ${name}, which is not a ranking parameter; the parameters are ${RANKING_NAMES.join(', ')}`);
     if (name in layer) throw bad('unset', `unset names ${name}, which values also sets`);
   }
   if (Object.keys(layer).length === 0 && (change.unset ?? []).length === 0) throw bad('values', 'give at least one parameter to set or unset');

@@ -68,7 +68,10 @@ export function validateRetrieveArgs(args: RetrieveArgs): RetrieveArgs {
     if (problem) throw new RetrievalInputError(name, `${name} ${problem}`);
     // Cosine and inner product with a zero vector score every item alike: a ranking by nothing.
     if (args[name]?.every((x) => Math.fround(x) === 0)) {
-      throw new RetrievalInputError(name, `${name} is all zeros (as float4): the vector has no direction, so it cannot rank anything; give the question's own vector`);
+      throw new RetrievalInputError(
+        name,
+        `${name} is all zeros (as float4): the vector has no direction, so it cannot rank anything; give the question's own vector`,
+      );
     }
   }
   if (args.question === undefined) {
@@ -80,10 +83,7 @@ export function validateRetrieveArgs(args: RetrieveArgs): RetrieveArgs {
   const question = args.question.trim();
   if (question.length === 0) throw new RetrievalInputError('question', 'question must not be empty');
   if (question.length > RETRIEVAL_LIMITS.maxQuestionChars) {
-    throw new RetrievalInputError(
-      'question',
-      `question is ${question.length} characters, over the limit of ${RETRIEVAL_LIMITS.maxQuestionChars}`,
-    );
+    throw new RetrievalInputError('question', `question is ${question.length} characters, over the limit of ${RETRIEVAL_LIMITS.maxQuestionChars}`);
   }
   const problem = textProblem(question);
   if (problem) throw new RetrievalInputError('question', `question ${problem}`);
@@ -104,14 +104,20 @@ function validateRest(args: RetrieveArgs, question: string | undefined): Retriev
   }
   const jumps = args.autocut;
   if (jumps !== undefined && (!Number.isInteger(jumps) || jumps < 1 || jumps > RETRIEVAL_LIMITS.maxAutocut)) {
-    throw new RetrievalInputError('autocut', `autocut must be an integer from 1 to ${RETRIEVAL_LIMITS.maxAutocut} (the jumps in score to cut at), got ${jumps}`);
+    throw new RetrievalInputError(
+      'autocut',
+      `autocut must be an integer from 1 to ${RETRIEVAL_LIMITS.maxAutocut} (the jumps in score to cut at), got ${jumps}`,
+    );
   }
   if (args.mode !== undefined && !RETRIEVAL_MODES.includes(args.mode)) {
     throw new RetrievalInputError('mode', `mode must be one of ${RETRIEVAL_MODES.join(', ')}, got ${args.mode}`);
   }
   const f = args.filter;
   if (f?.documentIds && f.documentIds.length > RETRIEVAL_LIMITS.maxFilterIds) {
-    throw new RetrievalInputError('filter.documentIds', `filter.documentIds has ${f.documentIds.length} ids, over the limit of ${RETRIEVAL_LIMITS.maxFilterIds}`);
+    throw new RetrievalInputError(
+      'filter.documentIds',
+      `filter.documentIds has ${f.documentIds.length} ids, over the limit of ${RETRIEVAL_LIMITS.maxFilterIds}`,
+    );
   }
   if (f?.sources && f.sources.length > RETRIEVAL_LIMITS.maxFilterSources) {
     throw new RetrievalInputError('filter.sources', `filter.sources has ${f.sources.length} items, over the limit of ${RETRIEVAL_LIMITS.maxFilterSources}`);

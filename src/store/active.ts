@@ -8,7 +8,9 @@ export type ActiveAssignment = Partial<Record<EncoderRole, EmbeddingModelRow>>;
 
 export async function activeAssignment(db: Queryable): Promise<ActiveAssignment> {
   const rows = await db.query<EmbeddingModelRow & { role: EncoderRole }>(
-    `SELECT a.role, ${MODEL_COLUMNS.split(', ').map((c) => `m.${c}`).join(', ')}
+    `SELECT a.role, ${MODEL_COLUMNS.split(', ')
+      .map((c) => `m.${c}`)
+      .join(', ')}
      FROM active_encoders a JOIN embedding_models m ON m.id = a.model_id`,
   );
   const assignment: ActiveAssignment = {};

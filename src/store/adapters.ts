@@ -136,7 +136,10 @@ export async function registerAdapter(db: Queryable, input: NewAdapter): Promise
  * levels must sit between the very models it was trained over (same dimension is not enough:
  * another model's space is another space).
  */
-export function adapterProblem(adapter: Pick<AdapterRow, 'name' | 'dimension' | 'models'>, assignment: ActiveAssignment): { code: ErrorCode; message: string } | undefined {
+export function adapterProblem(
+  adapter: Pick<AdapterRow, 'name' | 'dimension' | 'models'>,
+  assignment: ActiveAssignment,
+): { code: ErrorCode; message: string } | undefined {
   for (const level of ADAPTER_LEVELS) {
     const base = adapter.models[level];
     if (!base) continue;

@@ -52,7 +52,12 @@ export async function insertBatchLinks(tx: Queryable, batch: readonly BatchDocum
          ORDER BY r.n, m.by_key DESC, m.id)
        INSERT INTO links (passage_id, document_id, target, target_document_id, anchor_text)
        SELECT r.passage_id, r.document_id, r.target, resolved.id, r.anchor_text FROM r LEFT JOIN resolved USING (n) ORDER BY r.n`,
-      [b, JSON.stringify(links.map((l, n) => ({ n, ord: l.ordinal, document_id: l.documentId, passage_id: l.passageId, target: l.target, anchor_text: l.anchorText })))],
+      [
+        b,
+        JSON.stringify(
+          links.map((l, n) => ({ n, ord: l.ordinal, document_id: l.documentId, passage_id: l.passageId, target: l.target, anchor_text: l.anchorText })),
+        ),
+      ],
     );
   }
   // resolveLinksTo for each batch document in order: the first that matches wins. A link of the

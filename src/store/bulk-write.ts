@@ -29,7 +29,12 @@ export async function writeBatch(db: Database, docs: readonly PreparedDocument[]
   }
   return db.transaction(async (tx) => {
     const results = await writeBatchIn(tx, docs);
-    if (hooks.vectors) await writeSuppliedVectors(tx, hooks.vectors, results.map((r, i) => ({ documentId: r.documentId, doc: docs[i] })));
+    if (hooks.vectors)
+      await writeSuppliedVectors(
+        tx,
+        hooks.vectors,
+        results.map((r, i) => ({ documentId: r.documentId, doc: docs[i] })),
+      );
     hooks.beforeCommit?.();
     return results;
   });
@@ -39,10 +44,10 @@ export async function writeBatch(db: Database, docs: readonly PreparedDocument[]
 export async function writeBatchIn(tx: Queryable, docs: readonly PreparedDocument[]): Promise<WriteResult[]> {
   await tx.query(`SELECT set_config('dhr.bm25_deferred', 'on', true)`);
   // The same per-key lock as writeDocumentIn, taken in one order so two batches cannot deadlock.
-  await tx.query(
-    'SELECT count(pg_advisory_xact_lock($1, h))::int FROM (SELECT DISTINCT hashtext(k) AS h FROM unnest($2::text[]) k ORDER BY 1) x',
-    [DOCUMENT_KEY_LOCK, docs.map((d) => d.key)],
-  );
+  await tx.query('SELECT count(pg_advisory_xact_lock($1, h))::int FROM (SELECT DISTINCT hashtext(k) AS h FROM unnest($2::text[]) k ORDER BY 1) x', [
+    DOCUMENT_KEY_LOCK,
+    docs.map((d) => d.key),
+  ]);
   const existing = new Map(
     (
       await tx.query<{ id: number; key: string; title: string; contentHash: string }>(
@@ -75,7 +80,11 @@ export async function writeBatchIn(tx: Queryable, docs: readonly PreparedDocumen
     results[w.ordinal] = { status: w.id === null ? 'created' : 'updated', documentId: id };
     return id;
   });
-  const passageIds = await writeTreeRows(tx, written.map((w) => w.doc), documentIds);
+  const passageIds = await writeTreeRows(
+    tx,
+    written.map((w) => w.doc),
+    documentIds,
+  );
   await applyBm25(tx, documentIds);
   // As writeDocumentIn: ROW SHARE on active_encoders to commit (an activation cannot cross the
   // batch), then the link lock, last, after the BM25 statistics rows (the order every writer uses).

@@ -5,14 +5,30 @@ import { loadMigrations, MigrationError, migrationsDir, type Migration } from '.
 
 /** Tables distributed by document id, all colocated with documents (migrations/citus/0001, 0004). */
 export const DISTRIBUTED_TABLES = [
-  'documents', 'sections', 'passages', 'links', 'document_embeddings', 'passage_embeddings',
-  'passage_postings', 'document_postings', 'document_lengths', 'pending_documents', 'bm25_stats', 'bm25_terms',
+  'documents',
+  'sections',
+  'passages',
+  'links',
+  'document_embeddings',
+  'passage_embeddings',
+  'passage_postings',
+  'document_postings',
+  'document_lengths',
+  'pending_documents',
+  'bm25_stats',
+  'bm25_terms',
   'sentence_embeddings',
 ] as const;
 /** The small tables, a copy on every node. */
 export const REFERENCE_TABLES = [
-  'embedding_models', 'active_encoders', 'embedding_jobs', 'embedding_job_batches', 'api_keys',
-  'query_adapters', 'active_adapter', 'feedback',
+  'embedding_models',
+  'active_encoders',
+  'embedding_jobs',
+  'embedding_job_batches',
+  'api_keys',
+  'query_adapters',
+  'active_adapter',
+  'feedback',
 ] as const;
 
 /** The Citus set-up steps (migrations/citus/NNNN_name.sql), recorded as `citus/NNNN_name`. */
@@ -27,14 +43,10 @@ interface CitusFacts {
 }
 
 async function facts(db: Queryable): Promise<CitusFacts> {
-  const ext = await db.query<{ extname: string; extversion: string }>(
-    "SELECT extname, extversion FROM pg_extension WHERE extname IN ('citus', 'vector')",
-  );
+  const ext = await db.query<{ extname: string; extversion: string }>("SELECT extname, extversion FROM pg_extension WHERE extname IN ('citus', 'vector')");
   const version = (name: string) => ext.find((e) => e.extname === name)?.extversion ?? null;
   const citus = version('citus');
-  const distributed = citus
-    ? (await db.query<{ name: string }>("SELECT logicalrelid::regclass::text AS name FROM pg_dist_partition")).map((r) => r.name)
-    : [];
+  const distributed = citus ? (await db.query<{ name: string }>('SELECT logicalrelid::regclass::text AS name FROM pg_dist_partition')).map((r) => r.name) : [];
   return { citus, vector: version('vector'), distributed };
 }
 
@@ -57,7 +69,7 @@ export async function assertCitusCoordinator(db: Queryable): Promise<void> {
   );
   if (workers.length === 0) {
     throw new MigrationError(
-      'DHR_DISTRIBUTED=citus, but this Citus coordinator has no active worker. Run SELECT citus_add_node(\'host\', port) ' +
+      "DHR_DISTRIBUTED=citus, but this Citus coordinator has no active worker. Run SELECT citus_add_node('host', port) " +
         'for each worker (with citus and vector installed in this database there), then restart this command.',
     );
   }
@@ -87,9 +99,7 @@ export async function assertDistribution(db: Queryable, wanted: Distribution | u
   const distributed = f.distributed.includes('documents');
   if (!wanted) {
     if (distributed) {
-      throw new MigrationError(
-        'this store is distributed with Citus (its documents table is a distributed table); set DHR_DISTRIBUTED=citus and restart.',
-      );
+      throw new MigrationError('this store is distributed with Citus (its documents table is a distributed table); set DHR_DISTRIBUTED=citus and restart.');
     }
     return;
   }

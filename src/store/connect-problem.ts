@@ -9,7 +9,8 @@ const PROBLEMS: Record<string, (where: Where) => string> = {
   EHOSTUNREACH: (w) => `${w.host} cannot be reached (EHOSTUNREACH); check the host in DATABASE_URL and the network`,
   '28P01': (w) => `the server refused the password of user "${w.user}" (28P01); check the user and password in DATABASE_URL`,
   '28000': (w) => `the server refused user "${w.user}" (28000: no pg_hba.conf entry or no such role); check the user in DATABASE_URL and pg_hba.conf`,
-  '3D000': (w) => `the database "${w.database}" does not exist on ${w.host}:${w.port} (3D000); create it (createdb ${w.database}) or fix the name in DATABASE_URL`,
+  '3D000': (w) =>
+    `the database "${w.database}" does not exist on ${w.host}:${w.port} (3D000); create it (createdb ${w.database}) or fix the name in DATABASE_URL`,
 };
 const TIMEOUT_MESSAGE = /timeout exceeded when trying to connect|connection timeout/i;
 

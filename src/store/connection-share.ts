@@ -43,15 +43,17 @@ export function shareOf(db: Database, share: ConnectionShare): Database & { shar
   const inside = () => holding.getStore()?.has(turn) === true;
   const held = () => new Set([...(holding.getStore() ?? []), turn]);
   const gate = <T>(fn: () => Promise<T>): Promise<T> =>
-    inside() ? fn() : limit(() => {
-      if (Date.now() > share.deadline) {
-        return Promise.reject(
-          new DomainError(ErrorCode.TIMEOUT, `the request ran out of time (${share.deadlineSetting}) before this statement could start; ask for less`),
-        );
-      }
-      usage.peak = Math.max(usage.peak, limit.activeCount);
-      return holding.run(held(), fn);
-    });
+    inside()
+      ? fn()
+      : limit(() => {
+          if (Date.now() > share.deadline) {
+            return Promise.reject(
+              new DomainError(ErrorCode.TIMEOUT, `the request ran out of time (${share.deadlineSetting}) before this statement could start; ask for less`),
+            );
+          }
+          usage.peak = Math.max(usage.peak, limit.activeCount);
+          return holding.run(held(), fn);
+        });
   return {
     get kind() {
       return db.kind;

@@ -4,7 +4,11 @@ import type { Queryable } from './db';
 /** A passage as context assembly reads it: the passage row less its word count. */
 export type ContextPassage = Omit<PassageRow, 'wordCount'>;
 
-const COLUMNS = selectList(PASSAGE_ROW, 'p', fieldsOf(PASSAGE_ROW).filter((f) => f !== 'wordCount'));
+const COLUMNS = selectList(
+  PASSAGE_ROW,
+  'p',
+  fieldsOf(PASSAGE_ROW).filter((f) => f !== 'wordCount'),
+);
 
 /**
  * Every passage of the sections that hold the given passages (for a passage before the first
@@ -14,10 +18,7 @@ const COLUMNS = selectList(PASSAGE_ROW, 'p', fieldsOf(PASSAGE_ROW).filter((f) =>
  * documents only. Each is a bitmap scan of well under a millisecond on the demo store (EXPLAIN
  * ANALYZE, 20 hits); bench:demo-store with BENCH_CONTEXT times the whole step.
  */
-export async function passagesOfSectionsHolding(
-  db: Queryable,
-  hits: readonly { passageId: number; documentId: number }[],
-): Promise<ContextPassage[]> {
+export async function passagesOfSectionsHolding(db: Queryable, hits: readonly { passageId: number; documentId: number }[]): Promise<ContextPassage[]> {
   const documents = [...new Set(hits.map((h) => h.documentId))];
   const held = await db.query<{ documentId: number; sectionId: number | null }>(
     `SELECT document_id AS "documentId", section_id AS "sectionId" FROM passages WHERE id = ANY($1::int[]) AND document_id = ANY($2::int[])`,
@@ -28,7 +29,10 @@ export async function passagesOfSectionsHolding(
   const [inSections, before] = await Promise.all([
     sections.length === 0
       ? []
-      : db.query<ContextPassage>(`SELECT ${COLUMNS} FROM passages p WHERE p.section_id = ANY($1::int[]) AND p.document_id = ANY($2::int[])`, [sections, documents]),
+      : db.query<ContextPassage>(`SELECT ${COLUMNS} FROM passages p WHERE p.section_id = ANY($1::int[]) AND p.document_id = ANY($2::int[])`, [
+          sections,
+          documents,
+        ]),
     beforeHeadings.length === 0
       ? []
       : db.query<ContextPassage>(`SELECT ${COLUMNS} FROM passages p WHERE p.section_id IS NULL AND p.document_id = ANY($1::int[])`, [beforeHeadings]),

@@ -42,9 +42,7 @@ export async function deferPostingsIndexes(db: Database, lockTimeoutMs = 2_000):
       if (!free) return false;
       const indexes = await indexDefinitions(tx, TABLES);
       for (const r of indexes) {
-        const build = r.constraint_name
-          ? `ALTER TABLE ${quote(r.table_name)} ADD CONSTRAINT ${quote(r.constraint_name)} ${r.definition}`
-          : r.definition;
+        const build = r.constraint_name ? `ALTER TABLE ${quote(r.table_name)} ADD CONSTRAINT ${quote(r.constraint_name)} ${r.definition}` : r.definition;
         await tx.query('INSERT INTO deferred_indexes (name, table_name, definition) VALUES ($1, $2, $3)', [r.index_name, r.table_name, build]);
         await tx.exec(
           r.constraint_name ? `ALTER TABLE ${quote(r.table_name)} DROP CONSTRAINT ${quote(r.constraint_name)}` : `DROP INDEX ${quote(r.index_name)}`,

@@ -135,10 +135,10 @@ export async function pendingCounts(
   options: { sentences?: boolean } = {},
 ): Promise<{ documents: number; passages: number }> {
   const only = onlyDocumentIds ?? null;
-  const [{ n: documents }] = await db.query<{ n: number }>(
-    `SELECT count(*)::int AS n ${DOCUMENT_PENDING} AND ($2::int[] IS NULL OR d.id = ANY($2::int[]))`,
-    [documentModelId, only],
-  );
+  const [{ n: documents }] = await db.query<{ n: number }>(`SELECT count(*)::int AS n ${DOCUMENT_PENDING} AND ($2::int[] IS NULL OR d.id = ANY($2::int[]))`, [
+    documentModelId,
+    only,
+  ]);
   const [{ n: passages }] = await db.query<{ n: number }>(
     `SELECT count(*)::int AS n ${options.sentences ? PASSAGE_OR_SENTENCES_PENDING : PASSAGE_PENDING} AND ($2::int[] IS NULL OR p.document_id = ANY($2::int[]))`,
     [passageModelId, only],
@@ -195,7 +195,10 @@ export async function writeDocumentEmbeddings(
   rows: { documentId: number; contentHash: string; vector: Float32Array; pieces?: Float32Array[] }[],
 ): Promise<number> {
   if (rows.length === 0) return 0;
-  checkDimensions(model, rows.flatMap((r) => [r.vector, ...(r.pieces ?? [])]));
+  checkDimensions(
+    model,
+    rows.flatMap((r) => [r.vector, ...(r.pieces ?? [])]),
+  );
   // One float4Array: the rows' vectors (1 … n), then their pieces' (a row's from firstPiece on).
   const pieceCounts = rows.map((r) => r.pieces?.length ?? 0);
   const dim = model.dimension;
@@ -237,7 +240,10 @@ export async function writePassageEmbeddings(
   options: { replace?: boolean } = {},
 ): Promise<number> {
   if (rows.length === 0) return 0;
-  checkDimensions(model, rows.map((r) => r.vector));
+  checkDimensions(
+    model,
+    rows.map((r) => r.vector),
+  );
   return writeSkippingVanished(
     db,
     `WITH w AS (

@@ -167,7 +167,10 @@ export async function claimIngestBatch(
     [job.id, bounds.maxDocuments, bounds.maxBytes],
   );
   if (documents.length === 0) {
-    await tx.query(`UPDATE ingest_jobs SET status = 'succeeded', finished_at = now(), updated_at = now(), started_at = least(started_at, now()) WHERE id = $1`, [job.id]);
+    await tx.query(
+      `UPDATE ingest_jobs SET status = 'succeeded', finished_at = now(), updated_at = now(), started_at = least(started_at, now()) WHERE id = $1`,
+      [job.id],
+    );
     return { finished: job.id };
   }
   // The window keeps a prefix: once the bytes bound is passed no later row comes back (sums only grow).

@@ -28,7 +28,6 @@ export interface JobRow {
   updatedAt: Date;
 }
 
-
 const JOB_SELECT = `SELECT j.id, j.model_id AS "modelId", m.name AS model, j.scope, j.document_ids AS "documentIds", j.status,
   j.documents_total AS "documentsTotal", j.documents_done AS "documentsDone",
   j.passages_total AS "passagesTotal", j.passages_done AS "passagesDone", j.error,
@@ -115,10 +114,11 @@ export async function createJob(db: Database, input: CreateJobInput): Promise<Jo
     if (open) {
       throw new DomainError(ErrorCode.JOB_CONFLICT, `model "${input.model}" already has job ${open.id} (${open.status}); cancel it or wait for it`);
     }
-    const [job] = await tx.query<{ id: number }>(
-      'INSERT INTO embedding_jobs (model_id, scope, document_ids) VALUES ($1, $2, $3::int[]) RETURNING id',
-      [model.id, input.scope, ids],
-    );
+    const [job] = await tx.query<{ id: number }>('INSERT INTO embedding_jobs (model_id, scope, document_ids) VALUES ($1, $2, $3::int[]) RETURNING id', [
+      model.id,
+      input.scope,
+      ids,
+    ]);
     const documents = await planBatches(tx, job.id, model.id, ids, 'documents', scopeCondition('documents', input.scope), input.batchSize);
     const passages = await planBatches(tx, job.id, model.id, ids, 'passages', scopeCondition('passages', input.scope), input.batchSize);
     await tx.query('UPDATE embedding_jobs SET documents_total = $2, passages_total = $3 WHERE id = $1', [job.id, documents, passages]);
@@ -221,10 +221,10 @@ export function batchPassages(tx: Queryable, batch: ClaimedBatch): Promise<Batch
  */
 export async function completeBatch(tx: Queryable, batch: ClaimedBatch, written: number): Promise<boolean> {
   const column = batch.level === 'documents' ? 'documents_done' : 'passages_done';
-  const updated = await tx.query(
-    `UPDATE embedding_jobs SET ${column} = ${column} + $2, updated_at = now() WHERE id = $1 AND status IN ${OPEN} RETURNING id`,
-    [batch.jobId, written],
-  );
+  const updated = await tx.query(`UPDATE embedding_jobs SET ${column} = ${column} + $2, updated_at = now() WHERE id = $1 AND status IN ${OPEN} RETURNING id`, [
+    batch.jobId,
+    written,
+  ]);
   if (updated.length === 0) return false;
   await tx.query('UPDATE embedding_job_batches SET done_at = now() WHERE id = $1', [batch.id]);
   return true;
@@ -277,8 +277,8 @@ export async function finishJobs(db: Database, batchSize: number): Promise<{ fin
 }
 
 export async function failJob(db: Queryable, id: number, message: string): Promise<void> {
-  await db.query(
-    `UPDATE embedding_jobs SET status = 'failed', error = $2, finished_at = now(), updated_at = now() WHERE id = $1 AND status IN ${OPEN}`,
-    [id, message],
-  );
+  await db.query(`UPDATE embedding_jobs SET status = 'failed', error = $2, finished_at = now(), updated_at = now() WHERE id = $1 AND status IN ${OPEN}`, [
+    id,
+    message,
+  ]);
 }

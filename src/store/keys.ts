@@ -62,10 +62,12 @@ export async function createApiKey(db: Queryable, options: { role: Role; name: s
   if (!name) throw new ApiKeyError('a key needs a non-empty name');
   const key = KEY_PREFIX + randomBytes(32).toString('base64url');
   const prefix = key.slice(0, SHOWN_CHARS);
-  const [row] = await db.query<{ id: number }>(
-    'INSERT INTO api_keys (name, role, key_hash, key_prefix) VALUES ($1, $2, $3, $4) RETURNING id',
-    [name, options.role, hashApiKey(key), prefix],
-  );
+  const [row] = await db.query<{ id: number }>('INSERT INTO api_keys (name, role, key_hash, key_prefix) VALUES ($1, $2, $3, $4) RETURNING id', [
+    name,
+    options.role,
+    hashApiKey(key),
+    prefix,
+  ]);
   return { id: row.id, keyId: row.id, key, prefix, role: options.role, name };
 }
 
@@ -84,9 +86,10 @@ export async function authenticateKey(db: Queryable, key: string): Promise<Princ
   );
   if (!row) return undefined;
   // Bookkeeping only: a store refusing writes (read-only, full) must not refuse the reads it still serves.
-  if (row.stale) await db.query('UPDATE api_keys SET last_used_at = now() WHERE id = $1', [row.id]).catch((error: unknown) => {
-    if (!isStorageFault(error)) throw error;
-  });
+  if (row.stale)
+    await db.query('UPDATE api_keys SET last_used_at = now() WHERE id = $1', [row.id]).catch((error: unknown) => {
+      if (!isStorageFault(error)) throw error;
+    });
   return { keyId: row.id, role: row.role, name: row.name };
 }
 
@@ -122,9 +125,7 @@ export async function listApiKeys(db: Queryable): Promise<ApiKeyListing[]> {
  */
 export async function revokeApiKey(db: Queryable, idOrPrefix: string): Promise<ApiKeyListing | undefined> {
   const byId = /^\d+$/.test(idOrPrefix);
-  const matches = (await listApiKeys(db)).filter((k) =>
-    byId ? k.id === Number(idOrPrefix) : k.prefix.startsWith(idOrPrefix),
-  );
+  const matches = (await listApiKeys(db)).filter((k) => (byId ? k.id === Number(idOrPrefix) : k.prefix.startsWith(idOrPrefix)));
   if (matches.length > 1) {
     throw new ApiKeyError(`"${idOrPrefix}" matches ${matches.length} keys (${matches.map((k) => k.id).join(', ')}); give the id`);
   }

@@ -42,24 +42,17 @@ async function applyAll(
       // Index builds may outlast STATEMENT_TIMEOUT_MS, which bounds serving, not migrating.
       await tx.exec('SET LOCAL statement_timeout = 0');
       await tx.query('SELECT pg_advisory_xact_lock(7240311)');
-      const rows = await tx.query<{ checksum: string }>('SELECT checksum FROM schema_migrations WHERE version = $1', [
-        migration.version,
-      ]);
+      const rows = await tx.query<{ checksum: string }>('SELECT checksum FROM schema_migrations WHERE version = $1', [migration.version]);
       if (rows.length > 0) {
         if (rows[0].checksum !== migration.checksum) {
-          throw new MigrationError(
-            `migration ${migration.version} was changed after it was applied (checksum differs); add a new migration instead`,
-          );
+          throw new MigrationError(`migration ${migration.version} was changed after it was applied (checksum differs); add a new migration instead`);
         }
         return false;
       }
       await before?.(tx, migration.version);
       if (split) for (const statement of splitStatements(migration.sql)) await tx.exec(statement);
       else await tx.exec(migration.sql);
-      await tx.query('INSERT INTO schema_migrations (version, checksum) VALUES ($1, $2)', [
-        migration.version,
-        migration.checksum,
-      ]);
+      await tx.query('INSERT INTO schema_migrations (version, checksum) VALUES ($1, $2)', [migration.version, migration.checksum]);
       return true;
     });
     if (done) applied.push(migration.version);

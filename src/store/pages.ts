@@ -72,11 +72,7 @@ export interface PassageWindow {
  * one statement for all of them (a document's passages field in a list of documents). Pages come
  * back in the order of `windows`.
  */
-export async function passagePages(
-  db: Queryable,
-  windows: readonly PassageWindow[],
-  page: Omit<PageQuery, 'after' | 'before'>,
-): Promise<Page<PassageRow>[]> {
+export async function passagePages(db: Queryable, windows: readonly PassageWindow[], page: Omit<PageQuery, 'after' | 'before'>): Promise<Page<PassageRow>[]> {
   // Citus plans no LIMIT in a lateral subquery over a table function: there, a statement per
   // document, each routed to its one shard.
   if ((db as { distributed?: string }).distributed === 'citus') return Promise.all(windows.map((w) => passageWindow(db, w, page)));
@@ -101,7 +97,6 @@ export async function passagePages(
   for (const { slot, ...row } of rows) bySlot[slot - 1].push(row);
   return bySlot.map((slotRows) => split(slotRows, (r) => r.ordinal));
 }
-
 
 /** One document's page of passages: a statement routed to the document's shard (Citus). */
 async function passageWindow(db: Queryable, window: PassageWindow, page: Omit<PageQuery, 'after' | 'before'>): Promise<Page<PassageRow>> {

@@ -63,10 +63,10 @@ async function linkPage(db: Queryable, pairs: (where: PairWhere) => string, para
   // A cursor at (q, INT4_MAX) has finished q.
   const from = after[1] === INT4_MAX ? after[0] + 1 : after[0];
   const batch = (
-    await db.query<{ id: number }>(
-      `SELECT DISTINCT passage_id AS id FROM links WHERE passage_id >= $1 AND ${MENTION('links')} ORDER BY passage_id LIMIT $2`,
-      [from, limit],
-    )
+    await db.query<{ id: number }>(`SELECT DISTINCT passage_id AS id FROM links WHERE passage_id >= $1 AND ${MENTION('links')} ORDER BY passage_id LIMIT $2`, [
+      from,
+      limit,
+    ])
   ).map((r) => r.id);
   if (batch.length === 0) return { rows: [], next: null };
   const n = params.length;
@@ -183,20 +183,15 @@ export async function pairPassages(db: Queryable, ids: readonly number[]): Promi
 }
 
 /** A document's passages without their text: what In-Doc and In-Sec negatives are drawn from. */
-export async function documentPassageKeys(
-  db: Queryable,
-  documentId: number,
-): Promise<{ passageId: number; sectionId: number | null; titlePath: string[] }[]> {
-  return db.query(
-    `SELECT id AS "passageId", section_id AS "sectionId", title_path AS "titlePath" FROM passages WHERE document_id = $1 ORDER BY ordinal`,
-    [documentId],
-  );
+export async function documentPassageKeys(db: Queryable, documentId: number): Promise<{ passageId: number; sectionId: number | null; titlePath: string[] }[]> {
+  return db.query(`SELECT id AS "passageId", section_id AS "sectionId", title_path AS "titlePath" FROM passages WHERE document_id = $1 ORDER BY ordinal`, [
+    documentId,
+  ]);
 }
 
 export async function documentTitles(db: Queryable, ids: readonly number[]): Promise<{ documentId: number; title: string }[]> {
   if (ids.length === 0) return [];
-  return db.query(
-    `SELECT d.id AS "documentId", d.title FROM unnest($1::int[]) WITH ORDINALITY AS x(id, n) JOIN documents d ON d.id = x.id ORDER BY x.n`,
-    [ids],
-  );
+  return db.query(`SELECT d.id AS "documentId", d.title FROM unnest($1::int[]) WITH ORDINALITY AS x(id, n) JOIN documents d ON d.id = x.id ORDER BY x.n`, [
+    ids,
+  ]);
 }

@@ -11,10 +11,7 @@ export type { PrismaClient };
  * The typed Prisma client over the very connection the rest of the store uses (driver adapters:
  * the same PGlite instance, or the same pg pool), so both see one database and one statement count.
  */
-export function createPrismaClient(
-  connection: { pglite: PGlite } | { pool: Pool },
-  statements: StatementCounter,
-): PrismaClient {
+export function createPrismaClient(connection: { pglite: PGlite } | { pool: Pool }, statements: StatementCounter): PrismaClient {
   const adapter = 'pglite' in connection ? new PrismaPGlite(connection.pglite) : new PrismaPg(connection.pool);
   const client = new PrismaClient({ adapter, log: [{ emit: 'event', level: 'query' }] });
   client.$on('query', () => statements.add());

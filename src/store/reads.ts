@@ -31,9 +31,7 @@ export const escapeLike = (s: string): string => s.replace(/[\\%_]/g, (c) => `\\
 
 function documentWhere(filter: DocumentListFilter): Prisma.DocumentWhereInput {
   return {
-    ...(filter.titleContains !== undefined
-      ? { title: { contains: escapeLike(filter.titleContains), mode: 'insensitive' } }
-      : {}),
+    ...(filter.titleContains !== undefined ? { title: { contains: escapeLike(filter.titleContains), mode: 'insensitive' } } : {}),
     ...(filter.source !== undefined ? { source: filter.source } : {}),
   };
 }
@@ -73,10 +71,7 @@ export function passagesBySectionIds(db: Database, ids: readonly number[]): Prom
 }
 
 /** Passages at (document, ordinal) positions: previous/next navigation. */
-export function passagesAt(
-  db: Queryable,
-  positions: readonly { documentId: number; ordinal: number }[],
-): Promise<PassageRow[]> {
+export function passagesAt(db: Queryable, positions: readonly { documentId: number; ordinal: number }[]): Promise<PassageRow[]> {
   return db.query<PassageRow>(
     `SELECT ${PASSAGE_COLUMNS} FROM unnest($1::int[], $2::int[]) AS k(document_id, ordinal)
      JOIN passages p ON p.document_id = k.document_id AND p.ordinal = k.ordinal`,
@@ -84,10 +79,7 @@ export function passagesAt(
   );
 }
 
-export async function passageCountsByDocumentIds(
-  db: Database,
-  ids: readonly number[],
-): Promise<{ documentId: number; n: number }[]> {
+export async function passageCountsByDocumentIds(db: Database, ids: readonly number[]): Promise<{ documentId: number; n: number }[]> {
   const groups = await db.prisma.passage.groupBy({
     by: ['documentId'],
     where: { documentId: { in: [...ids] } },

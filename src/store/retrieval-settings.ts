@@ -70,7 +70,9 @@ export function rollbackSettings(db: Database, setBy: string): Promise<SettingsV
   return addSettingsVersion(db, async (current, tx) => {
     if (!current) throw new DomainError(ErrorCode.CONFLICT, 'no retrieval settings were ever set, so there is nothing to roll back', { argument: 'version' });
     if (current.previous === null) {
-      throw new DomainError(ErrorCode.CONFLICT, `retrieval settings version ${current.version} is the first: there is no previous version to roll back to`, { argument: 'version' });
+      throw new DomainError(ErrorCode.CONFLICT, `retrieval settings version ${current.version} is the first: there is no previous version to roll back to`, {
+        argument: 'version',
+      });
     }
     const [before] = await tx.query<SettingsVersion>(`SELECT ${COLUMNS} FROM retrieval_settings WHERE version = $1`, [current.previous]);
     return { settings: before.settings, setBy, note: `rollback of version ${current.version} to version ${before.version}`, previous: before.previous };

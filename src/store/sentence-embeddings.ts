@@ -100,7 +100,13 @@ export async function sentenceSimilarities(
      FROM sentence_embeddings s CROSS JOIN LATERAL unnest(s.embeddings) WITH ORDINALITY AS e(v, n)
      WHERE s.model_id = $1 AND s.document_id = ANY($3::int[]) AND s.passage_id = ANY($4::int[])
      ORDER BY s.passage_id, e.n`,
-    [modelId, db.vectorParam?.(question) ?? vectorLiteral(question), [...new Set(passages.map((p) => p.documentId))], passages.map((p) => p.passageId), spanTagger],
+    [
+      modelId,
+      db.vectorParam?.(question) ?? vectorLiteral(question),
+      [...new Set(passages.map((p) => p.documentId))],
+      passages.map((p) => p.passageId),
+      spanTagger,
+    ],
   );
   const out = new Map<number, SentenceSimilarities>();
   for (const r of rows) {

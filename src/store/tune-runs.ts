@@ -55,7 +55,10 @@ export async function finishTuneRun(db: Queryable, id: number, result: { report:
 }
 
 export async function failTuneRun(db: Queryable, id: number, error: string): Promise<void> {
-  await db.query(`UPDATE tune_runs SET status = 'failed', error = $2, finished_at = now(), updated_at = now() WHERE id = $1 AND status = 'running'`, [id, error]);
+  await db.query(`UPDATE tune_runs SET status = 'failed', error = $2, finished_at = now(), updated_at = now() WHERE id = $1 AND status = 'running'`, [
+    id,
+    error,
+  ]);
 }
 
 /**

@@ -36,10 +36,7 @@ export async function writeDocumentIn(tx: Queryable, doc: PreparedDocument): Pro
   // FOR UPDATE or a unique constraint: on Citus, documents are distributed by id, so a key can be
   // neither (docs/scale-out.md); a hash collision only makes two keys' writers wait for each other.
   await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [DOCUMENT_KEY_LOCK, doc.key]);
-  const existing = await tx.query<{ id: number; contentHash: string }>(
-    'SELECT id, content_hash AS "contentHash" FROM documents WHERE key = $1',
-    [doc.key],
-  );
+  const existing = await tx.query<{ id: number; contentHash: string }>('SELECT id, content_hash AS "contentHash" FROM documents WHERE key = $1', [doc.key]);
   const fields = DOCUMENT_WRITE.params(doc);
   let writeDoc: string;
   let status: WriteStatus;
@@ -58,10 +55,10 @@ export async function writeDocumentIn(tx: Queryable, doc: PreparedDocument): Pro
     status = 'created';
     writeDoc = `INSERT INTO documents (${DOCUMENT_WRITE.names}) VALUES (${Object.values(DOCUMENT_PARAMS).join(', ')}) RETURNING id`;
   }
-  const [written] = await tx.query<{ id: number; passageIds: number[] }>(
-    `${WRITE_TREE_PREFIX} doc AS (${writeDoc}) ${WRITE_TREE_BODY}`,
-    [...fields, ...treeParams(doc)],
-  );
+  const [written] = await tx.query<{ id: number; passageIds: number[] }>(`${WRITE_TREE_PREFIX} doc AS (${writeDoc}) ${WRITE_TREE_BODY}`, [
+    ...fields,
+    ...treeParams(doc),
+  ]);
   // Deleted by id (deleteDocument) between the read and the update.
   if (!written) throw new DomainError(ErrorCode.CONFLICT, `document "${doc.key}" was deleted while it was being re-written; ingest it again`);
   const { id: documentId, passageIds } = written;
@@ -115,9 +112,7 @@ function treeParams(doc: PreparedDocument): unknown[] {
 }
 
 async function insertLinks(tx: Queryable, documentId: number, doc: PreparedDocument, passageIds: number[]): Promise<void> {
-  const rows = doc.passages.flatMap((p, i) =>
-    p.links.map((l) => ({ passage_id: passageIds[i], target: l.target, anchor_text: l.anchorText })),
-  );
+  const rows = doc.passages.flatMap((p, i) => p.links.map((l) => ({ passage_id: passageIds[i], target: l.target, anchor_text: l.anchorText })));
   if (rows.length > 0) {
     // A target resolves to the document with that key, else to one with that title (any case).
     // A join, not a subquery per link: Citus cannot run a correlated subquery over a distributed table.

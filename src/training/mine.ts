@@ -43,10 +43,7 @@ const EMPTY_BECAUSE: Record<PairKind, (resolvedLinks: number) => string> = {
 };
 
 /** How many pairs of each kind a run with these options yields, and the co-mention hub threshold. */
-export async function planPairs(
-  db: Database,
-  options: MineOptions = {},
-): Promise<{ planned: Record<PairKind, number>; hubThreshold: number | null }> {
+export async function planPairs(db: Database, options: MineOptions = {}): Promise<{ planned: Record<PairKind, number>; hubThreshold: number | null }> {
   const kinds = options.kinds ?? PAIR_KINDS;
   const hub = kinds.includes('co-mention') ? await hubThreshold(db, options.hubFraction ?? DEFAULT_HUB_FRACTION) : null;
   const links = kinds.includes('dual-link') || kinds.includes('co-mention') ? await countLinkPairs(db, hub, options.limit ?? null) : undefined;
@@ -58,9 +55,10 @@ export async function planPairs(
     'document-title': groups?.abstracts ?? 0,
     feedback: kinds.includes('feedback') ? await countRelevantFeedback(db) : 0,
   };
-  const planned = Object.fromEntries(
-    PAIR_KINDS.map((k) => [k, kinds.includes(k) ? Math.min(available[k], options.limit ?? Infinity) : 0]),
-  ) as Record<PairKind, number>;
+  const planned = Object.fromEntries(PAIR_KINDS.map((k) => [k, kinds.includes(k) ? Math.min(available[k], options.limit ?? Infinity) : 0])) as Record<
+    PairKind,
+    number
+  >;
   const total = kinds.reduce((sum, k) => sum + planned[k], 0);
   const minimum = options.minPairs ?? 1;
   if (total < minimum) {

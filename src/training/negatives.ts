@@ -72,7 +72,12 @@ export async function withNegatives(
   const bm25Negatives: PairPassage[] = [];
   for (let k = counts.bm25 + 8; counts.bm25 > 0; k = Math.min(k * 4, MAX_BM25_ROWS)) {
     const hits = (await search(db, lexicalSearch(c.question, 'LEXICAL', k, bm25))).passages;
-    const rows = (await pairPassages(db, hits.map((h) => h.passageId))).filter((r) => !excluded(r));
+    const rows = (
+      await pairPassages(
+        db,
+        hits.map((h) => h.passageId),
+      )
+    ).filter((r) => !excluded(r));
     bm25Negatives.splice(0, bm25Negatives.length, ...rows.slice(0, counts.bm25).map(toPassage));
     if (bm25Negatives.length >= counts.bm25 || hits.length < k || k >= MAX_BM25_ROWS) break;
   }
@@ -83,10 +88,18 @@ export async function withNegatives(
     const keys = (await documentPassageKeys(db, positive.documentId)).map((k) => ({ ...k, documentId: positive.documentId }));
     const open = keys.filter((k) => !excluded(k));
     if (positive.sectionId !== null) {
-      inSecIds = sample(open.filter((k) => k.sectionId === positive.sectionId), counts.inSec, random).map((k) => k.passageId);
+      inSecIds = sample(
+        open.filter((k) => k.sectionId === positive.sectionId),
+        counts.inSec,
+        random,
+      ).map((k) => k.passageId);
     }
     const drawn = new Set(inSecIds);
-    inDocIds = sample(open.filter((k) => !drawn.has(k.passageId)), counts.inDoc, random).map((k) => k.passageId);
+    inDocIds = sample(
+      open.filter((k) => !drawn.has(k.passageId)),
+      counts.inDoc,
+      random,
+    ).map((k) => k.passageId);
   }
   const judgedIds = (c.judgedNegativeIds ?? []).filter((id) => id !== positive.passageId);
   const texts = new Map((await pairPassages(db, [...inSecIds, ...inDocIds, ...judgedIds])).map((r) => [r.passageId, toPassage(r)]));
@@ -96,7 +109,13 @@ export async function withNegatives(
   if (counts.documents > 0) {
     const notNegative = new Set([positive.documentId, c.questionDocumentId]);
     const hits = (await search(db, lexicalSearch(c.question, 'LEXICAL_DOCUMENTS', counts.documents + 2, bm25))).documents;
-    documents = await documentTitles(db, hits.map((h) => h.documentId).filter((id) => !notNegative.has(id)).slice(0, counts.documents));
+    documents = await documentTitles(
+      db,
+      hits
+        .map((h) => h.documentId)
+        .filter((id) => !notNegative.has(id))
+        .slice(0, counts.documents),
+    );
   }
   const [positiveDocument] = await documentTitles(db, [positive.documentId]);
   return {

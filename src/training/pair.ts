@@ -10,4 +10,3 @@ export interface NegativeCounts {
 }
 
 export const DEFAULT_NEGATIVES: NegativeCounts = { bm25: 4, inDoc: 4, inSec: 4, documents: 4 };
-

@@ -32,8 +32,7 @@ export function clipWords(text: string, max: number): string {
   return words.length <= max ? words.join(' ') : words.slice(0, max).join(' ');
 }
 
-const startsWith = (path: readonly string[], prefix: readonly string[]) =>
-  path.length >= prefix.length && prefix.every((title, i) => path[i] === title);
+const startsWith = (path: readonly string[], prefix: readonly string[]) => path.length >= prefix.length && prefix.every((title, i) => path[i] === title);
 
 /** Link pairs page by page: passage A's text is the question. */
 async function* linkCandidates(

@@ -46,7 +46,11 @@ export function budgetLadder(stage2Passages: number): number[] {
 }
 
 /** What a budget search will run: stage 2's size without a budget, and the budgets to try (none when it is small). */
-export async function budgetPlan(db: Database, k1: number, fromPassages = BUDGET_FROM_PASSAGES): Promise<{ stage2Passages: number; ladder: number[]; from: number }> {
+export async function budgetPlan(
+  db: Database,
+  k1: number,
+  fromPassages = BUDGET_FROM_PASSAGES,
+): Promise<{ stage2Passages: number; ladder: number[]; from: number }> {
   const { documents, passages } = await coverage(db, {});
   const stage2Passages = Math.round(Math.min(k1, documents.total) * (passages.total / Math.max(1, documents.total)));
   return { stage2Passages, ladder: stage2Passages < fromPassages ? [] : budgetLadder(stage2Passages), from: fromPassages };
@@ -71,11 +75,24 @@ export async function searchBudget(
 ): Promise<BudgetSearch> {
   const { stage2Passages } = plan;
   if (plan.ladder.length === 0) {
-    return { stage2Passages, points: [], chosen: null, reason: `stage 2 scores about ${stage2Passages} passages a question, under the ${plan.from} worth a budget: none tried` };
+    return {
+      stage2Passages,
+      points: [],
+      chosen: null,
+      reason: `stage 2 scores about ${stage2Passages} passages a question, under the ${plan.from} worth a budget: none tried`,
+    };
   }
   const run = async (passageBudget: number | null) => {
     const label = `passageBudget ${passageBudget ?? 'none'}`;
-    const point = await scorePoint(db, targets, questions, { label, mode: 'HYBRID_HIERARCHICAL', values: { ...o.values, passageBudget }, k1: o.k1, k2: o.k2, depth: BUDGET_RECALL_DEPTH, bm25: o.bm25 });
+    const point = await scorePoint(db, targets, questions, {
+      label,
+      mode: 'HYBRID_HIERARCHICAL',
+      values: { ...o.values, passageBudget },
+      k1: o.k1,
+      k2: o.k2,
+      depth: BUDGET_RECALL_DEPTH,
+      bm25: o.bm25,
+    });
     o.onPoint?.(label);
     return point;
   };

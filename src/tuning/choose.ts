@@ -46,12 +46,16 @@ export function chooseSettings(s: { current: Scored; defaults: Scored; lexical: 
   }
   if (mean < MIN_GAIN) return keep(`the best point (${best.label}) gains ${mean.toFixed(3)} MRR over the settings in force, under the ${MIN_GAIN} needed`);
   if (mean < MIN_STANDARD_ERRORS * standardError) {
-    return keep(`the best point (${best.label}) gains ${mean.toFixed(3)} ± ${standardError.toFixed(3)} MRR: within ${MIN_STANDARD_ERRORS} standard errors of none`);
+    return keep(
+      `the best point (${best.label}) gains ${mean.toFixed(3)} ± ${standardError.toFixed(3)} MRR: within ${MIN_STANDARD_ERRORS} standard errors of none`,
+    );
   }
   const against = s.kinds ? kindsAgainst(best.reciprocalRanks, s.current.reciprocalRanks, s.kinds) : [];
   if (against.length > 0) {
     const list = against.map((k) => `${k.kind} ${k.margin.toFixed(3)} over ${k.questions} questions`).join(', ');
-    return keep(`the best point (${best.label}) gains ${mean.toFixed(3)} ± ${standardError.toFixed(3)} MRR in all but loses on ${list}: the sources of questions disagree`);
+    return keep(
+      `the best point (${best.label}) gains ${mean.toFixed(3)} ± ${standardError.toFixed(3)} MRR in all but loses on ${list}: the sources of questions disagree`,
+    );
   }
   return {
     change: true,
@@ -69,7 +73,11 @@ export function chooseSettings(s: { current: Scored; defaults: Scored; lexical: 
  * by 0.176 MRR while its document titles lost 0.047 and its section paths 0.012 by it, and the
  * real questions of its dev split sided with the settings in force (docs/eval/README.md).
  */
-export function kindsAgainst(point: readonly number[], current: readonly number[], kinds: readonly string[]): { kind: string; margin: number; questions: number }[] {
+export function kindsAgainst(
+  point: readonly number[],
+  current: readonly number[],
+  kinds: readonly string[],
+): { kind: string; margin: number; questions: number }[] {
   const byKind = new Map<string, number[]>();
   kinds.forEach((k, i) => {
     const idx = byKind.get(k);
@@ -79,7 +87,10 @@ export function kindsAgainst(point: readonly number[], current: readonly number[
   const out: { kind: string; margin: number; questions: number }[] = [];
   for (const [kind, idx] of byKind) {
     if (idx.length < MIN_KIND_QUESTIONS) continue;
-    const { mean } = pairedDifference(idx.map((i) => point[i]), idx.map((i) => current[i]));
+    const { mean } = pairedDifference(
+      idx.map((i) => point[i]),
+      idx.map((i) => current[i]),
+    );
     if (mean <= -MIN_GAIN) out.push({ kind, margin: mean, questions: idx.length });
   }
   return out;
@@ -128,7 +139,10 @@ export function chooseBudget(none: BudgetScored, tried: readonly BudgetScored[],
   const kept = ladder.find((p) => lost(p) === 0 && p.mrr > none.mrr - MIN_GAIN);
   if (!kept) {
     const losses = ladder.map((p) => `${p.values.passageBudget}: ${lost(p)} lost, MRR ${p.mrr.toFixed(3)}`).join('; ');
-    return { chosen: null, reason: `every budget tried loses a question's gold at ${o.depth} or MRR@${o.k2} against none (found ${pct(recall(none))}, MRR ${none.mrr.toFixed(3)}; ${losses}): none` };
+    return {
+      chosen: null,
+      reason: `every budget tried loses a question's gold at ${o.depth} or MRR@${o.k2} against none (found ${pct(recall(none))}, MRR ${none.mrr.toFixed(3)}; ${losses}): none`,
+    };
   }
   return {
     chosen: kept.values.passageBudget,

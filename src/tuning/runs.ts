@@ -21,7 +21,13 @@ export function reportRecord(r: TuneReport) {
     lexical: summary(r.lexical),
     hybrid: summary(r.hybrid),
     grid: [...r.grid].sort((a, b) => b.mrr - a.mrr).map(summary),
-    choice: { change: r.choice.change, chosen: { label: r.choice.chosen.label, values: r.choice.chosen.values, mrr: r.choice.chosen.mrr }, margin: r.choice.margin, standardError: r.choice.standardError, reason: r.choice.reason },
+    choice: {
+      change: r.choice.change,
+      chosen: { label: r.choice.chosen.label, values: r.choice.chosen.values, mrr: r.choice.chosen.mrr },
+      margin: r.choice.margin,
+      standardError: r.choice.standardError,
+      reason: r.choice.reason,
+    },
     ...(r.passageBudget ? { passageBudget: budgetRecord(r.passageBudget) } : {}),
     seconds: r.seconds,
     pointsRun: r.pointsRun,
@@ -37,7 +43,8 @@ const budgetRecord = (b: BudgetSearch) => ({
 });
 
 /** The budget the search chose, when it tried any (undefined: none tried, the budget in force stays). */
-export const searchedBudget = (r: TuneReport): number | null | undefined => (r.passageBudget && r.passageBudget.points.length > 0 ? r.passageBudget.chosen : undefined);
+export const searchedBudget = (r: TuneReport): number | null | undefined =>
+  r.passageBudget && r.passageBudget.points.length > 0 ? r.passageBudget.chosen : undefined;
 
 /** Whether the budget search chose other than the budget in force. */
 const budgetChanges = (r: TuneReport) => {

@@ -72,5 +72,16 @@ export async function scorePoint(
     k.questions += 1;
     k.mrr += (reciprocalRanks[i] - k.mrr) / k.questions; // running mean
   });
-  return { label: p.label, mode: p.mode, values: p.values, mrr, top1: top1 / n, top20: top20 / n, recall: found.filter(Boolean).length / n, reciprocalRanks, found, byKind };
+  return {
+    label: p.label,
+    mode: p.mode,
+    values: p.values,
+    mrr,
+    top1: top1 / n,
+    top20: top20 / n,
+    recall: found.filter(Boolean).length / n,
+    reciprocalRanks,
+    found,
+    byKind,
+  };
 }

@@ -92,11 +92,15 @@ async function tuneAlone(db: Database, targets: EmbeddingTargets, o: TuneOptions
   const started = Date.now();
   const mode = o.mode ?? DEFAULT_MODE;
   const spec = MODES[mode];
-  if (!spec.usesAlpha && !spec.usesLambda) throw new DomainError(ErrorCode.BAD_USER_INPUT, `mode ${mode} has no weights to tune (only the hierarchical and hybrid modes do)`, { argument: 'mode' });
+  if (!spec.usesAlpha && !spec.usesLambda)
+    throw new DomainError(ErrorCode.BAD_USER_INPUT, `mode ${mode} has no weights to tune (only the hierarchical and hybrid modes do)`, { argument: 'mode' });
   const { passages } = await coverage(db, { document: targets.document.id, passage: targets.passage.id });
-  if (passages.total === 0) throw new DomainError(ErrorCode.BAD_USER_INPUT, 'the store holds no passages: ingest a corpus before tuning it', { argument: 'corpus' });
+  if (passages.total === 0)
+    throw new DomainError(ErrorCode.BAD_USER_INPUT, 'the store holds no passages: ingest a corpus before tuning it', { argument: 'corpus' });
   if ((spec.needs.passageVector || spec.needs.documentVector) && passages.embedded === 0) {
-    throw new DomainError(ErrorCode.BAD_USER_INPUT, `no passage has a vector of ${targets.passage.name} yet: embed the corpus (dhr embed) before tuning it`, { argument: 'corpus' });
+    throw new DomainError(ErrorCode.BAD_USER_INPUT, `no passage has a vector of ${targets.passage.name} yet: embed the corpus (dhr embed) before tuning it`, {
+      argument: 'corpus',
+    });
   }
   const seed = o.seed ?? 0;
   const mined = await pseudoQuestions(db, { perKind: o.perKind ?? 40, seed, kinds: o.kinds });
@@ -146,9 +150,27 @@ async function tuneAlone(db: Database, targets: EmbeddingTargets, o: TuneOptions
   const questionCounts = { ...mined.counts, labelled: o.labelled?.length ?? 0 };
   const choice = chooseSettings({ current, defaults, lexical, grid, kinds: questions.map((q) => q.kind) });
   const passageBudget = plan
-    ? await searchBudget(db, targets, questions, plan, { values: choice.chosen.values, k1, k2, bm25: o.bm25, onPoint: (label) => o.onProgress?.(++done, total, label) })
+    ? await searchBudget(db, targets, questions, plan, {
+        values: choice.chosen.values,
+        k1,
+        k2,
+        bm25: o.bm25,
+        onPoint: (label) => o.onProgress?.(++done, total, label),
+      })
     : undefined;
-  return { mode, questions: questionCounts, current, defaults, lexical, hybrid, grid, choice, passageBudget, seconds: (Date.now() - started) / 1000, pointsRun: done };
+  return {
+    mode,
+    questions: questionCounts,
+    current,
+    defaults,
+    lexical,
+    hybrid,
+    grid,
+    choice,
+    passageBudget,
+    seconds: (Date.now() - started) / 1000,
+    pointsRun: done,
+  };
 }
 
 /**

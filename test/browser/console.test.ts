@@ -204,9 +204,14 @@ describe('the console', () => {
 
     // A file in any ingest format: the upload reads the server's table of formats (ingestFormats).
     await page.waitForFunction(() => (document.querySelector('input[name=files]') as HTMLInputElement | null)?.accept.includes('.html'));
-    expect(await page.$eval('input[name=files]', (e) => (e as HTMLInputElement).accept.split(','))).toEqual(expect.arrayContaining(['.md', '.html', '.rst', '.jsonl']));
+    expect(await page.$eval('input[name=files]', (e) => (e as HTMLInputElement).accept.split(','))).toEqual(
+      expect.arrayContaining(['.md', '.html', '.rst', '.jsonl']),
+    );
     const html = join(mkdtempSync(join(tmpdir(), 'dhr-upload-')), 'zanzibar.html');
-    writeFileSync(html, '<html><head><title>Zanzibar Ferry Guide</title></head><body><nav>Home</nav><h1>Zanzibar Ferry Guide</h1><h2>Crossings</h2><p>The fast ferry from Dar es Salaam to Stone Town takes two hours.</p></body></html>');
+    writeFileSync(
+      html,
+      '<html><head><title>Zanzibar Ferry Guide</title></head><body><nav>Home</nav><h1>Zanzibar Ferry Guide</h1><h2>Crossings</h2><p>The fast ferry from Dar es Salaam to Stone Town takes two hours.</p></body></html>',
+    );
     const input = (await page.$('input[name=files]')) as ElementHandle<HTMLInputElement>;
     await input.uploadFile(html);
     await page.click('form.ingest button[type=submit]');
@@ -232,7 +237,12 @@ describe('the console', () => {
     await page.waitForFunction(() => (document.querySelector('input[name=files]') as HTMLInputElement | null)?.accept.includes('.jsonl'));
     // 70 documents: over INGEST_JOB_DOCUMENTS (64), so ingestDocuments answers with a job.
     const file = join(mkdtempSync(join(tmpdir(), 'dhr-upload-')), 'lighthouses.jsonl');
-    writeFileSync(file, Array.from({ length: 70 }, (_, i) => JSON.stringify({ key: `lighthouse-${i}`, title: `Lighthouse ${i}`, text: `Lighthouse ${i} stands on cape ${i}.` })).join('\n'));
+    writeFileSync(
+      file,
+      Array.from({ length: 70 }, (_, i) =>
+        JSON.stringify({ key: `lighthouse-${i}`, title: `Lighthouse ${i}`, text: `Lighthouse ${i} stands on cape ${i}.` }),
+      ).join('\n'),
+    );
     const input = (await page.$('input[name=files]')) as ElementHandle<HTMLInputElement>;
     await input.uploadFile(file);
     await page.click('form.ingest button[type=submit]');
@@ -257,7 +267,10 @@ describe('the console', () => {
     await page.goto(`${url}graphiql`, { waitUntil: 'networkidle0' });
     await page.waitForSelector('.graphiql-container');
     // It fills the window (it took a third of its height when its container had none).
-    const [height, windowHeight] = await page.evaluate(() => [document.querySelector('.graphiql-container')!.getBoundingClientRect().height, window.innerHeight]);
+    const [height, windowHeight] = await page.evaluate(() => [
+      document.querySelector('.graphiql-container')!.getBoundingClientRect().height,
+      window.innerHeight,
+    ]);
     expect(height).toBe(windowHeight);
     // Run the default query (Ctrl-Enter runs it) and see the answer.
     await page.click('.graphiql-execute-button');

@@ -35,12 +35,23 @@ describe('Citus: vectors brought by the caller, an ingest job, Relay pages', () 
       const v = { document: vec(), passages: [vec(), vec(), vec()] };
       vectors.set(key, v);
       const passage = (j: number) => ({ text: `Passage ${j} of ${key} on the river and the harbour.`, vector: v.passages[j] });
-      return { key, title: `Document ${key}`, vector: v.document, sections: [{ title: 'Body', passages: [passage(0), passage(1)] }, { title: 'More', passages: [passage(2)] }] };
+      return {
+        key,
+        title: `Document ${key}`,
+        vector: v.document,
+        sections: [
+          { title: 'Body', passages: [passage(0), passage(1)] },
+          { title: 'More', passages: [passage(2)] },
+        ],
+      };
     });
 
   /** HIERARCHICAL by brute force: top 5 documents by q·d, their passages by q·p + 0.5·(q·d), top 8. */
   function expected(q: number[]) {
-    const ranked = [...vectors].map(([key, v]) => ({ key, score: dot(q, v.document) })).sort((a, b) => b.score - a.score).slice(0, 5);
+    const ranked = [...vectors]
+      .map(([key, v]) => ({ key, score: dot(q, v.document) }))
+      .sort((a, b) => b.score - a.score)
+      .slice(0, 5);
     return ranked
       .flatMap(({ key, score }) => vectors.get(key)!.passages.map((p, ordinal) => ({ id: `${key}:${ordinal}`, score: dot(q, p) + 0.5 * score })))
       .sort((a, b) => b.score - a.score)
@@ -50,7 +61,10 @@ describe('Citus: vectors brought by the caller, an ingest job, Relay pages', () 
   async function expectBruteForce() {
     for (let i = 0; i < 3; i++) {
       const q = vec();
-      const got = dataOf(await api.exec(RETRIEVE, { v: q })).retrieve.passages.map((p: any) => ({ id: `${p.passage.document.key}:${p.passage.ordinal}`, score: p.score }));
+      const got = dataOf(await api.exec(RETRIEVE, { v: q })).retrieve.passages.map((p: any) => ({
+        id: `${p.passage.document.key}:${p.passage.ordinal}`,
+        score: p.score,
+      }));
       const want = expected(q);
       expect(got.map((g: { id: string }) => g.id)).toEqual(want.map((w) => w.id));
       got.forEach((g: { score: number }, j: number) => expect(Math.abs(g.score - want[j].score)).toBeLessThan(1e-5));
@@ -90,13 +104,20 @@ describe('Citus: vectors brought by the caller, an ingest job, Relay pages', () 
   it('pages documents and a document’s passages both ways in the store’s order', async () => {
     const documentIds = (await api.testDb.db.query<{ id: number }>('SELECT id FROM documents ORDER BY id')).map((r) => r.id);
     const passageIds = (
-      await api.testDb.db.query<{ id: number }>(`SELECT p.id FROM passages p JOIN documents d ON d.id = p.document_id WHERE d.key = 'sync-3' ORDER BY p.ordinal`)
+      await api.testDb.db.query<{ id: number }>(
+        `SELECT p.id FROM passages p JOIN documents d ON d.id = p.document_id WHERE d.key = 'sync-3' ORDER BY p.ordinal`,
+      )
     ).map((r) => r.id);
     const connection = async (field: 'documents' | 'passages', args: string) => {
-      const data = dataOf(await api.exec(field === 'documents' ? `{ documents(${args}) { ${PAGE} } }` : `{ document(key: "sync-3") { passages(${args}) { ${PAGE} } } }`));
+      const data = dataOf(
+        await api.exec(field === 'documents' ? `{ documents(${args}) { ${PAGE} } }` : `{ document(key: "sync-3") { passages(${args}) { ${PAGE} } } }`),
+      );
       return field === 'documents' ? data.documents : data.document.passages;
     };
-    for (const [field, all] of [['documents', documentIds], ['passages', passageIds]] as const) {
+    for (const [field, all] of [
+      ['documents', documentIds],
+      ['passages', passageIds],
+    ] as const) {
       const forward: number[] = [];
       for (let after: string | null = null; ; ) {
         const page: any = await connection(field, `first: 4${after ? `, after: "${after}"` : ''}`);

@@ -22,7 +22,11 @@ function corpus(seed: number) {
     key: `doc-${i}`,
     title: `document ${i}`,
     passages: passages(),
-    sections: Array.from({ length: 1 + Math.floor(rand() * 3) }, (_, s) => ({ title: `part ${s}`, passages: passages(), sections: [{ title: 'sub', passages: passages() }] })),
+    sections: Array.from({ length: 1 + Math.floor(rand() * 3) }, (_, s) => ({
+      title: `part ${s}`,
+      passages: passages(),
+      sections: [{ title: 'sub', passages: passages() }],
+    })),
   }));
 }
 

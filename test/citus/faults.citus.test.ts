@@ -12,8 +12,7 @@ import { createCitusDatabase, createSingleDatabase } from '../helpers/citus';
 
 /** Faults and misconfiguration on a real Citus cluster (scripts/citus-cluster.sh). */
 
-const cluster = (...args: string[]) =>
-  execFileSync('bash', [join(__dirname, '../../scripts/citus-cluster.sh'), ...args], { stdio: 'pipe', env: process.env });
+const cluster = (...args: string[]) => execFileSync('bash', [join(__dirname, '../../scripts/citus-cluster.sh'), ...args], { stdio: 'pipe', env: process.env });
 
 const doc = (i: number, extra = '') => ({
   key: `k${i}`,
@@ -45,7 +44,11 @@ describe('Citus: writes keep BM25 statistics and links as on one server', () => 
     const single = await createSingleDatabase();
     try {
       for (const db of [citus.db, single.db]) {
-        await ingest(db, Array.from({ length: 12 }, (_, i) => doc(i)), { ...DEFAULT_INGEST_OPTIONS, concurrency: 4 });
+        await ingest(
+          db,
+          Array.from({ length: 12 }, (_, i) => doc(i)),
+          { ...DEFAULT_INGEST_OPTIONS, concurrency: 4 },
+        );
         await ingest(db, [doc(3, 'violin violin'), doc(7, 'senate')], DEFAULT_INGEST_OPTIONS);
         const [{ id }] = await db.query<{ id: number }>("SELECT id FROM documents WHERE key = 'k5'");
         expect(await deleteDocument(db, id)).toBe(true);
@@ -65,7 +68,11 @@ describe('Citus: a worker down', () => {
     const citus = await createCitusDatabase();
     const node = citus.workers.length; // the last worker, node N of the cluster script
     try {
-      await ingest(citus.db, Array.from({ length: 12 }, (_, i) => doc(i)), DEFAULT_INGEST_OPTIONS);
+      await ingest(
+        citus.db,
+        Array.from({ length: 12 }, (_, i) => doc(i)),
+        DEFAULT_INGEST_OPTIONS,
+      );
       const ask = () =>
         search(citus.db, {
           mode: 'LEXICAL',

@@ -30,7 +30,10 @@ describe('Citus: re-embedding job and model activation', () => {
     const docs = Array.from({ length: 10 }, (_, i) => ({
       key: `doc-${i}`,
       title: `the capital of france ${i}`,
-      sections: [{ title: 'river', text: `berlin is a city ${i}.` }, { title: 'north', text: 'the largest mountain.' }],
+      sections: [
+        { title: 'river', text: `berlin is a city ${i}.` },
+        { title: 'north', text: 'the largest mountain.' },
+      ],
     }));
     await ingest(db, docs, DEFAULT_INGEST_OPTIONS);
     const model = await registerModelFromPath(db, await writeTinyModel(root, 'tiny-c', { seed: 3 }));
@@ -55,8 +58,14 @@ describe('Citus: re-embedding job and model activation', () => {
 
     // Documents written without embedding stay recorded; the worker's background finisher takes
     // them (advisory locks on Citus, not FOR UPDATE over shards) and embeds them.
-    await ingest(db, [{ key: 'late-1', title: 'late one', sections: [{ title: 'a', text: 'the river of germany.' }] },
-                      { key: 'late-2', title: 'late two', sections: [{ title: 'b', text: 'north and south border.' }] }], DEFAULT_INGEST_OPTIONS);
+    await ingest(
+      db,
+      [
+        { key: 'late-1', title: 'late one', sections: [{ title: 'a', text: 'the river of germany.' }] },
+        { key: 'late-2', title: 'late two', sections: [{ title: 'b', text: 'north and south border.' }] },
+      ],
+      DEFAULT_INGEST_OPTIONS,
+    );
     const count = async () => (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM pending_documents'))[0].n;
     // (the first ten were ingested without embedding too: the job embedded them, records stay until finished)
     const before = await count();

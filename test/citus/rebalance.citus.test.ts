@@ -15,8 +15,28 @@ import { textSearch } from '../helpers/text-search';
  * triggers run on the new worker, through shard-group views that exist only once made there.
  */
 
-const WORDS = ['river', 'mountain', 'engine', 'protein', 'violin', 'harbor', 'glacier', 'senate', 'orbit', 'copper',
-  'theory', 'market', 'island', 'fossil', 'poetry', 'canal', 'reactor', 'desert', 'opera', 'vaccine'];
+const WORDS = [
+  'river',
+  'mountain',
+  'engine',
+  'protein',
+  'violin',
+  'harbor',
+  'glacier',
+  'senate',
+  'orbit',
+  'copper',
+  'theory',
+  'market',
+  'island',
+  'fossil',
+  'poetry',
+  'canal',
+  'reactor',
+  'desert',
+  'opera',
+  'vaccine',
+];
 
 function corpus(seed: number, count: number, prefix = 'doc') {
   const rand = prng(seed);
@@ -32,16 +52,15 @@ function corpus(seed: number, count: number, prefix = 'doc') {
 
 const QUESTIONS = ['river of the mountain', 'engine protein violin', 'harbor glacier senate orbit', 'copper theory market island'];
 
-const lexical = (mode: 'LEXICAL' | 'LEXICAL_DOCUMENTS', questionText: string) =>
-  textSearch({ mode, questionText, exact: true, k1: 50, k2: 50 });
+const lexical = (mode: 'LEXICAL' | 'LEXICAL_DOCUMENTS', questionText: string) => textSearch({ mode, questionText, exact: true, k1: 50, k2: 50 });
 
 /** Per question and level, [key, score] in rank order (keys: ids are drawn differently by the two stores). */
 async function rankings(db: Database): Promise<[string, number][][]> {
   const keyOf = new Map((await db.query<{ id: number; key: string }>('SELECT id, key FROM documents')).map((r) => [r.id, r.key]));
   const passageKey = new Map(
-    (await db.query<{ id: number; key: string; ordinal: number }>('SELECT p.id, d.key, p.ordinal FROM passages p JOIN documents d ON d.id = p.document_id')).map(
-      (r) => [r.id, `${r.key}#${r.ordinal}`],
-    ),
+    (
+      await db.query<{ id: number; key: string; ordinal: number }>('SELECT p.id, d.key, p.ordinal FROM passages p JOIN documents d ON d.id = p.document_id')
+    ).map((r) => [r.id, `${r.key}#${r.ordinal}`]),
   );
   const out: [string, number][][] = [];
   for (const q of QUESTIONS) {
@@ -70,7 +89,9 @@ function expectSameRankings(actual: [string, number][][], expected: [string, num
 
 /** Corpus-wide statistics: summed over shard groups on Citus, one row per level on one server. */
 const stats = (db: Database) =>
-  db.query('SELECT level, sum(items)::int AS items, sum(total_length)::float8 AS total_length, sum(total_summary)::float8 AS total_summary FROM bm25_stats GROUP BY level ORDER BY level');
+  db.query(
+    'SELECT level, sum(items)::int AS items, sum(total_length)::float8 AS total_length, sum(total_summary)::float8 AS total_summary FROM bm25_stats GROUP BY level ORDER BY level',
+  );
 
 async function writeBoth(dbs: Database[], fn: (db: Database) => Promise<void>) {
   for (const db of dbs) await fn(db);

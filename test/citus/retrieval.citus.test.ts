@@ -20,8 +20,30 @@ import { syntheticModel } from '../helpers/synthetic-model';
 const DIM = 16;
 const DOCS = 80;
 const PASSAGES = 5;
-const WORDS = ['river', 'mountain', 'engine', 'protein', 'violin', 'harbor', 'glacier', 'senate', 'orbit', 'copper',
-  'theory', 'market', 'island', 'fossil', 'poetry', 'canal', 'reactor', 'desert', 'opera', 'vaccine', 'tariff', 'comet'];
+const WORDS = [
+  'river',
+  'mountain',
+  'engine',
+  'protein',
+  'violin',
+  'harbor',
+  'glacier',
+  'senate',
+  'orbit',
+  'copper',
+  'theory',
+  'market',
+  'island',
+  'fossil',
+  'poetry',
+  'canal',
+  'reactor',
+  'desert',
+  'opera',
+  'vaccine',
+  'tariff',
+  'comet',
+];
 
 const unit = (v: number[]) => {
   const n = Math.hypot(...v);
@@ -132,7 +154,9 @@ describe('Citus: every mode answers as on one server', () => {
     );
     expect(rows[0].nodes).toBe(citus.workers.length);
     expect(rows[0].nodes).toBeGreaterThanOrEqual(2);
-    const [ids] = await citus.db.query<{ d: number; p: number }>('SELECT (SELECT count(*)::int FROM documents) AS d, (SELECT count(*)::int FROM passages) AS p');
+    const [ids] = await citus.db.query<{ d: number; p: number }>(
+      'SELECT (SELECT count(*)::int FROM documents) AS d, (SELECT count(*)::int FROM passages) AS p',
+    );
     expect(ids).toEqual({ d: DOCS, p: DOCS * PASSAGES });
   });
 
@@ -157,7 +181,11 @@ describe('Citus: every mode answers as on one server', () => {
         const overs: Partial<VectorSearch>[] = [{}, { filter: { sources: ['alpha'] } }, { k1: 3, k2: 7, lambda: 0.5 }, { k1: 4, k2: 9, perDocument: 1 }];
         // HYBRID_HIERARCHICAL's other document stages: several summary vectors, scores from passages
         if (mode === 'HYBRID_HIERARCHICAL') {
-          overs.push({ summaryPieces: true }, { summaryPieces: true, summaryShare: 0.5, documentPassages: 'top3' }, { summaryShare: 0, documentPassages: 'centroid' });
+          overs.push(
+            { summaryPieces: true },
+            { summaryPieces: true, summaryShare: 0.5, documentPassages: 'top3' },
+            { summaryShare: 0, documentPassages: 'centroid' },
+          );
           // stage 2 under a passage budget (Citus counts a document's passages by a grouped join)
           overs.push({ k1: 6, passageBudget: 10 }, { passageBudget: 1 });
         }

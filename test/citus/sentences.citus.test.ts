@@ -37,8 +37,16 @@ const encoder: Encoder = {
 };
 
 const DOCS = [
-  { key: 'light', title: 'Lindesnes Lighthouse', abstract: 'Lindesnes Lighthouse is the oldest lighthouse in Norway. It was first lit in 1655. Keepers lived there until 2003.' },
-  { key: 'uganda', title: 'Uganda', abstract: 'President Yoweri Museveni has led Uganda since 1986. About 45 million people live in Kampala and the Nile valley.' },
+  {
+    key: 'light',
+    title: 'Lindesnes Lighthouse',
+    abstract: 'Lindesnes Lighthouse is the oldest lighthouse in Norway. It was first lit in 1655. Keepers lived there until 2003.',
+  },
+  {
+    key: 'uganda',
+    title: 'Uganda',
+    abstract: 'President Yoweri Museveni has led Uganda since 1986. About 45 million people live in Kampala and the Nile valley.',
+  },
   { key: 'gdp', title: 'Economy', abstract: 'GDP grew by about 3.5% of GDP in 2014, to US$40 billion. Exports fell.' },
 ];
 const QUESTIONS = ['When was the lighthouse first lit?', 'How many people live in Kampala?', 'Who has led Uganda?', 'Where do people live?'];
@@ -58,7 +66,11 @@ async function highlights(db: Database, spans: boolean) {
   for (const q of QUESTIONS) {
     const highlighter = new AnswerHighlighter({ question: encoder, passage: encoder });
     const loader = storedSentenceLoader(db, { spans });
-    out.push(await Promise.all(passages.map((p) => highlighter.highlight(q, p.text, hashed(q), { loader, modelId: model.id, passageId: p.id, documentId: p.documentId }))));
+    out.push(
+      await Promise.all(
+        passages.map((p) => highlighter.highlight(q, p.text, hashed(q), { loader, modelId: model.id, passageId: p.id, documentId: p.documentId })),
+      ),
+    );
   }
   return { stored, answers: out };
 }
@@ -80,10 +92,14 @@ describe('Citus: stored sentence spans', () => {
       // The same highlights when the stored spans are not read (sentences tagged at query time).
       const untagged = new AnswerHighlighter({ question: encoder, passage: encoder });
       const model = (await citus.db.query<{ id: number }>(`SELECT id FROM embedding_models WHERE name = 'hashed-8'`))[0].id;
-      const passages = await citus.db.query<{ id: number; documentId: number; text: string }>('SELECT id, document_id AS "documentId", text FROM passages ORDER BY id');
+      const passages = await citus.db.query<{ id: number; documentId: number; text: string }>(
+        'SELECT id, document_id AS "documentId", text FROM passages ORDER BY id',
+      );
       for (const [i, q] of QUESTIONS.entries()) {
         const loader = storedSentenceLoader(citus.db, { spans: false });
-        const got = await Promise.all(passages.map((p) => untagged.highlight(q, p.text, hashed(q), { loader, modelId: model, passageId: p.id, documentId: p.documentId })));
+        const got = await Promise.all(
+          passages.map((p) => untagged.highlight(q, p.text, hashed(q), { loader, modelId: model, passageId: p.id, documentId: p.documentId })),
+        );
         expect(got).toEqual(onCitus.answers[i]);
       }
     } finally {

@@ -79,7 +79,8 @@ export function syntheticAdapterData(options: {
     const r = options.rank;
     const a = Float64Array.from({ length: d * r }, () => gaussian(rand));
     const b = Float64Array.from({ length: d * r }, () => gaussian(rand));
-    for (let x = 0; x < d; x++) for (let c = 0; c < d; c++) for (let k = 0; k < r; k++) wStar[x * d + c] += (spread * a[x * r + k] * b[c * r + k]) / Math.sqrt(r);
+    for (let x = 0; x < d; x++)
+      for (let c = 0; c < d; c++) for (let k = 0; k < r; k++) wStar[x * d + c] += (spread * a[x * r + k] * b[c * r + k]) / Math.sqrt(r);
   } else {
     for (let i = 0; i < wStar.length; i++) wStar[i] = spread * gaussian(rand);
   }

@@ -45,11 +45,7 @@ export interface TestApiOptions {
 }
 
 /** With `encoders`, the API embeds on ingest and reports models, as the server does. */
-export async function createTestApi(
-  env: Record<string, string> = {},
-  encoders?: EncoderSet,
-  options: TestApiOptions = {},
-): Promise<TestApi> {
+export async function createTestApi(env: Record<string, string> = {}, encoders?: EncoderSet, options: TestApiOptions = {}): Promise<TestApi> {
   const testDb = await (options.database ?? createTestDatabase)();
   const config = loadConfig({ ...env });
   const models = encoders

@@ -62,7 +62,10 @@ export async function createTestDatabase(options: { migrated?: boolean; connectT
  */
 function templateKey(...parts: string[]): string {
   const migrations = loadMigrations().map((m) => `${m.version}:${m.checksum}`);
-  return createHash('sha256').update([...parts, ...migrations].join('\n')).digest('hex').slice(0, 16);
+  return createHash('sha256')
+    .update([...parts, ...migrations].join('\n'))
+    .digest('hex')
+    .slice(0, 16);
 }
 
 /** Where PGlite folders go: memory-backed where the machine has one, as the in-memory PGlite was. */

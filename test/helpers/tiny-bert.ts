@@ -186,7 +186,11 @@ export function buildTinyBertOnnx(o: TinyBertOptions, w: TinyBertWeights): Uint8
   if (o.symbolicHidden) {
     // ORT infers H through MatMul even when the output declares a symbolic dim; a Reshape to a shape
     // computed by an op without shape-data propagation (Abs) hides it for real.
-    nodes.push(node('Shape', ['hs'], ['hs_shape']), node('Abs', ['hs_shape'], ['hs_shape_abs']), node('Reshape', ['hs', 'hs_shape_abs'], ['last_hidden_state']));
+    nodes.push(
+      node('Shape', ['hs'], ['hs_shape']),
+      node('Abs', ['hs_shape'], ['hs_shape_abs']),
+      node('Reshape', ['hs', 'hs_shape_abs'], ['last_hidden_state']),
+    );
   }
   const hiddenDim: number | string = o.symbolicHidden ? 'hidden' : H;
   let outputs: onnx.IValueInfoProto[];
@@ -257,7 +261,11 @@ export function referenceHidden(w: TinyBertWeights, ids: number[]): Mat {
     return v[0]!.map((_, d) => e.reduce((s, p, j) => s + (p / z) * v[j]![d]!, 0));
   });
   const h = layerNorm(add(x, matmul(ctx, w.wo, H)), w.ln2g, w.ln2b);
-  const f = matmul(matmul(h, w.w1, w.ffn).map((r) => r.map(Math.tanh)), w.w2, H);
+  const f = matmul(
+    matmul(h, w.w1, w.ffn).map((r) => r.map(Math.tanh)),
+    w.w2,
+    H,
+  );
   return add(h, f);
 }
 

@@ -6,9 +6,36 @@
 export const SPECIALS = ['[PAD]', '[UNK]', '[CLS]', '[SEP]'] as const;
 
 export const WORDS = [
-  'the', 'a', 'of', 'is', 'in', 'and', 'country', 'capital', 'city', 'river', 'population', 'what',
-  'where', 'which', 'largest', 'france', 'paris', 'germany', 'berlin', 'query', 'passage', ':', '?', '.',
-  'north', 'south', 'border', '##s', '##ing', 'mountain',
+  'the',
+  'a',
+  'of',
+  'is',
+  'in',
+  'and',
+  'country',
+  'capital',
+  'city',
+  'river',
+  'population',
+  'what',
+  'where',
+  'which',
+  'largest',
+  'france',
+  'paris',
+  'germany',
+  'berlin',
+  'query',
+  'passage',
+  ':',
+  '?',
+  '.',
+  'north',
+  'south',
+  'border',
+  '##s',
+  '##ing',
+  'mountain',
 ];
 
 /** Ids: specials 0..3, then WORDS in order. */
@@ -40,10 +67,7 @@ export function tinyTokenizerJson(o: TinyTokenizerOptions = {}): object {
   });
   return {
     version: '1.0',
-    truncation:
-      o.truncationMaxLength === undefined
-        ? null
-        : { direction: 'Right', max_length: o.truncationMaxLength, strategy: 'LongestFirst', stride: 0 },
+    truncation: o.truncationMaxLength === undefined ? null : { direction: 'Right', max_length: o.truncationMaxLength, strategy: 'LongestFirst', stride: 0 },
     padding: null,
     added_tokens: SPECIALS.map(special),
     normalizer: { type: 'BertNormalizer', clean_text: true, handle_chinese_chars: true, strip_accents: null, lowercase: true },

@@ -103,7 +103,11 @@ async function post(url: string, query: string, key?: string): Promise<{ status:
 }
 
 const ingest = (url: string, title: string) =>
-  post(url, `mutation { ingestDocuments(documents: [{ key: "${title}", title: "${title}", text: "The ${title} report: quarterly figures." }]) { created } }`, adminKey);
+  post(
+    url,
+    `mutation { ingestDocuments(documents: [{ key: "${title}", title: "${title}", text: "The ${title} report: quarterly figures." }]) { created } }`,
+    adminKey,
+  );
 
 /** Titles a query finds, through the navigation and the retrieval paths both. */
 async function seen(url: string, title: string, key?: string): Promise<{ listed: boolean; retrieved: boolean }> {
@@ -142,7 +146,12 @@ beforeAll(async () => {
 afterEach(async () => {
   // Whatever a test did to the standby, the next one starts with it running and replaying.
   await run(CLUSTER, ['start-standby']).catch(() => undefined);
-  await until('the standby to answer', async () => sql(STANDBY, 'SELECT 1').then(() => true, () => false));
+  await until('the standby to answer', async () =>
+    sql(STANDBY, 'SELECT 1').then(
+      () => true,
+      () => false,
+    ),
+  );
   await sql(STANDBY, 'SELECT pg_wal_replay_resume()');
 });
 
@@ -272,7 +281,7 @@ describe('DATABASE_READ_URL with a streaming standby', () => {
     expect(await serveProcess.exited).toEqual({ code: 0, signal: null });
   });
 
-  test('a standby of a Citus primary sends search settings as the primary does: SET LOCAL in the statement\'s transaction', async () => {
+  test("a standby of a Citus primary sends search settings as the primary does: SET LOCAL in the statement's transaction", async () => {
     // Citus propagates only SET LOCAL to the shards (store/db.ts localSettingsStatement); a standby
     // of a coordinator plans distributed statements too. Marking a plain primary distributed is
     // enough to see which way the standby's pool sends them: SET LOCAL leaves the session as it was.

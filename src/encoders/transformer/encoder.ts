@@ -5,15 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type * as ort from 'onnxruntime-node';
-import {
-  EncoderError,
-  isQuestionRole,
-  maxTokensFor,
-  type EncodeResult,
-  type Encoder,
-  type EncoderRole,
-  type MaxTokens,
-} from '../types';
+import { EncoderError, isQuestionRole, maxTokensFor, type EncodeResult, type Encoder, type EncoderRole, type MaxTokens } from '../types';
 import { parseModelConfig, type TransformerModelConfig } from './config';
 import { checkFilesExist, folderName, modelFiles, sha256, type ModelFiles } from './files';
 import { embeddingRows } from './graph';
@@ -89,10 +81,12 @@ export class TransformerEncoder implements Encoder {
       await checkVocabulary(tokenizer, modelBytes, io, run, config.name, files);
       const dimension =
         io.outputDim ??
-        (await run([tokenizer.encode('probe', limits.question).ids]).catch((e: unknown) => {
-          if (e instanceof EncoderError) throw e;
-          throw new EncoderError(config.name, `${files.model}: probe run to find the embedding dimension failed: ${(e as Error).message}`);
-        }))[0]!.length;
+        (
+          await run([tokenizer.encode('probe', limits.question).ids]).catch((e: unknown) => {
+            if (e instanceof EncoderError) throw e;
+            throw new EncoderError(config.name, `${files.model}: probe run to find the embedding dimension failed: ${(e as Error).message}`);
+          })
+        )[0]!.length;
       if (options.expectDimension !== undefined && dimension !== options.expectDimension) {
         throw new EncoderError(config.name, `${files.model}: embedding dimension is ${dimension}, expected ${options.expectDimension}`);
       }
@@ -128,13 +122,21 @@ export class TransformerEncoder implements Encoder {
     const session = await this.sessions.forRole(role);
     const vectors = new Array<Float32Array>(texts.length);
     let start = 0;
-    for (const size of planRuns(order.map((i) => tokenized[i]!.ids.length), batchSize)) {
+    for (const size of planRuns(
+      order.map((i) => tokenized[i]!.ids.length),
+      batchSize,
+    )) {
       const chunk = order.slice(start, (start += size));
-      const out = await runBatch(session, this.io, chunk.map((i) => tokenized[i]!.ids), this.tokenizer.padId, this.config, this.modelFile).catch(
-        (e: unknown) => {
-          throw e instanceof EncoderError ? e : new EncoderError(this.name, `${this.modelFile}: inference failed: ${(e as Error).message}`);
-        },
-      );
+      const out = await runBatch(
+        session,
+        this.io,
+        chunk.map((i) => tokenized[i]!.ids),
+        this.tokenizer.padId,
+        this.config,
+        this.modelFile,
+      ).catch((e: unknown) => {
+        throw e instanceof EncoderError ? e : new EncoderError(this.name, `${this.modelFile}: inference failed: ${(e as Error).message}`);
+      });
       chunk.forEach((i, k) => (vectors[i] = out[k]!));
     }
     return {
@@ -200,8 +202,16 @@ async function runBatch(
   const feeds = buildFeeds(io, batch, padId);
   const output = (await session.run(feeds, [io.output]))[io.output];
   if (!output || output.type !== 'float32' || (output.dims.length !== 2 && output.dims.length !== 3)) {
-    throw new EncoderError(config.name, `${file}: output "${io.output}" is ${output?.type} [${output?.dims.join(', ')}]; expected float32 [batch, hidden] or [batch, seq, hidden]`);
+    throw new EncoderError(
+      config.name,
+      `${file}: output "${io.output}" is ${output?.type} [${output?.dims.join(', ')}]; expected float32 [batch, hidden] or [batch, seq, hidden]`,
+    );
   }
-  const vectors = sentenceVectors(output.data as Float32Array, output.dims, batch.map((ids) => ids.length), config.pooling);
+  const vectors = sentenceVectors(
+    output.data as Float32Array,
+    output.dims,
+    batch.map((ids) => ids.length),
+    config.pooling,
+  );
   return config.normalize ? vectors.map(l2Normalize) : vectors;
 }

@@ -36,8 +36,16 @@ const TF_SHARD_BYTES = 4 * 1024 * 1024; // tfjs-converter's default shard size
 // model.json attrs are loosely typed JSON
 type TFNode = { name: string; op: string; input?: string[]; attr?: Record<string, any> };
 type Weight = { dtype: string; shape: number[]; data: Float32Array | Int32Array };
-interface WeightSpec { name: string; shape: number[]; dtype: string; quantization?: unknown }
-interface WeightGroup { paths: string[]; weights: WeightSpec[] }
+interface WeightSpec {
+  name: string;
+  shape: number[];
+  dtype: string;
+  quantization?: unknown;
+}
+interface WeightGroup {
+  paths: string[];
+  weights: WeightSpec[];
+}
 export interface TfjsManifest {
   nodes: TFNode[];
   groups: WeightGroup[];
@@ -197,60 +205,108 @@ export function convertUseLite(modelDir: string): Uint8Array {
       }
       case 'Placeholder':
         return fail(`raw TF input ${name} reached: input replacement incomplete`);
-      case 'Add': case 'Sub': case 'Mul': case 'Less': case 'Greater': case 'Relu': case 'Tanh': case 'Sin': case 'Cos':
+      case 'Add':
+      case 'Sub':
+      case 'Mul':
+      case 'Less':
+      case 'Greater':
+      case 'Relu':
+      case 'Tanh':
+      case 'Sin':
+      case 'Cos':
       case 'Softmax': // TF softmax = last axis = ONNX opset>=13 default
-        r = node(n.op, input.map((_, i) => inp(i)), out);
+        r = node(
+          n.op,
+          input.map((_, i) => inp(i)),
+          out,
+        );
         break;
-      case 'BiasAdd': r = node('Add', [inp(0), inp(1)], out); break; // NHWC: bias on the last dim
-      case 'RealDiv': r = node('Div', [inp(0), inp(1)], out); break;
-      case 'Maximum': r = node('Max', [inp(0), inp(1)], out); break;
-      case 'LogicalNot': r = node('Not', [inp(0)], out); break;
-      case 'Square': { const x = inp(0); r = node('Mul', [x, x], out); break; }
-      case 'Rsqrt': r = node('Reciprocal', [node('Sqrt', [inp(0)], tmp(out))], out); break;
+      case 'BiasAdd':
+        r = node('Add', [inp(0), inp(1)], out);
+        break; // NHWC: bias on the last dim
+      case 'RealDiv':
+        r = node('Div', [inp(0), inp(1)], out);
+        break;
+      case 'Maximum':
+        r = node('Max', [inp(0), inp(1)], out);
+        break;
+      case 'LogicalNot':
+        r = node('Not', [inp(0)], out);
+        break;
+      case 'Square': {
+        const x = inp(0);
+        r = node('Mul', [x, x], out);
+        break;
+      }
+      case 'Rsqrt':
+        r = node('Reciprocal', [node('Sqrt', [inp(0)], tmp(out))], out);
+        break;
       case 'Cast': {
         const to = TF2ONNX[at(n, 'DstT')] ?? fail(`node ${name}: Cast to TF dtype ${at(n, 'DstT')} not supported`);
         r = node('Cast', [inp(0)], out, [int('to', to)]);
         break;
       }
-      case 'Shape': r = node('Shape', [inp(0)], out); break;
-      case 'Range': r = node('Range', [inp(0), inp(1), inp(2)], out); break;
+      case 'Shape':
+        r = node('Shape', [inp(0)], out);
+        break;
+      case 'Range':
+        r = node('Range', [inp(0), inp(1), inp(2)], out);
+        break;
       // allowzero: TF treats a 0 in the target shape literally (matters when a batch has no token)
-      case 'Reshape': r = node('Reshape', [inp(0), inp(1)], out, [int('allowzero', 1)]); break;
-      case 'Transpose': r = node('Transpose', [inp(0)], out, [ints('perm', cv(1))]); break;
-      case 'ExpandDims': r = node('Unsqueeze', [inp(0), constI64(cv(1))], out); break;
+      case 'Reshape':
+        r = node('Reshape', [inp(0), inp(1)], out, [int('allowzero', 1)]);
+        break;
+      case 'Transpose':
+        r = node('Transpose', [inp(0)], out, [ints('perm', cv(1))]);
+        break;
+      case 'ExpandDims':
+        r = node('Unsqueeze', [inp(0), constI64(cv(1))], out);
+        break;
       case 'Squeeze': {
         const dims = al(n, 'squeeze_dims');
         r = node('Squeeze', dims.length ? [inp(0), constI64(dims)] : [inp(0)], out);
         break;
       }
-      case 'GatherV2': r = node('Gather', [inp(0), inp(1)], out, [int('axis', cv(2)[0])]); break;
-      case 'GatherNd': r = node('GatherND', [inp(0), inp(1)], out); break;
+      case 'GatherV2':
+        r = node('Gather', [inp(0), inp(1)], out, [int('axis', cv(2)[0])]);
+        break;
+      case 'GatherNd':
+        r = node('GatherND', [inp(0), inp(1)], out);
+        break;
       case 'ScatterNd': {
         // TF ScatterNd(indices, updates, shape) = zeros(shape) with updates written (indices are unique here)
-        const zeros = node('ConstantOfShape', [inp(2)], tmp(out), [
-          { name: 'value', type: A.TENSOR, t: { dataType: T.FLOAT, dims: [1], floatData: [0] } },
-        ]);
+        const zeros = node('ConstantOfShape', [inp(2)], tmp(out), [{ name: 'value', type: A.TENSOR, t: { dataType: T.FLOAT, dims: [1], floatData: [0] } }]);
         r = node('ScatterND', [zeros, inp(0), inp(1)], out);
         break;
       }
-      case 'Where': { // 1-input TF Where = coordinates of true elements, int64 [N, rank]
+      case 'Where': {
+        // 1-input TF Where = coordinates of true elements, int64 [N, rank]
         if (input.length !== 1) fail(`node ${name}: 3-input Where (select) not supported`);
         r = node('Transpose', [node('NonZero', [inp(0)], tmp(out))], out, [ints('perm', [1, 0])]);
         break;
       }
-      case 'Sum': case 'Mean': case 'Max': case 'Prod': {
+      case 'Sum':
+      case 'Mean':
+      case 'Max':
+      case 'Prod': {
         const axes = cv(1);
         const keep = ab(n, 'keep_dims') ? 1 : 0;
         const op = { Sum: 'ReduceSum', Mean: 'ReduceMean', Max: 'ReduceMax', Prod: 'ReduceProd' }[n.op];
         // opset 17: only ReduceSum takes axes as an input; the others take an attribute
-        r = op === 'ReduceSum'
-          ? node(op, [inp(0), constI64(axes)], out, [int('keepdims', keep)])
-          : node(op, [inp(0)], out, [ints('axes', axes), int('keepdims', keep)]);
+        r =
+          op === 'ReduceSum'
+            ? node(op, [inp(0), constI64(axes)], out, [int('keepdims', keep)])
+            : node(op, [inp(0)], out, [ints('axes', axes), int('keepdims', keep)]);
         break;
       }
       case 'ConcatV2': {
         const k = input.length - 1;
-        r = node('Concat', input.slice(0, k).map((_, i) => inp(i)), out, [int('axis', cv(k)[0])]);
+        r = node(
+          'Concat',
+          input.slice(0, k).map((_, i) => inp(i)),
+          out,
+          [int('axis', cv(k)[0])],
+        );
         break;
       }
       case 'Pack': {
@@ -268,17 +324,25 @@ export function convertUseLite(modelDir: string): Uint8Array {
         r = out;
         break;
       }
-      case 'Slice': { // TF Slice(x, begin, size); size -1 = to the end
-        const b = cv(1), s = cv(2);
+      case 'Slice': {
+        // TF Slice(x, begin, size); size -1 = to the end
+        const b = cv(1),
+          s = cv(2);
         const e = s.map((v, i) => (v === -1 ? INT_MAX : b[i] + v));
         r = node('Slice', [inp(0), constI64(b), constI64(e)], out);
         break;
       }
       case 'StridedSlice': {
         if (ai(n, 'ellipsis_mask') || ai(n, 'new_axis_mask')) fail(`node ${name}: StridedSlice ellipsis/new-axis masks not supported`);
-        const b = cv(1), e = cv(2), st = cv(3);
-        const bm = ai(n, 'begin_mask'), em = ai(n, 'end_mask'), sm = ai(n, 'shrink_axis_mask');
-        const starts: number[] = [], ends: number[] = [], shrink: number[] = [];
+        const b = cv(1),
+          e = cv(2),
+          st = cv(3);
+        const bm = ai(n, 'begin_mask'),
+          em = ai(n, 'end_mask'),
+          sm = ai(n, 'shrink_axis_mask');
+        const starts: number[] = [],
+          ends: number[] = [],
+          shrink: number[] = [];
         b.forEach((_, i) => {
           const pos = st[i] > 0;
           starts.push(bm & (1 << i) ? (pos ? 0 : INT_MAX) : b[i]);
@@ -293,14 +357,18 @@ export function convertUseLite(modelDir: string): Uint8Array {
         break;
       }
       case 'MatMul': {
-        let a = inp(0), b = inp(1);
+        let a = inp(0),
+          b = inp(1);
         if (ab(n, 'transpose_a')) a = node('Transpose', [a], tmp(out), [ints('perm', [1, 0])]);
         if (ab(n, 'transpose_b')) b = node('Transpose', [b], tmp(out), [ints('perm', [1, 0])]);
         r = node('MatMul', [a, b], out);
         break;
       }
-      case 'BatchMatMul': case 'BatchMatMulV2': { // every BatchMatMul in this graph is rank 4 [B,H,S,D]
-        let a = inp(0), b = inp(1);
+      case 'BatchMatMul':
+      case 'BatchMatMulV2': {
+        // every BatchMatMul in this graph is rank 4 [B,H,S,D]
+        let a = inp(0),
+          b = inp(1);
         if (ab(n, 'adj_x')) a = node('Transpose', [a], tmp(out), [ints('perm', [0, 1, 3, 2])]);
         if (ab(n, 'adj_y')) b = node('Transpose', [b], tmp(out), [ints('perm', [0, 1, 3, 2])]);
         r = node('MatMul', [a, b], out);

@@ -8,15 +8,7 @@
 import { Tensor, type InferenceSession } from 'onnxruntime-node';
 import { planRuns } from '../batches';
 import { OnnxSessions, type GraphOptimizationLevel } from '../onnx';
-import {
-  DEFAULT_MAX_TOKENS,
-  EncoderError,
-  maxTokensFor,
-  type EncodeResult,
-  type Encoder,
-  type EncoderRole,
-  type MaxTokens,
-} from '../types';
+import { DEFAULT_MAX_TOKENS, EncoderError, maxTokensFor, type EncodeResult, type Encoder, type EncoderRole, type MaxTokens } from '../types';
 import { USE_LITE_DIM, USE_LITE_MAX_LEN } from './convert';
 import { defaultUseLiteModelDir, ensureUseLiteOnnx } from './model';
 import { UseLiteTokenizer } from './tokenizer';
@@ -97,14 +89,20 @@ export class UseLiteEncoder implements Encoder {
     // Sorted texts are cut where padding would cost more than another run (batches.ts); unsorted
     // (benchmarks), in fixed chunks of batchSize.
     const sizes = this.sortByLength
-      ? planRuns(order.map((i) => ids[i].length), batchSize)
+      ? planRuns(
+          order.map((i) => ids[i].length),
+          batchSize,
+        )
       : Array.from({ length: Math.ceil(order.length / batchSize) }, (_, k) => Math.min(batchSize, order.length - k * batchSize));
     const session = await this.sessions.forRole(role);
     const vectors: Float32Array[] = new Array(texts.length);
     let start = 0;
     for (const size of sizes) {
       const rows = order.slice(start, (start += size));
-      const out = await this.run(session, rows.map((r) => ids[r]));
+      const out = await this.run(
+        session,
+        rows.map((r) => ids[r]),
+      );
       rows.forEach((r, j) => (vectors[r] = out.slice(j * USE_LITE_DIM, (j + 1) * USE_LITE_DIM)));
     }
     return { vectors, stats: { texts: texts.length, tokens, truncated } };

@@ -18,7 +18,9 @@ import { UseLiteTokenizer } from './tokenizer';
 
 // Needs jest's test/setup/main-realm.ts (onnxruntime outputs are main-realm Float32Arrays).
 const cosine = (a: ArrayLike<number>, b: ArrayLike<number>): number => {
-  let d = 0, na = 0, nb = 0;
+  let d = 0,
+    na = 0,
+    nb = 0;
   for (let i = 0; i < a.length; i++) {
     d += a[i] * b[i];
     na += a[i] * a[i];
@@ -30,7 +32,10 @@ const norm = (v: Float32Array): number => Math.sqrt(v.reduce((s, x) => s + x * x
 
 /** Expects fn to reject with an EncoderError whose message contains `file`. */
 async function expectEncoderError(fn: () => Promise<unknown>, file: string): Promise<void> {
-  const err = await fn().then(() => undefined, (e: unknown) => e);
+  const err = await fn().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(EncoderError);
   expect((err as Error).message).toContain(file);
 }
@@ -74,7 +79,7 @@ describe('parity with the TF.js reference', () => {
     const vocab = JSON.parse(readFileSync(join(defaultUseLiteModelDir(), 'vocab.json'), 'utf8')) as Array<[string, number]>;
     const odd = Array.from(' \t\n.,!?éßЖ中🍕😀\u0301ﬁ\u00a0\u200b');
     let seed = 7;
-    const rnd = (n: number): number => ((seed = (seed * 1664525 + 1013904223) >>> 0) % n);
+    const rnd = (n: number): number => (seed = (seed * 1664525 + 1013904223) >>> 0) % n;
     const mismatches: string[] = [];
     for (let i = 0; i < 1000; i++) {
       let t = '';

@@ -23,9 +23,7 @@ export function attachClientAddress(context: Context, address: string): Context 
  * RATE_LIMIT_MUTATIONS per RATE_LIMIT_WINDOW_S. Counted once the operation is known, before it
  * runs; over the budget → RATE_LIMITED, HTTP 429 with Retry-After. In memory: per process.
  */
-export function rateLimitPlugin(
-  config: Pick<Config, 'rateLimitQueries' | 'rateLimitMutations' | 'rateLimitWindowS'>,
-): ApolloServerPlugin<Context> {
+export function rateLimitPlugin(config: Pick<Config, 'rateLimitQueries' | 'rateLimitMutations' | 'rateLimitWindowS'>): ApolloServerPlugin<Context> {
   const limiter = (points: number, keyPrefix: string) =>
     points > 0 ? new RateLimiterMemory({ points, duration: config.rateLimitWindowS, keyPrefix }) : undefined;
   const budgets = {
@@ -59,4 +57,3 @@ export function rateLimitPlugin(
     },
   };
 }
-

@@ -52,9 +52,7 @@ export function readRouting(replicas: ReplicaSet): ApolloServerPlugin<Context> {
 
 /** The operation's top-level field names, through fragments. */
 export function rootFields(operation: OperationDefinitionNode, document: DocumentNode): string[] {
-  const fragments = new Map(
-    document.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d.selectionSet] as const] : [])),
-  );
+  const fragments = new Map(document.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d.selectionSet] as const] : [])));
   const names: string[] = [];
   const seen = new Set<string>();
   const stack: SelectionSetNode[] = [operation.selectionSet];

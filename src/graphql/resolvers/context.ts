@@ -16,11 +16,17 @@ export class RetrievalContextResolver {
     @Ctx() ctx: Context,
     @Arg('tokens', () => Int, { description: `The budget for all blocks’ text (1–${CONTEXT_LIMITS.maxTokens}).` }) tokens: number,
     @Arg('expand', () => ContextExpandEnum, { nullable: true, description: 'Left out: NONE.' }) expand?: ContextExpand | null,
-    @Arg('window', () => Int, { nullable: true, description: `expand WINDOW: neighbours each side (0–${CONTEXT_LIMITS.maxWindow}); a window past its section’s ends stops there. Left out: ${CONTEXT_LIMITS.defaultWindow}.` })
+    @Arg('window', () => Int, {
+      nullable: true,
+      description: `expand WINDOW: neighbours each side (0–${CONTEXT_LIMITS.maxWindow}); a window past its section’s ends stops there. Left out: ${CONTEXT_LIMITS.defaultWindow}.`,
+    })
     window?: number | null,
     @Arg('sectionTokens', () => Int, { nullable: true, description: 'expand SECTION: the most tokens a section may hold to be taken whole. Left out: tokens.' })
     sectionTokens?: number | null,
-    @Arg('mergeRatio', () => Float, { nullable: true, description: `The share of a section’s passages ranked for the whole section to be the block, above 0 and at most 1 (LlamaIndex’s auto-merging ratio). Left out: ${CONTEXT_LIMITS.defaultMergeRatio}.` })
+    @Arg('mergeRatio', () => Float, {
+      nullable: true,
+      description: `The share of a section’s passages ranked for the whole section to be the block, above 0 and at most 1 (LlamaIndex’s auto-merging ratio). Left out: ${CONTEXT_LIMITS.defaultMergeRatio}.`,
+    })
     mergeRatio?: number | null,
   ): Promise<RetrievalContext> {
     const targets = await ctx.models?.current();

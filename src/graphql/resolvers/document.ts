@@ -94,10 +94,7 @@ export class DocumentResolver {
     @Arg('before', () => String, { nullable: true }) before?: string | null,
   ): Promise<PassageConnection> {
     const plan = planPage({ first, after, last, before }, 'passage', ctx.config.maxPageSize, DEFAULT_PAGE);
-    const [read, totalCount] = await Promise.all([
-      ctx.loaders.passagePage.load({ documentId: doc.id, ...plan }),
-      ctx.loaders.passageCount.load(doc.id),
-    ]);
+    const [read, totalCount] = await Promise.all([ctx.loaders.passagePage.load({ documentId: doc.id, ...plan }), ctx.loaders.passageCount.load(doc.id)]);
     const connection = connectionOf(plan, read, 'passage', (row) => row.ordinal);
     for (const { node } of connection.edges) ctx.loaders.passage.prime(node.id, node);
     return { ...connection, totalCount };

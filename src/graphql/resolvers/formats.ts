@@ -5,7 +5,13 @@ import { IngestFormat } from '../types/formats';
 /** The table of ingest formats, for clients (the console's upload) that map files to DocumentInput fields. */
 const FORMATS: IngestFormat[] = [
   ...Object.entries(SOURCE_FORMATS).map(([name, f]) => ({ name, description: f.description, extensions: [...f.extensions], field: f.field, lines: false })),
-  ...Object.entries(DOCUMENT_FILE_FORMATS).map(([name, f]) => ({ name, description: f.description, extensions: [...f.extensions], field: null, lines: f.lines })),
+  ...Object.entries(DOCUMENT_FILE_FORMATS).map(([name, f]) => ({
+    name,
+    description: f.description,
+    extensions: [...f.extensions],
+    field: null,
+    lines: f.lines,
+  })),
 ];
 
 @Resolver()

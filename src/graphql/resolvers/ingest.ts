@@ -85,17 +85,16 @@ export class IngestResolver {
   }
 
   @Query(() => [IngestJob], { description: 'Ingest jobs, newest first.' })
-  async ingestJobs(
-    @Ctx() ctx: Context,
-    @Arg('status', () => JobStatusEnum, { nullable: true }) status?: IngestJobStatus | null,
-  ): Promise<IngestJob[]> {
+  async ingestJobs(@Ctx() ctx: Context, @Arg('status', () => JobStatusEnum, { nullable: true }) status?: IngestJobStatus | null): Promise<IngestJob[]> {
     return (await listIngestJobs(ctx.db, status ?? undefined)).map(toIngestJob);
   }
 }
 
 @Resolver(() => IngestJob)
 export class IngestJobResolver {
-  @FieldResolver(() => [IngestOutcome], { description: 'The outcome of each document done so far, in the order given (status: FAILED for the failures and their messages).' })
+  @FieldResolver(() => [IngestOutcome], {
+    description: 'The outcome of each document done so far, in the order given (status: FAILED for the failures and their messages).',
+  })
   async outcomes(
     @Ctx() ctx: Context,
     @Root() job: IngestJob,

@@ -35,10 +35,7 @@ export class JobResolver {
   }
 
   @Query(() => [EmbeddingJob], { description: 'Jobs, newest first.' })
-  async jobs(
-    @Ctx() ctx: Context,
-    @Arg('status', () => JobStatusEnum, { nullable: true }) status?: JobStatus | null,
-  ): Promise<EmbeddingJob[]> {
+  async jobs(@Ctx() ctx: Context, @Arg('status', () => JobStatusEnum, { nullable: true }) status?: JobStatus | null): Promise<EmbeddingJob[]> {
     return (await listJobs(ctx.db, status ?? undefined)).map(toEmbeddingJob);
   }
 

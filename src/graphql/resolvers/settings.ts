@@ -35,12 +35,16 @@ export class RetrievalSettingsResolver {
 
   @Authorized<Role>('admin')
   @Mutation(() => RetrievalSettings, {
-    description: 'Sets some of a mode’s parameters for every question that leaves them out (a new version; the others stay). Checked first: a bad value changes nothing.',
+    description:
+      'Sets some of a mode’s parameters for every question that leaves them out (a new version; the others stay). Checked first: a bad value changes nothing.',
   })
   async setRetrievalSettings(
     @Ctx() ctx: Context,
     @Arg('mode', () => RetrievalModeEnum) mode: RetrievalMode,
-    @Arg('values', () => GraphQLJSONObject, { nullable: true, description: 'Parameter → value, e.g. {"lambda": 0.3, "perDocument": 1}; perDocument null: no bound.' })
+    @Arg('values', () => GraphQLJSONObject, {
+      nullable: true,
+      description: 'Parameter → value, e.g. {"lambda": 0.3, "perDocument": 1}; perDocument null: no bound.',
+    })
     values?: Record<string, unknown> | null,
     @Arg('unset', () => [String], { nullable: true, description: 'Parameters to remove from the mode’s settings.' }) unset?: string[] | null,
     @Arg('note', () => String, { nullable: true }) note?: string | null,
@@ -60,15 +64,18 @@ export class RetrievalSettingsResolver {
     @Arg('mode', () => RetrievalModeEnum, { defaultValue: DEFAULT_MODE }) mode: RetrievalMode,
     @Arg('questionsPerKind', () => Int, { defaultValue: 40, description: `Pseudo-questions of each kind (1–${MAX_PER_KIND}).` }) perKind: number,
     @Arg('seed', () => Int, { defaultValue: 0, description: 'Drives every draw: the same seed and store give the same questions.' }) seed: number,
-    @Arg('apply', () => Boolean, { defaultValue: false, description: 'Store the choice as a new settings version when it beats the settings in force.' }) apply: boolean,
+    @Arg('apply', () => Boolean, { defaultValue: false, description: 'Store the choice as a new settings version when it beats the settings in force.' })
+    apply: boolean,
   ): Promise<TuneRun> {
-    if (!Number.isInteger(perKind) || perKind < 1 || perKind > MAX_PER_KIND) throw badUserInput(`questionsPerKind must be an integer from 1 to ${MAX_PER_KIND}, got ${perKind}`, 'questionsPerKind');
+    if (!Number.isInteger(perKind) || perKind < 1 || perKind > MAX_PER_KIND)
+      throw badUserInput(`questionsPerKind must be an integer from 1 to ${MAX_PER_KIND}, got ${perKind}`, 'questionsPerKind');
     if (seed < 0) throw badUserInput(`seed must be 0 or more, got ${seed}`, 'seed');
     const targets = await ctx.models?.current();
     if (!targets) throw badUserInput('this server runs without encoders: a tune needs the active models to run its questions', 'mode');
     const logger = currentLogger();
     await failStaleTuneRuns(ctx.db);
-    if (await tuneRunning(ctx.db)) throw new DomainError(ErrorCode.CONFLICT, 'a tune of the retrieval settings is already running on this store; poll tuneRun for it', { argument: 'mode' });
+    if (await tuneRunning(ctx.db))
+      throw new DomainError(ErrorCode.CONFLICT, 'a tune of the retrieval settings is already running on this store; poll tuneRun for it', { argument: 'mode' });
     // The unshared store: the tune outlives this request (and its share of the pool and deadline).
     const { run } = await startTuneRun(ctx.store, targets, {
       mode,

@@ -16,7 +16,9 @@ export class ContextBlock {
   @Field(() => String, { description: 'Its passages’ text in reading order, joined by a blank line.' })
   text!: string;
 
-  @Field(() => [ID], { description: 'The passages it holds (global ids), in reading order: ranked ones and the ones expand or merge added. No passage is in two blocks.' })
+  @Field(() => [ID], {
+    description: 'The passages it holds (global ids), in reading order: ranked ones and the ones expand or merge added. No passage is in two blocks.',
+  })
   passageIds!: string[];
 
   @Field(() => ID)
@@ -49,6 +51,8 @@ export class RetrievalContext {
   @Field(() => Int, { description: 'Ranked passages in no block: their block did not fit what was left of the budget (a block is left out whole, never cut).' })
   truncated!: number;
 
-  @Field(() => String, { description: 'Whose token count: the active passage encoder’s tokenizer, else “approximate: 1 token per 4 characters” (no encoder, or an external model).' })
+  @Field(() => String, {
+    description: 'Whose token count: the active passage encoder’s tokenizer, else “approximate: 1 token per 4 characters” (no encoder, or an external model).',
+  })
   tokenizer!: string;
 }

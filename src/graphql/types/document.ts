@@ -36,7 +36,9 @@ export class Document {
   updatedAt!: Date;
 }
 
-@ObjectType({ description: 'Documents of ingest jobs (queued or running) not written yet: in no other count of stats or embeddingModels until a batch writes them.' })
+@ObjectType({
+  description: 'Documents of ingest jobs (queued or running) not written yet: in no other count of stats or embeddingModels until a batch writes them.',
+})
 export class QueuedIngest {
   @Field(() => Int, { description: 'Ingest jobs queued or running.' })
   jobs!: number;
@@ -48,7 +50,10 @@ export class QueuedIngest {
   bytes!: number;
 }
 
-@ObjectType({ description: 'Work an ingest has not finished yet: done by the next ingest, the server at start, or a job worker. The corpus is all in when every count here, queued ones included, is 0.' })
+@ObjectType({
+  description:
+    'Work an ingest has not finished yet: done by the next ingest, the server at start, or a job worker. The corpus is all in when every count here, queued ones included, is 0.',
+})
 export class PendingWork {
   @Field(() => QueuedIngest, { description: 'Documents still waiting in ingest jobs: not yet passages, so not in the counts beside this one.' })
   queued!: QueuedIngest;

@@ -15,7 +15,10 @@ export class PassageInput {
   @Field(() => String, { nullable: true, description: 'Its text (required; reported per document when missing).' })
   text?: string | null;
 
-  @Field(() => [Float], { nullable: true, description: 'Its vector: required, of the model’s dimension, when the passage model is external (or ingestDocuments names one); refused otherwise.' })
+  @Field(() => [Float], {
+    nullable: true,
+    description: 'Its vector: required, of the model’s dimension, when the passage model is external (or ingestDocuments names one); refused otherwise.',
+  })
   vector?: number[] | null;
 }
 
@@ -29,7 +32,10 @@ export class SectionInput {
   @Field(() => String, { nullable: true, description: 'Its own text, split into passages by the server. Or passages, not both.' })
   text?: string | null;
 
-  @Field(() => [PassageInput], { nullable: true, description: 'Its own text as the client’s passages (each kept whole, with its vector for an external model). Or text, not both.' })
+  @Field(() => [PassageInput], {
+    nullable: true,
+    description: 'Its own text as the client’s passages (each kept whole, with its vector for an external model). Or text, not both.',
+  })
   passages?: PassageInput[] | null;
 
   @Field(() => [SectionInput], { nullable: true })
@@ -57,7 +63,8 @@ export class DocumentInput {
 
   @Field(() => [Float], {
     nullable: true,
-    description: 'The document’s (summary) vector for the external document model: required, of its dimension, when the document model is external (or ingestDocuments names one); refused otherwise.',
+    description:
+      'The document’s (summary) vector for the external document model: required, of its dimension, when the document model is external (or ingestDocuments names one); refused otherwise.',
   })
   vector?: number[] | null;
 

@@ -4,7 +4,8 @@ import { graphqlEnum } from './enums';
 
 export const ReembedScope = graphqlEnum(JOB_SCOPES, {
   name: 'ReembedScope',
-  description: 'ALL: every document and passage; STALE: those missing or changed for the model (a passage whose sentence vectors are missing too); DOCUMENTS: the listed documents.',
+  description:
+    'ALL: every document and passage; STALE: those missing or changed for the model (a passage whose sentence vectors are missing too); DOCUMENTS: the listed documents.',
 });
 
 export const JobStatusEnum = graphqlEnum(JOB_STATUSES, { name: 'JobStatus' });
@@ -90,7 +91,9 @@ export class IngestJob extends JobTimes {
   @Field(() => ID)
   id!: string;
 
-  @Field(() => JobStatusEnum, { description: 'QUEUED, RUNNING, then SUCCEEDED (bad documents fail alone: see failed and outcomes), FAILED (error) or CANCELLED.' })
+  @Field(() => JobStatusEnum, {
+    description: 'QUEUED, RUNNING, then SUCCEEDED (bad documents fail alone: see failed and outcomes), FAILED (error) or CANCELLED.',
+  })
   status!: JobStatus;
 
   @Field(() => LevelProgress, { description: 'Documents done (written, unchanged or failed) of those given.' })
@@ -117,7 +120,10 @@ export class IngestJob extends JobTimes {
   @Field(() => Float, { nullable: true, description: 'Passages written per second since the job started.' })
   passagesPerSecond!: number | null;
 
-  @Field(() => Float, { nullable: true, description: 'Seconds left, from the bytes of the documents still waiting at the rate so far; null before the first batch or after the end.' })
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Seconds left, from the bytes of the documents still waiting at the rate so far; null before the first batch or after the end.',
+  })
   etaSeconds!: number | null;
 
   @Field(() => String, { nullable: true, description: 'Why the job failed as a whole (a batch that kept failing, an encoder that cannot run).' })

@@ -41,10 +41,17 @@ export class ScoredPassage {
   @Field(() => Int, { description: 'From 1.' })
   rank!: number;
 
-  @Field(() => Float, { description: 'What the ranking sorts by (HIERARCHICAL/PARALLEL: passageScore + λ·documentScore; less (n − 1)·perDocumentDecay for its document’s n-th passage).' })
+  @Field(() => Float, {
+    description:
+      'What the ranking sorts by (HIERARCHICAL/PARALLEL: passageScore + λ·documentScore; less (n − 1)·perDocumentDecay for its document’s n-th passage).',
+  })
   score!: number;
 
-  @Field(() => Float, { nullable: true, description: 'The passage’s part of score: E_Q^ψ(q)·E_P^ψ(p); LEXICAL: BM25; hybrid modes: alpha·dense + (1 − alpha)·BM25, each min-max normalized over the stage.' })
+  @Field(() => Float, {
+    nullable: true,
+    description:
+      'The passage’s part of score: E_Q^ψ(q)·E_P^ψ(p); LEXICAL: BM25; hybrid modes: alpha·dense + (1 − alpha)·BM25, each min-max normalized over the stage.',
+  })
   passageScore!: number | null;
 
   @Field(() => Float, { nullable: true, description: 'The document’s part of score (before λ): E_Q^φ(q)·E_D^φ(d), or its hybrid fusion.' })
@@ -91,7 +98,9 @@ export class TextSpan {
     'Where in a passage the answer is: the shortest span that carries it where one stands out (a phrase of the question’s type: a date for "when", a number with its unit for "how many", a name for "who", a place for "where"; the value after a label, as in "name: Oslo"), else the whole sentence most likely to answer (sentences split with Intl.Segmenter; scored by the question–passage encoder and the lexical overlap, sentences holding a phrase of the question’s type preferred, code lines only for "how do I" questions, markup leftovers never).',
 })
 export class PassageAnswer extends TextSpan {
-  @Field(() => Float, { description: 'The sentence’s score: 0.6 · encoder similarity + 0.4 · share of the question’s words it contains (overlap alone without encoders).' })
+  @Field(() => Float, {
+    description: 'The sentence’s score: 0.6 · encoder similarity + 0.4 · share of the question’s words it contains (overlap alone without encoders).',
+  })
   score!: number;
 
   @Field(() => TextSpan, { description: 'The sentence the answer lies in.' })
@@ -102,11 +111,14 @@ export class PassageAnswer extends TextSpan {
 
   @Field(() => AnswerTypeEnum, {
     nullable: true,
-    description: 'What the span is: a phrase of the question’s type (DATE, QUANTITY, PERSON, PLACE), or a DEFINITION / INSTRUCTION sentence; null when the passage has none of that type and the span is its best sentence (or a label’s value).',
+    description:
+      'What the span is: a phrase of the question’s type (DATE, QUANTITY, PERSON, PLACE), or a DEFINITION / INSTRUCTION sentence; null when the passage has none of that type and the span is its best sentence (or a label’s value).',
   })
   spanType!: AnswerType | null;
 
-  @Field(() => Boolean, { description: `True when the passage has more than ${MAX_ANSWER_SENTENCES} sentences: only the first ${MAX_ANSWER_SENTENCES} were read.` })
+  @Field(() => Boolean, {
+    description: `True when the passage has more than ${MAX_ANSWER_SENTENCES} sentences: only the first ${MAX_ANSWER_SENTENCES} were read.`,
+  })
   truncated!: boolean;
 }
 
@@ -219,7 +231,8 @@ export class LevelCoverage {
 
   @Field(() => Int, {
     nullable: true,
-    description: 'Passages with stored sentence vectors of the active passage model: their answer highlights take inner products only; the others encode their sentences when asked (null for documents).',
+    description:
+      'Passages with stored sentence vectors of the active passage model: their answer highlights take inner products only; the others encode their sentences when asked (null for documents).',
   })
   sentenceVectors?: number | null;
 }

@@ -26,7 +26,10 @@ export class RetrievalSettings {
   @Field(() => String, { nullable: true })
   note!: string | null;
 
-  @Field(() => GraphQLJSONObject, { nullable: true, description: 'What justified it (dhr tune: the data used and the scores of the chosen point and of the defaults).' })
+  @Field(() => GraphQLJSONObject, {
+    nullable: true,
+    description: 'What justified it (dhr tune: the data used and the scores of the chosen point and of the defaults).',
+  })
   evidence!: Record<string, unknown> | null;
 
   @Field(() => Int, { nullable: true, description: 'The version in force before this one: what rollbackRetrievalSettings restores.' })

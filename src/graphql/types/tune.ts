@@ -5,7 +5,10 @@ import { TUNE_RUN_STATUSES, type TuneRunStatus } from '../../store/tune-runs';
 import { RetrievalModeEnum } from './retrieval';
 
 export const TuneRunStatusEnum = Object.fromEntries(TUNE_RUN_STATUSES.map((s) => [s, s])) as { [K in TuneRunStatus]: K };
-registerEnumType(TuneRunStatusEnum, { name: 'TuneRunStatus', description: 'running, then succeeded or failed (a run whose server stopped fails after 10 minutes without progress).' });
+registerEnumType(TuneRunStatusEnum, {
+  name: 'TuneRunStatus',
+  description: 'running, then succeeded or failed (a run whose server stopped fails after 10 minutes without progress).',
+});
 
 @ObjectType({ description: 'A tune of the retrieval settings (dhr tune) started through the API: its progress, then its report.' })
 export class TuneRun {
@@ -27,7 +30,11 @@ export class TuneRun {
   @Field(() => Boolean, { description: 'Whether the choice is stored as a new settings version when it beats the settings in force.' })
   apply!: boolean;
 
-  @Field(() => GraphQLJSONObject, { nullable: true, description: 'Once succeeded: the questions by kind, the settings in force, the defaults, LEXICAL, HYBRID, the grid best first (MRR@20, Top-1, Top-20), the choice with its margin and reason, and (HYBRID_HIERARCHICAL) passageBudget: stage 2\'s size, each budget tried against none (MRR@20, recall@100) and the one chosen, the smallest that loses nothing.' })
+  @Field(() => GraphQLJSONObject, {
+    nullable: true,
+    description:
+      "Once succeeded: the questions by kind, the settings in force, the defaults, LEXICAL, HYBRID, the grid best first (MRR@20, Top-1, Top-20), the choice with its margin and reason, and (HYBRID_HIERARCHICAL) passageBudget: stage 2's size, each budget tried against none (MRR@20, recall@100) and the one chosen, the smallest that loses nothing.",
+  })
   report!: Record<string, unknown> | null;
 
   @Field(() => Int, { nullable: true, description: 'The settings version it stored (null: none; a dry run, or the settings in force stayed).' })

@@ -47,9 +47,7 @@ export const ingest = defineTool({
     if (args.documents.length > ctx.config.maxIngestBatch) {
       throw badUserInput(`documents has ${args.documents.length} items, over the limit of ${ctx.config.maxIngestBatch} per request`, 'documents');
     }
-    const inputs = args.documents.map(
-      (d): DocumentInput => ({ [d.format]: d.text, key: d.key, title: d.title, source: d.source, metadata: d.metadata }),
-    );
+    const inputs = args.documents.map((d): DocumentInput => ({ [d.format]: d.text, key: d.key, title: d.title, source: d.source, metadata: d.metadata }));
     const job = await queueIngestJob(ctx.db, inputs, ctx.config.ingest);
     // Workers of this process start on it now rather than at their next poll.
     ctx.models?.jobQueued();

@@ -14,11 +14,12 @@ export const MAX_PASSAGE_WINDOW = 10;
 export const listDocuments = defineTool({
   name: 'list_documents',
   title: 'List documents',
-  description: 'Documents in ingest order, a page at a time (first, then after = the endCursor of the page before), optionally filtered by a title substring or a source.',
+  description:
+    'Documents in ingest order, a page at a time (first, then after = the endCursor of the page before), optionally filtered by a title substring or a source.',
   role: 'reader',
   readOnly: true,
   input: z.strictObject({
-    first: z.number().int().min(0).max(1000).optional().describe('documents on the page (default 20; at most the server\'s MAX_PAGE_SIZE)'),
+    first: z.number().int().min(0).max(1000).optional().describe("documents on the page (default 20; at most the server's MAX_PAGE_SIZE)"),
     after: z.string().max(200).optional().describe('the endCursor of the previous page'),
     titleContains: z.string().max(500).optional().describe('only documents whose title contains this (case-insensitive)'),
     source: z.string().max(500).optional().describe('only documents of this source'),
@@ -39,7 +40,8 @@ export const listDocuments = defineTool({
 export const getDocument = defineTool({
   name: 'get_document',
   title: 'Get a document',
-  description: 'A document by id or by key (exactly one): its title, abstract and table of contents (every section in reading order, with its depth and title path; get_section reads one).',
+  description:
+    'A document by id or by key (exactly one): its title, abstract and table of contents (every section in reading order, with its depth and title path; get_section reads one).',
   role: 'reader',
   readOnly: true,
   input: z.strictObject({
@@ -49,8 +51,11 @@ export const getDocument = defineTool({
   async run(ctx, args) {
     if ((args.id === undefined) === (args.key === undefined)) throw badUserInput('give exactly one of id or key', args.id === undefined ? 'id' : 'key');
     const document =
-      args.id !== undefined ? await ctx.loaders.document.load(parseNodeId(args.id, 'Document', 'id')) : await ctx.loaders.documentByKey.load(args.key as string);
-    if (!document) throw notFound(args.id !== undefined ? `no document has id ${args.id}` : `no document has key "${args.key}"`, args.id !== undefined ? 'id' : 'key');
+      args.id !== undefined
+        ? await ctx.loaders.document.load(parseNodeId(args.id, 'Document', 'id'))
+        : await ctx.loaders.documentByKey.load(args.key as string);
+    if (!document)
+      throw notFound(args.id !== undefined ? `no document has id ${args.id}` : `no document has key "${args.key}"`, args.id !== undefined ? 'id' : 'key');
     const [toc, passageCount] = await Promise.all([ctx.loaders.tocByDocument.load(document.id), ctx.loaders.passageCount.load(document.id)]);
     return {
       ...documentRef(document),
@@ -58,7 +63,12 @@ export const getDocument = defineTool({
       metadata: document.metadata,
       abstract: document.abstract,
       passageCount,
-      toc: toc.map((s) => ({ ...sectionRef(s), depth: s.depth, parentId: s.parentId === null ? null : toGlobalId('Section', s.parentId), titlePath: s.titlePath })),
+      toc: toc.map((s) => ({
+        ...sectionRef(s),
+        depth: s.depth,
+        parentId: s.parentId === null ? null : toGlobalId('Section', s.parentId),
+        titlePath: s.titlePath,
+      })),
     };
   },
 });
@@ -66,7 +76,8 @@ export const getDocument = defineTool({
 export const getSection = defineTool({
   name: 'get_section',
   title: 'Get a section',
-  description: "A section by id: its title path, document, parent and subsections, and its own passages' text in reading order (a subsection's are read with get_section on it).",
+  description:
+    "A section by id: its title path, document, parent and subsections, and its own passages' text in reading order (a subsection's are read with get_section on it).",
   role: 'reader',
   readOnly: true,
   input: z.strictObject({ id: idArgument('section') }),

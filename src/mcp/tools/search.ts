@@ -28,17 +28,56 @@ export const search = defineTool({
   readOnly: true,
   input: z.strictObject({
     question: z.string().min(1).max(RETRIEVAL_LIMITS.maxQuestionChars).describe('the question, in words'),
-    mode: z.enum(RETRIEVAL_MODES as [string, ...string[]]).optional().describe('the retrieval mode (default: the server\'s, HYBRID_HIERARCHICAL with encoders)'),
+    mode: z
+      .enum(RETRIEVAL_MODES as [string, ...string[]])
+      .optional()
+      .describe("the retrieval mode (default: the server's, HYBRID_HIERARCHICAL with encoders)"),
     k: z.number().int().min(1).max(MAX_SEARCH_K).default(10).describe(`passages ranked before the blocks are built (1–${MAX_SEARCH_K}, default 10)`),
-    tokens: z.number().int().min(1).max(CONTEXT_LIMITS.maxTokens).default(DEFAULT_SEARCH_TOKENS).describe(`the context budget: the blocks' tokens together, counted with the passage encoder's tokenizer (default ${DEFAULT_SEARCH_TOKENS})`),
-    expand: z.enum(CONTEXT_EXPANSIONS).optional().describe('NONE (default): the hits; WINDOW: each hit with `window` neighbours each side; SECTION: each hit with its whole section up to sectionTokens'),
-    window: z.number().int().min(0).max(CONTEXT_LIMITS.maxWindow).optional().describe(`WINDOW: passages each side of a hit (default ${CONTEXT_LIMITS.defaultWindow})`),
-    sectionTokens: z.number().int().min(1).max(CONTEXT_LIMITS.maxTokens).optional().describe('SECTION: the most tokens a whole section may have to be taken whole (default: tokens)'),
-    mergeRatio: z.number().gt(0).max(1).optional().describe(`the share of a section's passages that, hit, make the whole section the block (default ${CONTEXT_LIMITS.defaultMergeRatio})`),
-    documentIds: z.array(z.union([z.string().min(1).max(100), z.number().int().positive()])).max(RETRIEVAL_LIMITS.maxFilterIds).optional().describe('search only these documents'),
+    tokens: z
+      .number()
+      .int()
+      .min(1)
+      .max(CONTEXT_LIMITS.maxTokens)
+      .default(DEFAULT_SEARCH_TOKENS)
+      .describe(`the context budget: the blocks' tokens together, counted with the passage encoder's tokenizer (default ${DEFAULT_SEARCH_TOKENS})`),
+    expand: z
+      .enum(CONTEXT_EXPANSIONS)
+      .optional()
+      .describe('NONE (default): the hits; WINDOW: each hit with `window` neighbours each side; SECTION: each hit with its whole section up to sectionTokens'),
+    window: z
+      .number()
+      .int()
+      .min(0)
+      .max(CONTEXT_LIMITS.maxWindow)
+      .optional()
+      .describe(`WINDOW: passages each side of a hit (default ${CONTEXT_LIMITS.defaultWindow})`),
+    sectionTokens: z
+      .number()
+      .int()
+      .min(1)
+      .max(CONTEXT_LIMITS.maxTokens)
+      .optional()
+      .describe('SECTION: the most tokens a whole section may have to be taken whole (default: tokens)'),
+    mergeRatio: z
+      .number()
+      .gt(0)
+      .max(1)
+      .optional()
+      .describe(`the share of a section's passages that, hit, make the whole section the block (default ${CONTEXT_LIMITS.defaultMergeRatio})`),
+    documentIds: z
+      .array(z.union([z.string().min(1).max(100), z.number().int().positive()]))
+      .max(RETRIEVAL_LIMITS.maxFilterIds)
+      .optional()
+      .describe('search only these documents'),
   }),
   async run(ctx, args) {
-    const options: ContextOptions = { tokens: args.tokens, expand: args.expand, window: args.window, sectionTokens: args.sectionTokens, mergeRatio: args.mergeRatio };
+    const options: ContextOptions = {
+      tokens: args.tokens,
+      expand: args.expand,
+      window: args.window,
+      sectionTokens: args.sectionTokens,
+      mergeRatio: args.mergeRatio,
+    };
     // Checked before anything runs, so a refusal leaves nothing half assembled.
     validateContextOptions(options);
     const documentIds = args.documentIds?.map((id) => parseNodeId(id, 'Document', 'documentIds'));
@@ -47,7 +86,13 @@ export const search = defineTool({
       ctx.db,
       targets,
       // k1: the documents stage 1 keeps, the GraphQL API's default.
-      { question: args.question, mode: args.mode as keyof typeof MODES | undefined, k1: RETRIEVE_DEFAULTS.k1, k2: args.k, filter: documentIds ? { documentIds } : undefined },
+      {
+        question: args.question,
+        mode: args.mode as keyof typeof MODES | undefined,
+        k1: RETRIEVE_DEFAULTS.k1,
+        k2: args.k,
+        filter: documentIds ? { documentIds } : undefined,
+      },
       await serverRetrieveOptions(ctx),
     ).catch((error: unknown) => Promise.reject(renamed(error, ARGUMENTS)));
     const hits = result.passages.map((p) => ({ passageId: p.passageId, documentId: p.documentId, score: p.score }));

@@ -130,8 +130,7 @@ export function buildBlocks(
 function coverage(list: readonly ContextPassage[], hitAt: readonly number[], o: ResolvedContextOptions, tokenizer: ContextTokenizer): boolean[] {
   const covered = new Array<boolean>(list.length).fill(false);
   const whole =
-    hitAt.length / list.length >= o.mergeRatio ||
-    (o.expand === 'SECTION' && tokenizer.count(list.map((p) => p.text).join(BLOCK_SEPARATOR)) <= o.sectionTokens);
+    hitAt.length / list.length >= o.mergeRatio || (o.expand === 'SECTION' && tokenizer.count(list.map((p) => p.text).join(BLOCK_SEPARATOR)) <= o.sectionTokens);
   if (whole) return covered.fill(true);
   const reach = o.expand === 'WINDOW' ? o.window : 0;
   for (const i of hitAt) {

@@ -56,7 +56,10 @@ export function validateContextOptions(o: ContextOptions): ResolvedContextOption
   }
   const mergeRatio = o.mergeRatio ?? CONTEXT_LIMITS.defaultMergeRatio;
   if (!Number.isFinite(mergeRatio) || mergeRatio <= 0 || mergeRatio > 1) {
-    throw badUserInput(`mergeRatio must be above 0 and at most 1 (the share of a section's passages hit for the whole section to be the block), got ${mergeRatio}`, 'mergeRatio');
+    throw badUserInput(
+      `mergeRatio must be above 0 and at most 1 (the share of a section's passages hit for the whole section to be the block), got ${mergeRatio}`,
+      'mergeRatio',
+    );
   }
   return {
     tokens: o.tokens,

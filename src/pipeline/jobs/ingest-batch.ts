@@ -66,7 +66,17 @@ export async function runIngestBatch(db: Database, options: IngestBatchOptions):
     const toWrite: { outcome: Outcome; doc: PreparedDocument }[] = [];
     for (const { ordinal, input, bytes } of claimed.documents) {
       const given = (input ?? {}) as DocumentInput;
-      const outcome: Outcome = { index: ordinal, status: 'failed', key: given.key ?? null, title: given.title ?? null, documentId: null, passages: 0, message: null, warnings: [], bytes };
+      const outcome: Outcome = {
+        index: ordinal,
+        status: 'failed',
+        key: given.key ?? null,
+        title: given.title ?? null,
+        documentId: null,
+        passages: 0,
+        message: null,
+        warnings: [],
+        bytes,
+      };
       outcomes.push(outcome);
       try {
         const doc = prepareDocument(given, ingestOptions, `#${ordinal}`);
@@ -131,11 +141,19 @@ async function writeGroup(
   };
   if (db.distributed !== 'citus') {
     const results = await underSavepoint(tx, async () => {
-      const r = await writeBatchIn(tx, group.map((g) => g.doc));
+      const r = await writeBatchIn(
+        tx,
+        group.map((g) => g.doc),
+      );
       // The bulk write defers BM25 to its own step for this transaction; what follows (another
       // group written one document at a time) must fire the triggers again.
       await tx.query(`SELECT set_config('dhr.bm25_deferred', 'off', true)`);
-      if (vectors) await writeSuppliedVectors(tx, vectors, r.map((w, i) => ({ documentId: w.documentId, doc: group[i].doc })));
+      if (vectors)
+        await writeSuppliedVectors(
+          tx,
+          vectors,
+          r.map((w, i) => ({ documentId: w.documentId, doc: group[i].doc })),
+        );
       return r;
     });
     if (!(results instanceof Error)) {

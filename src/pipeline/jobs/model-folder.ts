@@ -46,12 +46,7 @@ export async function confineModelFolder(modelsDir: string, path: string): Promi
  * load is MODEL_INVALID with the models directory's location written as MODELS_DIR, so answers
  * carry no server paths.
  */
-export async function registerModelInModelsDir(
-  db: Database,
-  modelsDir: string,
-  path: string,
-  options: EncoderSetOptions = {},
-): Promise<EmbeddingModelRow> {
+export async function registerModelInModelsDir(db: Database, modelsDir: string, path: string, options: EncoderSetOptions = {}): Promise<EmbeddingModelRow> {
   const folder = await confineModelFolder(modelsDir, path);
   try {
     return await registerModelFromPath(db, folder, options);

@@ -60,9 +60,13 @@ export async function registerExternalModel(db: Database, name: string, dimensio
     return await registerModel(db, new ExternalEncoder(name, dimension));
   } catch (error) {
     if (error instanceof EmbeddingModelError) {
-      throw new DomainError(ErrorCode.CONFLICT, `external model "${name}" is registered with dimension ${existing?.dimension}, not ${dimension}: its stored vectors cannot change dimension; drop it or choose another name`, {
-        argument: 'dimension',
-      });
+      throw new DomainError(
+        ErrorCode.CONFLICT,
+        `external model "${name}" is registered with dimension ${existing?.dimension}, not ${dimension}: its stored vectors cannot change dimension; drop it or choose another name`,
+        {
+          argument: 'dimension',
+        },
+      );
     }
     throw error;
   }

@@ -7,16 +7,7 @@ import { messageOf } from '../../errors';
 import type { Database } from '../../store/db';
 import { isDatabaseUnavailable, storageFaultOf } from '../../store/faults';
 import { storageHealth, type FaultLog } from '../../store/storage-health';
-import {
-  batchDocuments,
-  batchPassages,
-  claimBatch,
-  completeBatch,
-  failJob,
-  finishJobs,
-  startQueuedJobs,
-  type ClaimedBatch,
-} from '../../store/jobs';
+import { batchDocuments, batchPassages, claimBatch, completeBatch, failJob, finishJobs, startQueuedJobs, type ClaimedBatch } from '../../store/jobs';
 import { encodeDocuments, encodePassages } from '../encode';
 import { finishPendingStep } from '../pending';
 import { failIngestJob } from '../../store/ingest-jobs';
@@ -59,7 +50,11 @@ export interface WorkerOptions {
 class Cancelled extends Error {}
 
 /** How often a worker polls, how much a step takes and how long finished jobs are kept, from the settings (JOB_BATCH_SIZE, JOB_POLL_MS, JOB_RETENTION_DAYS). */
-export function jobWorkerSettings(config: { jobBatchSize: number; jobPollMs: number; jobRetentionDays: number }): Pick<WorkerOptions, 'batchSize' | 'pollMs' | 'retentionSeconds'> {
+export function jobWorkerSettings(config: {
+  jobBatchSize: number;
+  jobPollMs: number;
+  jobRetentionDays: number;
+}): Pick<WorkerOptions, 'batchSize' | 'pollMs' | 'retentionSeconds'> {
   return { batchSize: config.jobBatchSize, pollMs: config.jobPollMs, retentionSeconds: config.jobRetentionDays * 86_400 };
 }
 
@@ -220,7 +215,10 @@ export class JobWorker {
     this.lastPrune = performance.now();
     const pruned = await pruneFinishedJobs(this.db, retention);
     const total = pruned.ingest + pruned.embedding + pruned.tune;
-    if (total > 0) this.options.log?.(`worker: deleted ${pruned.ingest} ingest, ${pruned.embedding} embedding and ${pruned.tune} tune jobs finished over ${retention} s ago`);
+    if (total > 0)
+      this.options.log?.(
+        `worker: deleted ${pruned.ingest} ingest, ${pruned.embedding} embedding and ${pruned.tune} tune jobs finished over ${retention} s ago`,
+      );
   }
 
   /** Polls until the signal aborts; with `until`, returns as soon as it says so (checked when idle). */

@@ -22,17 +22,27 @@ export function termCtes(s: SearchInput, p: Params, levels: { passages?: boolean
   const ctes = [`qterms AS MATERIALIZED (SELECT DISTINCT t.lexeme FROM unnest(to_tsvector('english'::regconfig, ${q}::text)) t)`];
   const cap = levels.passages || levels.documents ? p.add(b.termCap) : '';
   if (levels.passages) {
-    ctes.push(`pterms AS MATERIALIZED (${boundedTerms(cap, `
+    ctes.push(
+      `pterms AS MATERIALIZED (${boundedTerms(
+        cap,
+        `
       SELECT bt.lexeme, bt.df, ln(1 + (st.items - bt.df + 0.5) / (bt.df + 0.5))::float8 AS idf, st.total_length / greatest(st.items, 1) AS avgdl
-      FROM ${summedTerms('p', q)} bt CROSS JOIN ${summedStats('p')} st WHERE bt.df > 0`)})`);
+      FROM ${summedTerms('p', q)} bt CROSS JOIN ${summedStats('p')} st WHERE bt.df > 0`,
+      )})`,
+    );
   }
   if (levels.documents) {
     const w = p.add(b.summaryWeight);
-    ctes.push(`dterms AS MATERIALIZED (${boundedTerms(cap, `
+    ctes.push(
+      `dterms AS MATERIALIZED (${boundedTerms(
+        cap,
+        `
       SELECT bt.lexeme, bt.df, ln(1 + (st.items - bt.df + 0.5) / (bt.df + 0.5))::float8 AS idf,
              greatest((st.total_length + ${w}::float8 * st.total_summary) / greatest(st.items, 1), 1e-9) AS avgdl,
              ${w}::float8 AS w
-      FROM ${summedTerms('d', q)} bt CROSS JOIN ${summedStats('d')} st WHERE bt.df > 0`)})`);
+      FROM ${summedTerms('d', q)} bt CROSS JOIN ${summedStats('d')} st WHERE bt.df > 0`,
+      )})`,
+    );
   }
   return ctes.join(',\n');
 }

@@ -22,8 +22,7 @@ export function passageStage(s: SearchInput, p: Params, limit: number, exact: bo
     ORDER BY ${distance('e.embedding', dim, q, exact)} LIMIT ${p.add(limit)}`;
 }
 
-const DENSE_DOCS = (from: string) =>
-  `SELECT document_id, document_score, document_score AS document_dense, NULL::float8 AS document_lexical FROM ${from}`;
+const DENSE_DOCS = (from: string) => `SELECT document_id, document_score, document_score AS document_dense, NULL::float8 AS document_lexical FROM ${from}`;
 
 /** DHR serial: documents by ANN, then every passage of those documents scored exactly, fused. */
 export function hierarchical(s: SearchInput, p: Params, exact: boolean): ModeStatement {

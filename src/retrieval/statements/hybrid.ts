@@ -121,11 +121,15 @@ export function hybridHierarchical(s: SearchInput, p: Params, exact: boolean): M
     doc_dense AS (
       SELECT *, ${S}::float8 * ${minMax('document_dense')} + (1 - ${S}::float8) * ${minMax('best_passage')} AS dense_part FROM doc_scored
     ),
-    ${link > 0 ? linkedDocs(p, fuse(p, documentAlpha, 'dense_part', 'document_lexical'), link, s.k1, linkRank) : `docs AS MATERIALIZED (
+    ${
+      link > 0
+        ? linkedDocs(p, fuse(p, documentAlpha, 'dense_part', 'document_lexical'), link, s.k1, linkRank)
+        : `docs AS MATERIALIZED (
       SELECT document_id, document_dense, document_lexical, document_score FROM (
         SELECT *, ${fuse(p, documentAlpha, 'dense_part', 'document_lexical')} AS document_score FROM doc_dense) f
       ORDER BY document_score DESC, document_id LIMIT ${p.add(s.k1)}
-    ),`}
+    ),`
+    }
     ${budget === null ? '' : `stage2_docs AS MATERIALIZED (${budgetedDocuments(s, p, 'docs', budget)}),`}
     passage_lexical AS MATERIALIZED (${passagesOfDocuments(s, p, stage2, link > 0 ? 'stage2_terms' : 'pterms')}),
     ${mergeScores('passage_scored', [

@@ -34,9 +34,7 @@ export const filterJoin = (s: SearchInput, on: string) => (hasFilter(s.filter) ?
  * correlated LATERAL it cannot).
  */
 export const probeJoin = (s: SearchInput, table: string, alias: string, columns: string, on: string) =>
-  s.distributed
-    ? `JOIN ${table} ${alias} ON ${on}`
-    : `CROSS JOIN LATERAL (SELECT ${columns} FROM ${table} ${alias} WHERE ${on} OFFSET 0) ${alias}`;
+  s.distributed ? `JOIN ${table} ${alias} ON ${on}` : `CROSS JOIN LATERAL (SELECT ${columns} FROM ${table} ${alias} WHERE ${on} OFFSET 0) ${alias}`;
 
 /**
  * Ordering expression for an ANN stage. With `exact`, `+ 0` keeps the planner off the index, so
@@ -62,7 +60,11 @@ export const minMax = (column: string) =>
  * Every ranked CTE (`from`) has these columns: passage_id, document_id, score, passage_score,
  * document_score, dense_score, lexical_score, document_dense, document_lexical.
  */
-export const PASSAGES_JSON = (from: string, s: Pick<SearchInput, 'k2' | 'perDocument' | 'perDocumentDecay' | 'withoutPassages'>, p: Params) => `(SELECT coalesce(json_agg(json_build_object(
+export const PASSAGES_JSON = (
+  from: string,
+  s: Pick<SearchInput, 'k2' | 'perDocument' | 'perDocumentDecay' | 'withoutPassages'>,
+  p: Params,
+) => `(SELECT coalesce(json_agg(json_build_object(
     'passageId', passage_id, 'documentId', document_id, 'score', score,
     'passageScore', passage_score, 'documentScore', document_score,
     'denseScore', dense_score, 'lexicalScore', lexical_score,
