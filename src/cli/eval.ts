@@ -7,27 +7,27 @@ import type { RunSetup } from '../eval/run';
 import { packageRoot } from '../paths';
 import { RETRIEVE_DEFAULTS } from '../retrieval/defaults';
 
+/** What `dhr eval` takes from its command line (program.ts declares the options). */
+export interface EvalCommandOptions {
+  points?: string[];
+  tuneGap?: boolean;
+  split?: 'dev' | 'test';
+  dataset: string;
+  out?: string;
+  cache?: string;
+  k1Sweep: string;
+  updateDocs?: boolean;
+  reuseCorpus?: boolean;
+  reuseSweeps?: string;
+  skipSweep?: string[];
+  adapters?: boolean;
+  selfTune?: boolean;
+  questionEncoder?: string;
+  questionRoles: string;
+}
+
 /** `dhr eval --dataset …`. */
-export async function evalCommand(
-  config: Config,
-  options: {
-    points?: string[];
-    tuneGap?: boolean;
-    split?: 'dev' | 'test';
-    dataset: string;
-    out?: string;
-    cache?: string;
-    k1Sweep: string;
-    updateDocs?: boolean;
-    reuseCorpus?: boolean;
-    reuseSweeps?: string;
-    skipSweep?: string[];
-    adapters?: boolean;
-    selfTune?: boolean;
-    questionEncoder?: string;
-    questionRoles: string;
-  },
-): Promise<number> {
+export async function evalCommand(config: Config, options: EvalCommandOptions): Promise<number> {
   const root = packageRoot();
   const k1Sweep = options.k1Sweep.split(',').map((k) => Number(k.trim()));
   if (k1Sweep.some((k) => !Number.isInteger(k) || k < 1 || k > 1000)) {

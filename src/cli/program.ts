@@ -14,6 +14,7 @@ import { JOB_SCOPES, JOB_STATUSES } from '../store/jobs';
 import { ROLES } from '../store/keys';
 import { isPairKind, PAIR_KINDS, type PairKind } from '../training/pair';
 import type { AskOptions } from './ask';
+import type { EvalCommandOptions } from './eval';
 import type { RemoteTarget } from './remote-commands';
 import { readTarget, refuseWhileServed } from './running-server';
 import type { TuneCommandOptions } from './tune';
@@ -569,25 +570,7 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
       'run dhr tune on the corpus (no labels), then score BM25, the defaults, the tuned point and every point the tune tried on --split: how far the tune is from the best labelled point',
     )
     .addOption(new Option('--split <split>', 'the split --points and --tune-gap are scored on').choices(['dev', 'test']).default('test'))
-    .action(
-      (options: {
-        points: string[];
-        tuneGap?: boolean;
-        split: 'dev' | 'test';
-        dataset: string;
-        out?: string;
-        cache?: string;
-        k1Sweep: string;
-        updateDocs?: boolean;
-        reuseCorpus?: boolean;
-        reuseSweeps?: string;
-        skipSweep: string[];
-        adapters?: boolean;
-        selfTune?: boolean;
-        questionEncoder?: string;
-        questionRoles: string;
-      }) => run(async (config) => evalCli().evalCommand(config, options)),
-    );
+    .action((options: EvalCommandOptions) => run(async (config) => evalCli().evalCommand(config, options)));
 
   return program;
 }

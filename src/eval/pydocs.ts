@@ -8,34 +8,12 @@ import * as path from 'node:path';
 import { IngestError } from '../ingest/errors';
 import { extractLinks } from '../ingest/links';
 import { prepareDocument } from '../ingest/prepare';
-import { parseRst, type RstTarget } from '../ingest/rst';
+import { OBJECT_ROLES, parseRst, type RstTarget } from '../ingest/rst';
 import type { DocumentInput, SectionInput } from '../ingest/types';
 import { debianPackage } from './fetch';
 import type { EvalDataset, EvalQuestion, GoldSection } from './types';
 
 const SOURCES = 'usr/share/doc/python3.11/html/_sources';
-/** Roles that name a Python or C object (or an option, an environment variable). */
-const OBJECT_ROLES = new Set([
-  'func',
-  'meth',
-  'class',
-  'exc',
-  'data',
-  'attr',
-  'const',
-  'obj',
-  'envvar',
-  'option',
-  'opcode',
-  'c:func',
-  'c:type',
-  'c:data',
-  'c:macro',
-  'c:member',
-  'c:var',
-  'c:struct',
-]);
-
 export const docKey = (docName: string): string => `pydocs/${docName}`;
 
 interface Place {

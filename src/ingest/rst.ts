@@ -77,11 +77,8 @@ const OBJECT =
   /^(?:py:)?(function|class|method|classmethod|staticmethod|attribute|data|exception|decorator|decoratormethod|coroutinefunction|coroutinemethod|abstractmethod|property|opcode|pdbcommand|cmdoption|option|envvar|describe|c:function|c:type|c:member|c:macro|c:var|c:data|c:struct|c:union|c:enum|c:enumerator)$/;
 /** Object kinds whose nested directives are members (`Class.method`). */
 const CONTAINER = new Set(['class', 'exception']);
-/** Roles that point somewhere: they become links; other roles (`:file:`, `:kbd:`…) become plain text. */
-const LINK_ROLES = new Set([
-  'ref',
-  'doc',
-  'mod',
+/** Roles that name a Python or C object (or an option, an environment variable, an opcode). */
+export const OBJECT_ROLES: ReadonlySet<string> = new Set([
   'func',
   'meth',
   'class',
@@ -90,12 +87,8 @@ const LINK_ROLES = new Set([
   'attr',
   'const',
   'obj',
-  'term',
-  'keyword',
   'envvar',
   'option',
-  'pep',
-  'rfc',
   'opcode',
   'c:func',
   'c:type',
@@ -105,6 +98,8 @@ const LINK_ROLES = new Set([
   'c:var',
   'c:struct',
 ]);
+/** Roles that point somewhere: they become links; other roles (`:file:`, `:kbd:`…) become plain text. */
+const LINK_ROLES = new Set(['ref', 'doc', 'mod', 'term', 'keyword', 'pep', 'rfc', ...OBJECT_ROLES]);
 
 interface Heading {
   title: string;
