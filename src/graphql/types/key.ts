@@ -7,8 +7,9 @@ export const ApiKeyRoleEnum = graphqlEnum(ROLES, {
   description: 'admin: every operation; reader: queries only (matters when READ_ACCESS=key).',
 });
 
-@ObjectType({ description: 'An API key as listed: never the key itself, nor its hash.' })
-export class ApiKey {
+/** What names a key: shared by the listed key and the new one (its own type in the schema only if a field returned it). */
+@ObjectType()
+abstract class KeyIdentity {
   @Field(() => ID)
   id!: string;
 
@@ -17,7 +18,10 @@ export class ApiKey {
 
   @Field(() => ApiKeyRoleEnum)
   role!: Role;
+}
 
+@ObjectType({ description: 'An API key as listed: never the key itself, nor its hash.' })
+export class ApiKey extends KeyIdentity {
   @Field(() => String, { description: 'The first characters of the key, to tell keys apart.' })
   prefix!: string;
 
@@ -32,18 +36,9 @@ export class ApiKey {
 }
 
 @ObjectType({ description: 'A new API key: the only time the key is shown.' })
-export class CreatedApiKey {
+export class CreatedApiKey extends KeyIdentity {
   @Field(() => String, { description: 'The key, for "Authorization: Bearer <key>". Not stored: keep it now.' })
   key!: string;
-
-  @Field(() => ID)
-  id!: string;
-
-  @Field(() => String)
-  name!: string;
-
-  @Field(() => ApiKeyRoleEnum)
-  role!: Role;
 
   @Field(() => String)
   prefix!: string;
