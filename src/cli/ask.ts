@@ -1,6 +1,7 @@
 import { styleText } from 'node:util';
 import type { Config } from '../config';
 import { DomainError, ErrorCode } from '../errors';
+import { RETRIEVE_DEFAULTS } from '../retrieval/defaults';
 import { remoteGraphQL } from './remote';
 
 export interface AskOptions {
@@ -166,7 +167,7 @@ export async function askCommand(config: Config, question: string, options: AskO
       mode: options.mode,
       k1: options.k1,
       // Context is assembled from the ranked passages: retrieve's own default of 20 gives it material.
-      k2: options.k2 ?? (options.context !== undefined ? 20 : 5),
+      k2: options.k2 ?? (options.context !== undefined ? RETRIEVE_DEFAULTS.k2 : 5),
       lambda: options.lambda,
       alpha: options.alpha,
       perDocument: options.perDocument,

@@ -8,6 +8,7 @@ import { CONTEXT_EXPANSIONS, CONTEXT_LIMITS } from '../pipeline/context/options'
 import { ENCODER_ROLES } from '../encoders/types';
 import { FILE_EXTENSIONS } from '../ingest/formats';
 import { RETRIEVAL_MODES } from '../retrieval/modes';
+import { RETRIEVE_DEFAULTS } from '../retrieval/defaults';
 import { RANKING_NAMES } from '../retrieval/parameters';
 import { PSEUDO_KINDS, type PseudoKind } from '../tuning/pseudo-questions';
 import { JOB_SCOPES, JOB_STATUSES } from '../store/jobs';
@@ -216,8 +217,8 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
     .description('ask a question: the top passages with their title paths, the answer highlighted in its sentence, and the scores')
     .argument('<question>', 'the question (1–2000 characters)')
     .addOption(new Option('--mode <mode>', 'retrieval mode (default: HYBRID_HIERARCHICAL)').choices([...RETRIEVAL_MODES]))
-    .option('--k1 <n>', 'documents stage 1 keeps (default 100)', integer(1, 1000))
-    .option('--k2 <n>', 'passages shown (default 5; with --context, passages the blocks are built from, default 20)', integer(1, 1000))
+    .option('--k1 <n>', `documents stage 1 keeps (default ${RETRIEVE_DEFAULTS.k1})`, integer(1, 1000))
+    .option('--k2 <n>', `passages shown (default 5; with --context, passages the blocks are built from, default ${RETRIEVE_DEFAULTS.k2})`, integer(1, 1000))
     .option('--lambda <x>', "weight of the document score (default: the mode's tuned one)", decimal(0, 10))
     .option('--alpha <x>', "hybrid modes: weight of the dense score (default: the mode's tuned one)", decimal(0, 1))
     .option('--per-document <n>', "at most n passages of one document (default: the server's PER_DOCUMENT, else none)", integer(1, 1000))
