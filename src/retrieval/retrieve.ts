@@ -1,5 +1,4 @@
-import { adaptQuestion } from '../adapters/linear';
-import type { QueryAdapter } from '../adapters/linear';
+import { adaptQuestion, type QueryAdapter } from '../adapters/linear';
 import { isExternal } from '../encoders/external';
 import type { EncoderSet } from '../encoders/set';
 import type { Database } from '../store/db';
@@ -89,11 +88,11 @@ export async function retrieve(db: Database, targets: EmbeddingTargets | undefin
     // the bound that applies, if any: k2 or more bounds nothing, and a documents-only mode returns no passages
     perDocument: perDocument !== null && perDocument < k2 && !spec.documentsOnly ? perDocument : undefined,
   };
-  // The client's own vectors where given (bring your own vectors), else the text encoded.
   // The name-free question (titleLinkDense) is looked up while the question is encoded; marked
   // handled at once so that a failed encode does not leave it rejected unobserved (awaited below).
   const nameFree = nameFreeQuestion(db, mode, ranking.values, { text, filter, encoders: vectorGiven ? undefined : targets?.encoders });
   nameFree.catch(() => undefined);
+  // The client's own vectors where given (bring your own vectors), else the text encoded.
   const encoded =
     needsVectors && targets
       ? await questionVectors(mode, spec.needs, targets.encoders, { question: text, questionVector, questionDocumentVector, questionPassageVector })
