@@ -47,10 +47,20 @@ export async function tuneRunProgress(db: Queryable, id: number, done: number, t
   await db.query(`UPDATE tune_runs SET points_done = $2, points_total = $3, updated_at = now() WHERE id = $1 AND status = 'running'`, [id, done, total]);
 }
 
-export async function finishTuneRun(db: Queryable, id: number, result: { report: Record<string, unknown>; settingsVersion: number | null }): Promise<void> {
+/**
+ * The run's end, with its final count of points: the progress writes are not awaited (a tune does
+ * not wait on its own bookkeeping), so the last of them may still be in flight on another
+ * connection, and then the count it would write is lost (its WHERE sees 'succeeded').
+ */
+export async function finishTuneRun(
+  db: Queryable,
+  id: number,
+  result: { report: Record<string, unknown>; settingsVersion: number | null; pointsRun: number },
+): Promise<void> {
   await db.query(
-    `UPDATE tune_runs SET status = 'succeeded', report = $2::jsonb, settings_version = $3, finished_at = now(), updated_at = now() WHERE id = $1`,
-    [id, JSON.stringify(result.report), result.settingsVersion],
+    `UPDATE tune_runs SET status = 'succeeded', report = $2::jsonb, settings_version = $3, points_done = $4, points_total = $4,
+            finished_at = now(), updated_at = now() WHERE id = $1`,
+    [id, JSON.stringify(result.report), result.settingsVersion, result.pointsRun],
   );
 }
 

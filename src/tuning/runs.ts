@@ -119,7 +119,7 @@ export async function startTuneRun(
       });
       const settingsVersion = o.apply ? await applyChoice(db, report, o.seed) : null;
       if (settingsVersion !== null) o.onApplied?.();
-      await finishTuneRun(db, run.id, { report: reportRecord(report), settingsVersion });
+      await finishTuneRun(db, run.id, { report: reportRecord(report), settingsVersion, pointsRun: report.pointsRun });
     } catch (error) {
       // The run's record says why: a refusal's own message, written for the caller, or a generic one.
       const expected = error instanceof DomainError;
