@@ -2,6 +2,8 @@ import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
 import { retrieve } from '../src/retrieval/retrieve';
 import { questionWithoutNames } from '../src/retrieval/question-names';
 import { search } from '../src/retrieval/search';
+import { searchStatement } from '../src/retrieval/sql';
+import { BM25_INDEX, hasBm25Index } from '../src/store/bm25-index';
 import { DEFAULT_BM25, type Bm25Settings } from '../src/retrieval/types';
 import type { Database } from '../src/store/db';
 import { registerModel, vectorLiteral, type EmbeddingModelRow } from '../src/store/embeddings';
@@ -277,6 +279,70 @@ describe('BM25 against brute force', () => {
     } finally {
       await other.close();
     }
+  });
+});
+
+describe("the BM25 index (pg_textsearch) where the store has one: candidates only, every score the postings' exact BM25", () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    // 240 documents of 12 words: each question term matches far more passages than the index's
+    // depth (5 × k2, at least 100), so the exact top k2 must come from the index's candidates.
+    await load(t.db, corpus(29, 240));
+  });
+  afterAll(() => t.drop());
+
+  it('is there on PGlite, holding the search text of exactly the indexed passages; absent on PostgreSQL 15', async () => {
+    const present = await hasBm25Index(t.db);
+    expect(present).toBe(t.db.kind === 'pglite');
+    if (!present) {
+      const [{ table }] = await t.db.query<{ table: string | null }>(`SELECT to_regclass('${BM25_INDEX.table}')::text AS table`);
+      expect(table).toBeNull();
+      return;
+    }
+    const expected = await t.db.query<{ id: number; text: string }>(
+      `SELECT id, passage_search_text(title_path, text) AS text FROM passages WHERE search IS NOT NULL ORDER BY id`,
+    );
+    const rows = () => t.db.query<{ id: number; text: string }>(`SELECT passage_id AS id, search_text AS text FROM ${BM25_INDEX.table} ORDER BY passage_id`);
+    expect(await rows()).toEqual(expected);
+    expect(expected.length).toBeGreaterThan(500);
+  });
+
+  it("ranks the exact top k2 through delete and re-ingest (the index's own statistics drift; the scores come from the postings)", async () => {
+    const checkTop = async () => {
+      const { passages } = await loadItems(t.db);
+      for (const q of QUESTIONS) {
+        const expected = ranked(bm25(passages, await questionTerms(t.db, q), DEFAULT_BM25));
+        for (const k2 of [5, 20]) {
+          const r = await search(t.db, textOnly({ mode: 'LEXICAL', questionText: q, k2 }));
+          expectScores(
+            r.passages.map((p) => ({ id: p.passageId, score: p.score })),
+            expected,
+            k2,
+          );
+        }
+      }
+    };
+    await checkTop();
+    await t.db.query(`DELETE FROM documents WHERE key IN ('d1', 'd2', 'd3', 'd40', 'd41')`);
+    await load(t.db, corpus(31, 60).slice(50, 60)); // new text under keys d50..d59
+    await checkTop();
+    if (t.db.kind === 'pglite') {
+      const [{ n }] = await t.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM passages p LEFT JOIN ${BM25_INDEX.table} x ON x.passage_id = p.id
+          WHERE (p.search IS NOT NULL) <> (x.passage_id IS NOT NULL) OR x.search_text <> passage_search_text(p.title_path, p.text)`,
+      );
+      expect(n).toBe(0);
+    }
+  });
+
+  it('reads candidates from the index only where it exists, and never with a filter or for exact search', () => {
+    const sql = (over: Partial<Parameters<typeof searchStatement>[0]>) =>
+      searchStatement({ ...textOnly({ mode: 'LEXICAL', questionText: 'river castle', k2: 10 }), ...over }).sql;
+    expect(sql({ bm25Index: true })).toContain('to_bm25query');
+    expect(sql({ bm25Index: false })).not.toContain('to_bm25query');
+    expect(sql({ bm25Index: true, exact: true })).not.toContain('to_bm25query');
+    expect(sql({ bm25Index: true, filter: { sources: ['even'] } })).not.toContain('to_bm25query');
   });
 });
 

@@ -2,6 +2,7 @@ import { currentLogger } from '../observability/request-scope';
 import type { Database } from '../store/db';
 import type { StorageReason } from '../store/faults';
 import { activeAssignment } from '../store/active';
+import { bm25Candidates, type Bm25Candidates } from '../store/bm25-index';
 import { coverage, type LevelCounts } from '../store/coverage';
 import { loadMigrations } from '../store/migrate';
 import { pendingWork, queuedIngest, type QueuedIngest } from '../store/pending';
@@ -38,6 +39,8 @@ export interface ReadyReport {
   /** PostgreSQL: the pool's connections (busy ones are checked out); a full pool is reported, not unready. */
   pool?: { busy: number; idle: number; waiting: number; max: number };
   migrations: 'ok' | 'unknown' | { missing: string[] };
+  /** How passage BM25 finds its candidates (store/bm25-index.ts), once the migrations are applied. */
+  bm25?: Bm25Candidates;
   models: 'loaded' | 'absent';
   /** Work still owed (indexing, embedding): reported, but the server serves meanwhile. */
   pending: Pending | 'unknown';
@@ -93,6 +96,11 @@ export function readinessCheck(
     const missing = expected.filter((v) => !applied.has(v));
     report.migrations = missing.length === 0 ? 'ok' : { missing };
     if (missing.length === 0) {
+      const bm25 = await withDeadline(
+        bm25Candidates(db).catch(() => undefined),
+        READY_DEADLINE_MS,
+      );
+      if (bm25 !== TIMED_OUT && bm25 !== undefined) report.bm25 = bm25;
       if (!lastCounts || Date.now() - lastCounts.at > PENDING_REUSE_MS) {
         const value = await withDeadline(
           counts(probing).catch(() => undefined),

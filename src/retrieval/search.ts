@@ -1,4 +1,5 @@
 import { CITUS_SEARCH_SETTINGS, onShards } from '../store/citus';
+import { bm25IndexOf } from '../store/bm25-index';
 import type { Database } from '../store/db';
 import { searchStatement, type VectorSearch } from './sql';
 import { DOCUMENT_ROW, PASSAGE_ROW, type DocumentRow, type PassageRow } from '../store/rows';
@@ -12,7 +13,8 @@ import type { ScoredDocumentRow, ScoredPassageRow, SearchResult } from './types'
  */
 export async function search(db: Database, s: VectorSearch): Promise<SearchResult> {
   const distributed = db.distributed === 'citus';
-  const statement = searchStatement({ ...s, distributed }, db.vectorParam?.bind(db));
+  const bm25Index = await bm25IndexOf(db);
+  const statement = searchStatement({ ...s, distributed, bm25Index }, db.vectorParam?.bind(db));
   const settings = distributed ? { ...statement.settings, ...CITUS_SEARCH_SETTINGS } : statement.settings;
   const [row] = await onShards(db, () =>
     db.queryWithSettings<{

@@ -85,6 +85,8 @@ export interface SearchInput extends Partial<Omit<Ranking, 'lambda' | 'perDocume
    * take the forms Citus pushes down to every shard (docs/scale-out.md).
    */
   distributed?: boolean;
+  /** The store has the BM25 index (store/bm25-index.ts; set by search from the database, never by callers). */
+  bm25Index?: boolean;
 }
 
 /**

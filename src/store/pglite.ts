@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { PGlite, types, type QueryOptions } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite/vector';
+import { pg_textsearch } from '@electric-sql/pglite/pg_textsearch';
 import { lockDataFolder } from './data-lock';
 import { letLoopTurn } from './loop-turn';
 import { settingsStatement, type Database, type Queryable } from './db';
@@ -47,7 +48,8 @@ export class PgliteDatabase implements Database {
     try {
       const db = await PGlite.create({
         dataDir: options.dataDir,
-        extensions: options.pgvector === false ? {} : { vector },
+        // pg_textsearch: passage BM25's candidates from its index (migration 0026).
+        extensions: options.pgvector === false ? {} : { vector, pg_textsearch },
         // Same int8 handling as the pg driver: counts as numbers.
         parsers: { [types.INT8]: (v: string) => Number(v) },
       });

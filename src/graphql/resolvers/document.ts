@@ -10,6 +10,7 @@ import { parseNodeId, toGlobalId } from '../ids';
 import { connectionOf, planPage } from '../paging';
 import { DocumentConnection, PassageConnection } from '../types/connections';
 import { Document, StoreStats } from '../types/document';
+import { bm25Candidates } from '../../store/bm25-index';
 import { Link } from '../types/link';
 import { Section } from '../types/section';
 
@@ -47,8 +48,8 @@ export class DocumentResolver {
 
   @Query(() => StoreStats, { description: 'How much is stored.' })
   async stats(@Ctx() ctx: Context): Promise<StoreStats> {
-    const [counts, pending, queued] = await Promise.all([storeStats(ctx.db), pendingWork(ctx.db), queuedIngest(ctx.db)]);
-    return { ...counts, pending: { ...pending, queued } };
+    const [counts, pending, queued, bm25] = await Promise.all([storeStats(ctx.db), pendingWork(ctx.db), queuedIngest(ctx.db), bm25Candidates(ctx.db)]);
+    return { ...counts, pending: { ...pending, queued }, bm25Candidates: bm25 };
   }
 
   @Authorized<Role>('admin')

@@ -87,4 +87,10 @@ export class StoreStats {
 
   @Field(() => PendingWork)
   pending!: PendingWork;
+
+  @Field(() => String, {
+    description:
+      "How passage BM25 finds its candidates: 'pg_textsearch' (the store's BM25 index, on PGlite; every score still the postings' exact BM25) or 'postings' (the SQL postings: PostgreSQL 15, Citus).",
+  })
+  bm25Candidates!: string;
 }

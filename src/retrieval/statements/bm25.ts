@@ -1,6 +1,7 @@
 import { DEFAULT_BM25, type Bm25Settings, type SearchInput } from '../types';
 import type { Params } from './params';
-import { filterJoin, filterSql, probeJoin } from './parts';
+import { BM25_INDEX } from '../../store/bm25-index';
+import { filterJoin, filterSql, hasFilter, probeJoin } from './parts';
 
 /**
  * Okapi BM25 over the postings that migration 0007 keeps (same English analysis as the GIN
@@ -101,6 +102,7 @@ function documentTerm(s: SearchInput, p: Params): string {
  */
 export function passageTop(s: SearchInput, p: Params, limit: number, exact: boolean): string {
   if (s.distributed) return passageTopDistributed(s, p, limit);
+  if (s.bm25Index && !exact && !hasFilter(s.filter)) return passageTopIndexed(s, p, limit);
   const score = passageTerm(s, p);
   const postings = `passage_postings pp${filterJoin(s, 'pp.document_id')} WHERE pp.lexeme = t.lexeme${filterSql(p, s.filter)}`;
   if (exact) {
@@ -120,6 +122,30 @@ export function passageTop(s: SearchInput, p: Params, limit: number, exact: bool
     limit,
   });
 }
+
+/**
+ * Candidates for passage BM25 from the BM25 index, where the store has one (store/bm25-index.ts):
+ * per question, its top `limit` × INDEX_DEPTH by block-max WAND, a few milliseconds where reading
+ * the postings by impact took fifteen (bench:peers); each candidate is then scored exactly from
+ * the postings, so every score is the product's BM25 and the ranking is the exact one whenever the
+ * exact top `limit` is among the index's candidates (the index's own statistics drift: migration
+ * 0026). Not with a metadata filter: the index's top rows are taken before it, so a filter that
+ * keeps few documents would leave too few.
+ */
+function passageTopIndexed(s: SearchInput, p: Params, limit: number): string {
+  const depth = p.add(Math.max(INDEX_DEPTH * limit, INDEX_MIN_CANDIDATES));
+  return `SELECT x.passage_id, x.document_id, sum(${passageTerm(s, p)}) AS lexical
+      FROM (SELECT passage_id, document_id FROM ${BM25_INDEX.table}
+            ORDER BY search_text <@> to_bm25query(${p.add(s.questionText ?? '')}::text, '${BM25_INDEX.index}') LIMIT ${depth}) x
+      CROSS JOIN pterms t
+      ${probeJoin(s, 'passage_postings', 'pp', 'pp.tf, pp.length', 'pp.lexeme = t.lexeme AND pp.document_id = x.document_id AND pp.passage_id = x.passage_id')}
+      GROUP BY x.passage_id, x.document_id
+      ORDER BY lexical DESC, x.passage_id LIMIT ${p.add(limit)}`;
+}
+
+/** The index's candidates per passage asked for, and at least this many (recall against exact: bench:peers). */
+const INDEX_DEPTH = 5;
+const INDEX_MIN_CANDIDATES = 100;
 
 /**
  * Bounded candidates, then the best `rescore` of them by partial score scored exactly. A

@@ -1,0 +1,46 @@
+import type { Database, Queryable } from './db';
+
+/**
+ * The BM25 index of migration 0026 (pg_textsearch over each indexed passage's search text), where
+ * the store has one: PGlite, not PostgreSQL 15 or Citus. Passage BM25 then takes its candidates
+ * from the index and scores them exactly from the postings (retrieval/statements/bm25.ts).
+ */
+export const BM25_INDEX = { table: 'passage_search_texts', index: 'passage_search_texts_bm25', extension: 'pg_textsearch' } as const;
+
+/** Whether the index is there and valid (a build that died leaves none: the postings' path). */
+export async function hasBm25Index(db: Queryable): Promise<boolean> {
+  const [{ present }] = await db.query<{ present: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+                    WHERE c.relname = $1 AND c.relnamespace = 'public'::regnamespace AND i.indisvalid) AS present`,
+    [BM25_INDEX.index],
+  );
+  return present;
+}
+
+/**
+ * Found once per open store (migrations run before the first search, and none drops the index),
+ * so a search pays no catalogue lookup. Keyed by the store's statement counter: one per opened
+ * database, and the same object behind the wrappers that give each request its share of the pool
+ * (connection-share.ts), which are new objects every request.
+ */
+const found = new WeakMap<object, Promise<boolean>>();
+
+export function bm25IndexOf(db: Database): Promise<boolean> {
+  if (db.distributed) return Promise.resolve(false);
+  const key = db.statements;
+  let known = found.get(key);
+  if (!known) {
+    known = hasBm25Index(db);
+    // A failed lookup (the store closing) is asked again next time, not remembered.
+    void known.catch(() => found.delete(key));
+    found.set(key, known);
+  }
+  return known;
+}
+
+/** How passage BM25 finds its candidates in this store, as /readyz and `stats` report it. */
+export type Bm25Candidates = 'pg_textsearch' | 'postings';
+
+export async function bm25Candidates(db: Database): Promise<Bm25Candidates> {
+  return (await bm25IndexOf(db)) ? 'pg_textsearch' : 'postings';
+}
