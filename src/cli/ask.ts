@@ -1,10 +1,9 @@
 import { styleText } from 'node:util';
 import type { Config } from '../config';
-import { DomainError, ErrorCode } from '../errors';
 import { RETRIEVE_DEFAULTS } from '../retrieval/defaults';
-import { remoteGraphQL } from './remote';
+import { type ServerOptions, withTransport } from './transport';
 
-export interface AskOptions {
+export interface AskOptions extends ServerOptions {
   mode?: string;
   k1?: number;
   k2?: number;
@@ -16,14 +15,9 @@ export interface AskOptions {
   expand?: string;
   window?: number;
   json?: boolean;
-  /** A running server's GraphQL URL; without it, the local store (DATABASE_URL or DATA_DIR). */
-  url?: string;
-  apiKey?: string;
-  /** Restates the server's refusal (the server found through the store's lock: running-server.ts). */
-  explain?: (error: DomainError) => DomainError;
 }
 
-/** One query for both transports, so `dhr ask` shows what any client of the API would get. */
+/** One query whichever the transport (cli/transport.ts), so `dhr ask` shows what any client of the API would get. */
 export const ASK_QUERY = `query Ask($q: String!, $mode: RetrievalMode, $k1: Int, $k2: Int, $lambda: Float, $alpha: Float, $perDocument: Int,
     $withContext: Boolean! = false, $tokens: Int = 1, $expand: ContextExpand, $window: Int) {
   retrieve(question: $q, mode: $mode, k1: $k1, k2: $k2, lambda: $lambda, alpha: $alpha, perDocument: $perDocument) {
@@ -74,46 +68,6 @@ export interface AskResult {
   };
 }
 
-/** The query through the in-process API (the same schema, resolvers and guards as the server). */
-async function askLocal(config: Config, variables: Record<string, unknown>): Promise<AskResult> {
-  // Loaded here, not at the top: `dhr ask` sent to a server needs none of the store, encoders or schema.
-  const { openMigratedDatabase } = require('../store/open') as typeof import('../store/open');
-  const { loadEmbedding } = require('./embed') as typeof import('./embed');
-  const { createApolloServer } = require('../server') as typeof import('../server');
-  const { createContext } = require('../graphql/context') as typeof import('../graphql/context');
-  const db = await openMigratedDatabase(config);
-  try {
-    const { models } = await loadEmbedding(db, config);
-    try {
-      const server = await createApolloServer(config);
-      await server.start();
-      try {
-        // The local store's owner: reading needs no key, as for every other local dhr command.
-        const principal = { keyId: 0, role: 'reader' as const, name: 'dhr ask' };
-        const response = await server.executeOperation<AskResult>(
-          { query: ASK_QUERY, variables },
-          { contextValue: createContext(db, config, models, principal) },
-        );
-        if (response.body.kind !== 'single') throw new Error('unexpected incremental response');
-        const { data, errors } = response.body.singleResult;
-        if (errors?.length) {
-          const code = errors[0].extensions?.code;
-          throw new DomainError(Object.values(ErrorCode).includes(code as ErrorCode) ? (code as ErrorCode) : ErrorCode.BAD_REQUEST, errors[0].message, {
-            argument: errors[0].extensions?.argument as string | undefined,
-          });
-        }
-        return data!;
-      } finally {
-        await server.stop();
-      }
-    } finally {
-      await models.close();
-    }
-  } finally {
-    await db.close();
-  }
-}
-
 const num = (n: number | null) => (n === null ? '–' : n.toFixed(3));
 
 /** The answer sentence, the answer span in it marked: bold on a terminal, **span** otherwise. */
@@ -158,7 +112,7 @@ export function formatAnswers(question: string, r: AskResult['retrieve'], color 
   return `${head}\n${blocks.join('\n\n')}\n`;
 }
 
-/** `dhr ask "question"`: the top answers from the local store or a running server (--url). */
+/** `dhr ask "question"`: the top answers from the local store, a running server (--url), or the server holding the store. */
 export async function askCommand(config: Config, question: string, options: AskOptions): Promise<number> {
   // Options left out are left out of the variables, so the schema's defaults apply.
   const variables = Object.fromEntries(
@@ -174,9 +128,14 @@ export async function askCommand(config: Config, question: string, options: AskO
       ...(options.context !== undefined ? { withContext: true, tokens: options.context, expand: options.expand, window: options.window } : {}),
     }).filter(([, v]) => v !== undefined),
   );
-  const result = options.url
-    ? await remoteGraphQL<AskResult>(options.url, ASK_QUERY, variables, { apiKey: options.apiKey, explain: options.explain })
-    : await askLocal(config, variables);
+  // Refusals are thrown: dhr ask says the message alone (main.ts), exit code 1.
+  return withTransport(config, options, 'ask', async (transport) => printAnswers(question, await transport.request<AskResult>(ASK_QUERY, variables), options), {
+    encoders: true,
+    answer: false,
+  });
+}
+
+function printAnswers(question: string, result: AskResult, options: AskOptions): number {
   if (options.json) {
     console.log(JSON.stringify(result.retrieve, null, 2));
     return 0;

@@ -129,14 +129,14 @@ async function work(db: Database, config: Config, values: { concurrency: number;
   return 0;
 }
 
+/** `dhr models list` is an operation and a printer (cli/operations.ts); these change the models on the store. */
 export type ModelsAction =
-  | { action: 'list' }
   | { action: 'register'; target: string }
   | { action: 'register-external'; target: string; dimension: number }
   | { action: 'activate'; target: string; roles?: string }
   | { action: 'drop'; target: string };
 
-/** `dhr models [list | register PATH | activate NAME [--roles r,r] | drop NAME]`; prints the models after. */
+/** `dhr models register PATH | register-external NAME | activate NAME [--roles r,r] | drop NAME`; prints the models after, as `dhr models list` does. */
 export function modelsCommand(config: Config, request: ModelsAction): Promise<number> {
   return withDatabase(config, async (db) => {
     try {
@@ -154,8 +154,6 @@ export function modelsCommand(config: Config, request: ModelsAction): Promise<nu
 
 async function models(db: Database, config: Config, request: ModelsAction): Promise<void> {
   switch (request.action) {
-    case 'list':
-      return;
     case 'register': {
       const row = await registerModelFromPath(db, request.target, { cacheDir: config.modelCacheDir, threads: config.encoderThreads });
       console.error(`registered ${row.name} (${row.dimension}-d); next: dhr reembed --model ${row.name}`);

@@ -16,8 +16,8 @@ import { ROLES } from '../store/keys';
 import { isPairKind, PAIR_KINDS, type PairKind } from '../training/pair';
 import type { AskOptions } from './ask';
 import type { EvalCommandOptions } from './eval';
-import type { RemoteTarget } from './remote-commands';
-import { readTarget, refuseWhileServed } from './running-server';
+import { refuseWhileServed } from './running-server';
+import { asksServedStore, serverFor, type ServerOptions } from './transport';
 import type { TuneCommandOptions } from './tune';
 
 /*
@@ -31,8 +31,8 @@ const embedCli = () => require('./embed') as typeof import('./embed');
 const evalCli = () => require('./eval') as typeof import('./eval');
 const ingestCli = () => require('./ingest') as typeof import('./ingest');
 const jobsCli = () => require('./jobs') as typeof import('./jobs');
-const keysCli = () => require('./keys') as typeof import('./keys');
 const mcpCli = () => require('./mcp') as typeof import('./mcp');
+const operationsCli = () => require('./operations') as typeof import('./operations');
 const pairsCli = () => require('./pairs') as typeof import('./pairs');
 const remoteCli = () => require('./remote-commands') as typeof import('./remote-commands');
 const serveCli = () => require('./serve') as typeof import('./serve');
@@ -85,12 +85,6 @@ function idList(value: string): number[] {
   return value.split(',').map((part) => integer(1, 2_147_483_647)(part.trim()));
 }
 
-// ops-input: --url / --key for commands that can act through a running server's API.
-interface RemoteOptions {
-  url?: string;
-  key?: string;
-}
-
 function serverUrl(value: string): string {
   let url: URL;
   try {
@@ -109,8 +103,6 @@ function remotable(command: Command): Command {
     .addOption(new Option('--key <key>', 'API key for --url (admin for changes); prefer the environment variable').env('DHR_API_KEY'));
 }
 
-const remoteTarget = (o: RemoteOptions): RemoteTarget | undefined => (o.url ? { url: o.url, apiKey: o.key } : undefined);
-
 /** --key of a read-only command that asks the server holding the store by itself (cli/running-server.ts). */
 const servedKey = () =>
   new Option(
@@ -119,10 +111,10 @@ const servedKey = () =>
   ).env('DHR_API_KEY');
 
 /**
- * Commands that never open the store refused while a server holds it: those that ask it
- * (readTarget) and eval (a store of its own in memory). Every other one is refused at once.
+ * Commands not refused while a server holds the store: those that ask it (cli/transport.ts) and
+ * eval (a store of its own in memory). Every other one is refused at once.
  */
-const SERVED_ASK = new Set(['ask', 'stats', 'models list', 'jobs list', 'settings show', 'keys list', 'eval']);
+const servedMayRun = (command: string) => asksServedStore(command) || command === 'eval';
 
 /** `keys create`, not `dhr keys create`. */
 const commandPath = (command: Command): string => (command.parent?.parent ? `${commandPath(command.parent)} ${command.name()}` : command.name());
@@ -143,8 +135,8 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
   const run = (action: Action) =>
     runAction(async (config) => {
       const path = invoked ? commandPath(invoked) : '';
-      const sent = invoked?.opts<RemoteOptions>().url !== undefined;
-      return (!sent && !SERVED_ASK.has(path) ? refuseWhileServed(config, path) : undefined) ?? action(config);
+      const sent = invoked?.opts<ServerOptions>().url !== undefined;
+      return (!sent && !servedMayRun(path) ? refuseWhileServed(config, path) : undefined) ?? action(config);
     });
   const program = new Command('dhr')
     .description('Dense Hierarchical Retrieval served over GraphQL from PostgreSQL + pgvector')
@@ -185,9 +177,9 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
         'with --url: how long to keep asking a server that does not answer (restarting) before giving up (default 60; 0: never)',
         integer(0, 86_400),
       ),
-  ).action((paths: string[], options: { source?: string; embed: boolean; batchPassages?: number; job?: number[]; retryFor?: number } & RemoteOptions) =>
+  ).action((paths: string[], options: { source?: string; embed: boolean; batchPassages?: number; job?: number[]; retryFor?: number } & ServerOptions) =>
     run(async (config) => {
-      const target = remoteTarget(options);
+      const target = serverFor(config, options, 'ingest');
       // With --url the files become durable ingest jobs on the server; the command waits for them (Ctrl-C: they go on).
       if (options.job && !target) {
         console.error('ingest: --job follows an ingest job on a server: give --url too');
@@ -240,12 +232,7 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
     .option('--json', 'print the retrieval as JSON')
     .option('--url <server>', 'ask a running server (its GraphQL URL) instead of the local store', serverUrl)
     .addOption(new Option('--key <key>', 'API key for --url (servers with READ_ACCESS=key); prefer the environment variable').env('DHR_API_KEY'))
-    .action((question: string, options: AskOptions & { key?: string }) =>
-      run(async (config) => {
-        const target = readTarget(config, options, 'ask');
-        return askCli().askCommand(config, question, { ...options, url: target?.url, apiKey: target?.apiKey, explain: target?.explain });
-      }),
-    );
+    .action((question: string, options: AskOptions) => run(async (config) => askCli().askCommand(config, question, options)));
 
   program
     .command('mcp')
@@ -255,11 +242,8 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
     .addOption(new Option('--key <key>', 'an API key of this store: an admin key adds the admin tools; prefer the environment variable').env('DHR_API_KEY'))
     .action((options: { key?: string }) => run(async (config) => mcpCli().mcpCommand(config, options)));
 
-  remotable(program.command('stats').description('count documents, sections, passages, links and embeddings per model')).action((options: RemoteOptions) =>
-    run(async (config) => {
-      const target = readTarget(config, options, 'stats');
-      return target ? remoteCli().remoteStats(target) : storeCli().statsCommand(config);
-    }),
+  remotable(program.command('stats').description('count documents, sections, passages, links and embeddings per model')).action((options: ServerOptions) =>
+    run(async (config) => operationsCli().statsCommand(config, options)),
   );
 
   program
@@ -274,12 +258,7 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
     .command('list', { isDefault: true })
     .description('registered models, their coverage and the roles they serve')
     .addOption(servedKey())
-    .action((options: { key?: string }) =>
-      run(async (config) => {
-        const target = readTarget(config, options, 'models list');
-        return target ? remoteCli().remoteModels(target) : jobsCli().modelsCommand(config, { action: 'list' });
-      }),
-    );
+    .action((options: { key?: string }) => run(async (config) => operationsCli().listModelsCommand(config, options)));
   models
     .command('register')
     .description('register a model (loaded and probed first)')
@@ -414,7 +393,7 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
     .addOption(servedKey())
     .action((options: { status?: (typeof JOB_STATUSES)[number]; ingest?: boolean; key?: string }) =>
       run(async (config) => {
-        const target = readTarget(config, options, 'jobs list');
+        const target = serverFor(config, options, 'jobs list');
         const request = { status: options.status, ingest: options.ingest === true };
         return target ? remoteCli().remoteJobs(target, request) : jobsCli().jobsCommand(config, request);
       }),
@@ -435,20 +414,12 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
       .description('create an API key; prints the key (once) and nothing else on stdout')
       .requiredOption('--role <role>', `one of ${ROLES.join(', ')}`)
       .option('--name <name>', 'a label (default: the role)'),
-  ).action((options: { role: string; name?: string } & RemoteOptions) =>
-    run(async (config) => {
-      const target = remoteTarget(options);
-      return target ? remoteCli().remoteCreateKey(target, options) : keysCli().createKeyCommand(config, options);
-    }),
+  ).action((options: { role: string; name?: string } & ServerOptions) => run(async (config) => operationsCli().createKeyCommand(config, options)));
+  remotable(keys.command('list').description('id, prefix, name, role, created, last used, revoked (never the key)')).action((options: ServerOptions) =>
+    run(async (config) => operationsCli().listKeysCommand(config, options)),
   );
-  remotable(keys.command('list').description('id, prefix, name, role, created, last used, revoked (never the key)')).action((options: RemoteOptions) =>
-    run(async (config) => {
-      const target = readTarget(config, options, 'keys list', 'admin');
-      return target ? remoteCli().remoteListKeys(target) : keysCli().listKeysCommand(config);
-    }),
-  );
-  remotable(keys.command('revoke').description('revoke a key at once').argument('<key>', 'key id or prefix')).action((key: string, options: RemoteOptions) =>
-    run(async (config) => (options.url ? remoteCli().remoteRevokeKey(remoteTarget(options)!, key) : keysCli().revokeKeyCommand(config, key))),
+  remotable(keys.command('revoke').description('revoke a key at once').argument('<key>', 'key id or prefix')).action((key: string, options: ServerOptions) =>
+    run(async (config) => operationsCli().revokeKeyCommand(config, key, options)),
   );
 
   const settings = program
@@ -458,12 +429,7 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
     .command('show', { isDefault: true })
     .description("every mode's ranking parameters in force and where each comes from (corpus, environment, mode), as JSON")
     .addOption(servedKey())
-    .action((options: { key?: string }) =>
-      run(async (config) => {
-        const target = readTarget(config, options, 'settings show');
-        return target ? remoteCli().remoteSettings(target) : settingsCli().settingsCommand(config, { show: true });
-      }),
-    );
+    .action((options: { key?: string }) => run(async (config) => operationsCli().showSettingsCommand(config, options)));
   settings
     .command('set')
     .description("set some of a mode's parameters (a new version; the others stay): dhr settings set --mode HYBRID_HIERARCHICAL lambda=0.3 perDocument=1")

@@ -7,24 +7,18 @@ import { readInputFiles } from '../ingest/files';
 import { SOURCE_FIELDS } from '../ingest/formats';
 import { prepareDocument } from '../ingest/prepare';
 import type { DocumentInput, SectionInput } from '../ingest/types';
-import type { ApiKeyListing, Role } from '../store/keys';
-import { printKeyTable } from './keys';
 import { ProgressBar } from './progress';
 import { remoteGraphQL } from './remote';
 import { GaveUp, withRetry, type RetryPolicy } from './retry';
+import type { RemoteTarget } from './transport';
 
 /**
- * `dhr keys|stats|ingest --url <server>`: the same commands against a running server's GraphQL
- * API instead of the database, so they work while the server holds the store (an embedded
- * PGlite folder admits one process) and take effect in it at once. Mutations need an admin key
- * (`--key` or DHR_API_KEY).
+ * What has no GraphQL twin among the commands that reach a server: `dhr ingest --url` (locally
+ * the pipeline reads, writes and embeds the files in this process; through a server they become
+ * durable ingest jobs this command sends and follows), and `dhr jobs [list]`, whose local listing
+ * has a field (a re-embedding job's modelId) that the API does not give. The commands that are
+ * one operation and a printer are in cli/operations.ts.
  */
-export interface RemoteTarget {
-  url: string;
-  apiKey?: string;
-  /** Restates a refusal (the server found through the store's lock: cli/running-server.ts). */
-  explain?: (error: DomainError) => DomainError;
-}
 
 /** A refused or failed remote call is exit code 1 with the server's message. */
 async function remote(command: string, fn: () => Promise<number>): Promise<number> {
@@ -35,102 +29,6 @@ async function remote(command: string, fn: () => Promise<number>): Promise<numbe
     console.error(`${command}: ${error.message} (${error.code})`);
     return 1;
   }
-}
-
-const KEY_FIELDS = 'id name role prefix createdAt lastUsedAt revokedAt';
-type RemoteKey = Omit<ApiKeyListing, 'id' | 'createdAt' | 'lastUsedAt' | 'revokedAt' | 'role'> & {
-  id: string;
-  role: string;
-  createdAt: string;
-  lastUsedAt: string | null;
-  revokedAt: string | null;
-};
-const date = (d: string | null) => (d === null ? null : new Date(d));
-const listing = (k: RemoteKey): ApiKeyListing => ({
-  ...k,
-  id: Number(k.id),
-  role: k.role.toLowerCase() as Role,
-  createdAt: new Date(k.createdAt),
-  lastUsedAt: date(k.lastUsedAt),
-  revokedAt: date(k.revokedAt),
-});
-
-export function remoteCreateKey(target: RemoteTarget, options: { role: string; name?: string }): Promise<number> {
-  return remote('keys create', async () => {
-    const { createApiKey: created } = await remoteGraphQL<{ createApiKey: { key: string; id: string; name: string; role: string; prefix: string } }>(
-      target.url,
-      'mutation($role: ApiKeyRole!, $name: String) { createApiKey(role: $role, name: $name) { key id name role prefix } }',
-      { role: options.role.toUpperCase(), name: options.name ?? null },
-      target,
-    );
-    console.error(`created ${created.role.toLowerCase()} key ${created.id} "${created.name}" (${created.prefix}…) on ${target.url}; it is shown only now:`);
-    console.log(created.key);
-    return 0;
-  });
-}
-
-async function remoteKeys(target: RemoteTarget): Promise<ApiKeyListing[]> {
-  const { apiKeys } = await remoteGraphQL<{ apiKeys: RemoteKey[] }>(target.url, `{ apiKeys { ${KEY_FIELDS} } }`, {}, target);
-  return apiKeys.map(listing);
-}
-
-export function remoteListKeys(target: RemoteTarget): Promise<number> {
-  return remote('keys list', async () => printKeyTable(await remoteKeys(target)));
-}
-
-/** By id, or by the shown prefix, which must match one key (as `dhr keys revoke` does locally). */
-export function remoteRevokeKey(target: RemoteTarget, idOrPrefix: string): Promise<number> {
-  return remote('keys revoke', async () => {
-    let id = idOrPrefix;
-    if (!/^\d+$/.test(idOrPrefix)) {
-      const matches = (await remoteKeys(target)).filter((k) => k.prefix.startsWith(idOrPrefix));
-      if (matches.length !== 1) {
-        console.error(
-          matches.length === 0
-            ? `keys revoke: no key with id or prefix "${idOrPrefix}"`
-            : `keys revoke: "${idOrPrefix}" matches ${matches.length} keys (${matches.map((k) => k.id).join(', ')}); give the id`,
-        );
-        return 1;
-      }
-      id = String(matches[0].id);
-    }
-    const { revokeApiKey: k } = await remoteGraphQL<{ revokeApiKey: RemoteKey }>(
-      target.url,
-      `mutation($id: ID!) { revokeApiKey(id: $id) { ${KEY_FIELDS} } }`,
-      { id },
-      target,
-    );
-    console.log(`revoked key ${k.id} "${k.name}" (${k.prefix}…)`);
-    return 0;
-  });
-}
-
-/** The server's models as `modelCounts` gives them locally (roles in the store's spelling). */
-const MODEL_FIELDS = 'name dimension runtime source roles documents staleDocuments passages sentencePassages';
-const roleName = (role: string) => role.toLowerCase().replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
-const localModel = (m: { roles: string[] }) => ({ ...m, roles: m.roles.map(roleName) });
-
-/** `dhr stats --url`: the server's counts, as JSON, like the local command. */
-export function remoteStats(target: RemoteTarget): Promise<number> {
-  return remote('stats', async () => {
-    const data = await remoteGraphQL<{ stats: Record<string, unknown>; embeddingModels: { roles: string[] }[] }>(
-      target.url,
-      `{ stats { documents sections passages links resolvedLinks pending { unindexedPassages unembeddedPassages unembeddedDocuments queued { jobs documents bytes } } } embeddingModels { ${MODEL_FIELDS} } }`,
-      {},
-      target,
-    );
-    console.log(JSON.stringify({ database: 'remote', location: target.url, ...data.stats, models: data.embeddingModels.map(localModel) }, null, 2));
-    return 0;
-  });
-}
-
-/** `dhr models list` through a server: the same JSON as locally. */
-export function remoteModels(target: RemoteTarget): Promise<number> {
-  return remote('models list', async () => {
-    const data = await remoteGraphQL<{ embeddingModels: { roles: string[] }[] }>(target.url, `{ embeddingModels { ${MODEL_FIELDS} } }`, {}, target);
-    console.log(JSON.stringify(data.embeddingModels.map(localModel), null, 2));
-    return 0;
-  });
 }
 
 interface RemoteJob {
@@ -216,29 +114,6 @@ const times = (j: Pick<RemoteJob, 'error' | 'createdAt' | 'startedAt' | 'finishe
   finishedAt: j.finishedAt,
   updatedAt: j.updatedAt,
 });
-
-/** `dhr settings [show]` through a server: the version in force and each mode's parameters with their source, as locally (the server's environment applies: it is the one answering). */
-export function remoteSettings(target: RemoteTarget): Promise<number> {
-  return remote('settings', async () => {
-    const { retrievalSettings: r } = await remoteGraphQL<{
-      retrievalSettings: {
-        version: number | null;
-        setBy: string | null;
-        note: string | null;
-        evidence: unknown;
-        previous: number | null;
-        createdAt: string | null;
-        modes: { mode: string; parameters: { name: string; value: unknown; source: string }[] }[];
-      };
-    }>(target.url, '{ retrievalSettings { version setBy note evidence previous createdAt modes { mode parameters { name value source } } } }', {}, target);
-    const { modes, ...version } = r;
-    const shown = Object.fromEntries(
-      modes.map((m) => [m.mode, Object.fromEntries(m.parameters.map((p) => [p.name, `${JSON.stringify(p.value)} (${p.source})`]))]),
-    );
-    console.log(JSON.stringify({ ...version, modes: shown }, null, 2));
-    return 0;
-  });
-}
 
 /** Requests stay well inside the server's MAX_INGEST_BATCH (1000) and MAX_BODY_BYTES (4 MiB) defaults. */
 const BATCH_DOCUMENTS = 100;

@@ -4,9 +4,27 @@ const CODES = new Set<string>(Object.values(ErrorCode));
 /** details.transport of an answer whose connection closed before its end, with no code of its own. */
 export const ANSWER_CUT = 'ANSWER_CUT';
 
+interface OperationErrorShape {
+  message?: string;
+  extensions?: { code?: string; argument?: string };
+}
+
 interface GraphQLReply<T> {
   data?: T | null;
-  errors?: { message?: string; extensions?: { code?: string; argument?: string } }[];
+  errors?: OperationErrorShape[];
+}
+
+/**
+ * An operation's first error as a DomainError: its code where this version knows it (else
+ * BAD_REQUEST, the code as given kept in details.remoteCode), its message (or `fallback`) and argument.
+ */
+export function operationError(first: OperationErrorShape, fallback: string, details: Record<string, unknown> = {}): DomainError {
+  const remoteCode = first.extensions?.code ?? 'INTERNAL_SERVER_ERROR';
+  const code = CODES.has(remoteCode) ? (remoteCode as ErrorCode) : ErrorCode.BAD_REQUEST;
+  return new DomainError(code, first.message ?? fallback, {
+    argument: first.extensions?.argument,
+    details: { ...details, ...(code === remoteCode ? {} : { remoteCode }) },
+  });
 }
 
 /**
@@ -59,12 +77,7 @@ export async function remoteGraphQL<T>(
   }
   const first = reply.errors?.[0];
   if (first) {
-    const remoteCode = first.extensions?.code ?? 'INTERNAL_SERVER_ERROR';
-    const code = CODES.has(remoteCode) ? (remoteCode as ErrorCode) : ErrorCode.BAD_REQUEST;
-    const error = new DomainError(code, first.message ?? `the server at ${url} answered ${remoteCode}`, {
-      argument: first.extensions?.argument,
-      details: { httpStatus, ...(code === remoteCode ? {} : { remoteCode }) },
-    });
+    const error = operationError(first, `the server at ${url} answered ${first.extensions?.code ?? 'INTERNAL_SERVER_ERROR'}`, { httpStatus });
     throw options?.explain ? options.explain(error) : error;
   }
   if (reply.data === undefined || reply.data === null) {

@@ -25,21 +25,20 @@ export function servedStore(config: Config): ServedStore | undefined {
 const heldBy = (s: ServedStore) => `the store in ${s.dataDir} is held by the server at ${s.url} (pid ${s.pid})`;
 
 /**
- * Where a read-only command with a remote form goes: --url as given; else the server holding the
- * store (said on stderr, its refusals restated: a key it needs, a server that stopped answering);
- * else undefined: the store itself. `role`: the key the command needs from a server that is not public.
+ * The server holding the store, for a read-only command that asks it (cli/transport.ts chooses
+ * when): said on stderr, its refusals restated (a key it needs, a server that stopped answering);
+ * undefined when none holds it. `role`: the key the command needs from a server that is not public.
  */
-export function readTarget(
+export function servedTarget(
   config: Config,
-  options: { url?: string; key?: string },
+  key: string | undefined,
   command: string,
-  role: 'reader' | 'admin' = 'reader',
-): { url: string; apiKey?: string; explain?: (error: DomainError) => DomainError } | undefined {
-  if (options.url) return { url: options.url, apiKey: options.key };
+  role: 'reader' | 'admin',
+): { url: string; apiKey?: string; explain: (error: DomainError) => DomainError } | undefined {
   const served = servedStore(config);
   if (!served) return undefined;
   console.error(`${heldBy(served)}: asking it`);
-  return { url: served.url, apiKey: options.key, explain: (error) => explainServedRefusal(error, served, command, role, options.key !== undefined) };
+  return { url: served.url, apiKey: key, explain: (error) => explainServedRefusal(error, served, command, role, key !== undefined) };
 }
 
 /** A refusal of the server the CLI found by itself, said in terms of what to do. */

@@ -1,14 +1,12 @@
 import type { Config } from '../config';
 import { badUserInput } from '../errors';
 import { parametersInForce, rollbackSettings, setModeSettings, versionRecord } from '../retrieval/settings';
-import { currentSettings, settingsHistory, type SettingsVersion } from '../store/retrieval-settings';
+import { settingsHistory, type SettingsVersion } from '../store/retrieval-settings';
 import { onStore } from './answering';
+import { printSettings } from './operations';
 
-export type SettingsRequest =
-  | { show: true }
-  | { history: number }
-  | { rollback: true }
-  | { set: { mode: string; values: string[]; unset: string[]; note?: string } };
+/** `dhr settings show` is an operation and a printer (cli/operations.ts); these change or list versions on the store. */
+export type SettingsRequest = { history: number } | { rollback: true } | { set: { mode: string; values: string[]; unset: string[]; note?: string } };
 
 /** `name=value` as JSON where it parses (numbers, true, false, null), else the text: `documentPassages=top3`. */
 export function parseAssignment(assignment: string): [string, unknown] {
@@ -23,19 +21,10 @@ export function parseAssignment(assignment: string): [string, unknown] {
   }
 }
 
-const shown = (v: SettingsVersion | undefined, config: Config) => ({
-  ...versionRecord(v),
-  modes: Object.fromEntries(
-    parametersInForce(v, config.ranking).map((m) => [
-      m.mode,
-      Object.fromEntries(m.parameters.map((p) => [p.name, `${JSON.stringify(p.value)} (${p.source})`])),
-    ]),
-  ),
-});
-
 /**
- * `dhr settings [show]`, `set`, `rollback`, `history`: the corpus's retrieval settings in the
- * store (a running server picks a change up within a second). Prints the settings after, as JSON.
+ * `dhr settings set`, `rollback`, `history`: the corpus's retrieval settings in the store (a
+ * running server picks a change up within a second). Prints the settings after, as JSON, as
+ * `dhr settings show` does.
  */
 export function settingsCommand(config: Config, request: SettingsRequest): Promise<number> {
   return onStore(config, 'settings', async (db) => {
@@ -45,12 +34,11 @@ export function settingsCommand(config: Config, request: SettingsRequest): Promi
       return 0;
     }
     if ('rollback' in request) version = await rollbackSettings(db, 'cli');
-    else if ('set' in request) {
+    else {
       // Parsed inside onStore: a malformed assignment is an answer, not a crash.
       const values = Object.fromEntries(request.set.values.map(parseAssignment));
       version = await setModeSettings(db, request.set.mode, { values, unset: request.set.unset, setBy: 'cli', note: request.set.note });
-    } else version = await currentSettings(db);
-    console.log(JSON.stringify(shown(version, config), null, 2));
-    return 0;
+    }
+    return printSettings({ ...versionRecord(version), modes: parametersInForce(version, config.ranking) });
   });
 }

@@ -1,10 +1,7 @@
 import type { Config } from '../config';
 import { rebuildBm25 } from '../store/bm25-rebuild';
-import { modelCounts } from '../store/embeddings';
 import { migrate } from '../store/migrate';
 import { openDatabase, openMigratedDatabase } from '../store/open';
-import { pendingWork, queuedIngest } from '../store/pending';
-import { storeStats } from '../store/reads';
 
 /** `dhr migrate`. */
 export async function migrateCommand(config: Config): Promise<number> {
@@ -12,24 +9,6 @@ export async function migrateCommand(config: Config): Promise<number> {
   try {
     const applied = await migrate(db, undefined, { distributed: config.distributed });
     console.log(applied.length ? `applied: ${applied.join(', ')}` : 'up to date');
-  } finally {
-    await db.close();
-  }
-  return 0;
-}
-
-/** `dhr stats`: counts as JSON. */
-export async function statsCommand(config: Config): Promise<number> {
-  const db = await openMigratedDatabase(config);
-  try {
-    const stats = {
-      database: db.kind,
-      location: db.location,
-      ...(await storeStats(db)),
-      pending: { ...(await pendingWork(db)), queued: await queuedIngest(db) },
-      models: await modelCounts(db),
-    };
-    console.log(JSON.stringify(stats, null, 2));
   } finally {
     await db.close();
   }
