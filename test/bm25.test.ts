@@ -3,7 +3,11 @@ import { retrieve } from '../src/retrieval/retrieve';
 import { questionWithoutNames } from '../src/retrieval/question-names';
 import { search } from '../src/retrieval/search';
 import { searchStatement } from '../src/retrieval/sql';
-import { BM25_INDEX, hasBm25Index } from '../src/store/bm25-index';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BM25_INDEX, hasBm25Index, refreshBm25Index } from '../src/store/bm25-index';
+import { openMigratedDatabase } from '../src/store/open';
 import { DEFAULT_BM25, type Bm25Settings } from '../src/retrieval/types';
 import type { Database } from '../src/store/db';
 import { registerModel, vectorLiteral, type EmbeddingModelRow } from '../src/store/embeddings';
@@ -333,6 +337,42 @@ describe("the BM25 index (pg_textsearch) where the store has one: candidates onl
           WHERE (p.search IS NOT NULL) <> (x.passage_id IS NOT NULL) OR x.search_text <> passage_search_text(p.title_path, p.text)`,
       );
       expect(n).toBe(0);
+    }
+  });
+
+  it('finds what was indexed before a restart: the index is rebuilt at open when its statistics disagree with its table', async () => {
+    if (t.db.kind !== 'pglite') return;
+    const dataDir = mkdtempSync(join(tmpdir(), 'dhr-bm25-index-'));
+    try {
+      let db: Database = await PgliteDatabase.open({ dataDir });
+      await migrate(db);
+      await load(db, corpus(37, 30));
+      expect(await refreshBm25Index(db)).toBe(false); // this process counted every row it indexed
+      await db.close();
+      // A restart: the rows indexed after the (empty) index was built lose their count.
+      db = await PgliteDatabase.open({ dataDir });
+      expect(await refreshBm25Index(db)).toBe(true);
+      await db.query(`DELETE FROM documents WHERE key = 'd4'`);
+      await db.close();
+      db = await openMigratedDatabase({ dataDir });
+      try {
+        expect(await refreshBm25Index(db)).toBe(false); // the delete made it disagree; the open rebuilt it
+        const { passages } = await loadItems(db);
+        const q = QUESTIONS[1];
+        const r = await search(db, textOnly({ mode: 'LEXICAL', questionText: q, k2: 10 }));
+        expectScores(
+          r.passages.map((p) => ({ id: p.passageId, score: p.score })),
+          ranked(bm25(passages, await questionTerms(db, q), DEFAULT_BM25)),
+          10,
+        );
+        // a deleted row stays counted by the index until the next open rebuilds it
+        await db.query(`DELETE FROM documents WHERE key = 'd3'`);
+        expect(await refreshBm25Index(db)).toBe(true);
+      } finally {
+        await db.close();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 

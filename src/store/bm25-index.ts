@@ -44,3 +44,25 @@ export type Bm25Candidates = 'pg_textsearch' | 'postings';
 export async function bm25Candidates(db: Database): Promise<Bm25Candidates> {
   return (await bm25IndexOf(db)) ? 'pg_textsearch' : 'postings';
 }
+
+/**
+ * At open: rebuilds the BM25 index when its corpus statistics disagree with its table. Found in
+ * PGlite 0.4 (pg_textsearch 0.5): rows indexed after the index was built come back after a restart
+ * from the index's recovery pages, but its document count does not (0 after a restart, or only
+ * what CREATE INDEX counted), so it would rank every candidate 0 and offer none; and a deleted row
+ * stays counted. A rebuild writes the statistics as they are (≈ 3 s at 31,000 passages, 2 cores),
+ * and is needed only after writes. The count is read from bm25_summarize_index's report (the
+ * extension has no other way to ask); a report it cannot read counts as disagreeing.
+ * Returns whether it rebuilt.
+ */
+export async function refreshBm25Index(db: Database): Promise<boolean> {
+  if (!(await hasBm25Index(db))) return false;
+  const [{ report, rows }] = await db.query<{ report: string; rows: number }>(
+    `SELECT bm25_summarize_index($1) AS report, (SELECT count(*)::int FROM ${BM25_INDEX.table}) AS rows`,
+    [BM25_INDEX.index],
+  );
+  const counted = /total_docs:\s*(\d+)/.exec(report)?.[1];
+  if (counted !== undefined && Number(counted) === rows) return false;
+  await db.exec(`REINDEX INDEX ${BM25_INDEX.index}`);
+  return true;
+}

@@ -3,6 +3,7 @@ import type { Database, Distribution } from './db';
 import { explainConnectFailure } from './connect-problem';
 import type { ConnectionLostFields } from './faults';
 import { migrate, MigrationError } from './migrate';
+import { refreshBm25Index } from './bm25-index';
 import { buildDeferredIndexes } from './deferred-indexes';
 import { PgliteDatabase } from './pglite';
 import { PostgresDatabase, redactUrl } from './postgres';
@@ -60,6 +61,8 @@ export async function openMigratedDatabase(config: StoreLocation): Promise<Datab
     await migrate(db, undefined, { distributed: config.distributed });
     // What a bulk ingest that died half way left unbuilt (store/deferred-indexes.ts).
     await buildDeferredIndexes(db);
+    // The BM25 index's statistics, as a restart leaves them (store/bm25-index.ts).
+    await refreshBm25Index(db);
   } catch (error) {
     await db.close().catch(() => undefined);
     // The first statement is the first connection: a wrong host, port, password or database name reads as one line.

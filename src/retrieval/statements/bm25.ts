@@ -134,12 +134,15 @@ export function passageTop(s: SearchInput, p: Params, limit: number, exact: bool
  */
 function passageTopIndexed(s: SearchInput, p: Params, limit: number): string {
   const depth = p.add(Math.max(INDEX_DEPTH * limit, INDEX_MIN_CANDIDATES));
-  return `SELECT x.passage_id, x.document_id, sum(${passageTerm(s, p)}) AS lexical
+  // The index's scan drives (each candidate then scored through its terms), read once: as the
+  // inner side of a join it ran once per question term; and in a FROM subquery, not a CTE, since
+  // pg_textsearch reads the LIMIT above its scan (in a CTE it ranked its default 1,000 rows).
+  return `SELECT x.passage_id, x.document_id, sc.lexical
       FROM (SELECT passage_id, document_id FROM ${BM25_INDEX.table}
             ORDER BY search_text <@> to_bm25query(${p.add(s.questionText ?? '')}::text, '${BM25_INDEX.index}') LIMIT ${depth}) x
-      CROSS JOIN pterms t
-      ${probeJoin(s, 'passage_postings', 'pp', 'pp.tf, pp.length', 'pp.lexeme = t.lexeme AND pp.document_id = x.document_id AND pp.passage_id = x.passage_id')}
-      GROUP BY x.passage_id, x.document_id
+      CROSS JOIN LATERAL (SELECT sum(${passageTerm(s, p)}) AS lexical FROM pterms t
+        ${probeJoin(s, 'passage_postings', 'pp', 'pp.tf, pp.length', 'pp.lexeme = t.lexeme AND pp.document_id = x.document_id AND pp.passage_id = x.passage_id')}) sc
+      WHERE sc.lexical IS NOT NULL
       ORDER BY lexical DESC, x.passage_id LIMIT ${p.add(limit)}`;
 }
 
@@ -225,12 +228,12 @@ export function documentTop(s: SearchInput, p: Params, limit: number, exact: boo
   });
 }
 
-/** Exact BM25 of the passages of the documents in CTE `docs` (columns passage_id, lexical), for the question's terms in CTE `terms` (pterms' columns). */
+/** Exact BM25 of the passages of the documents in CTE `docs` (columns passage_id, document_id, lexical), for the question's terms in CTE `terms` (pterms' columns). */
 export function passagesOfDocuments(s: SearchInput, p: Params, docs: string, terms = 'pterms'): string {
-  return `SELECT pp.passage_id, sum(${passageTerm(s, p)}) AS lexical
+  return `SELECT pp.passage_id, x.document_id, sum(${passageTerm(s, p)}) AS lexical
     FROM ${docs} x CROSS JOIN ${terms} t
     ${probeJoin(s, 'passage_postings', 'pp', 'pp.passage_id, pp.tf, pp.length', 'pp.lexeme = t.lexeme AND pp.document_id = x.document_id')}
-    GROUP BY pp.passage_id`;
+    GROUP BY pp.passage_id, x.document_id`;
 }
 
 /** Exact BM25 of given passages, CTE `rows` with passage_id and document_id (columns passage_id, lexical). */
