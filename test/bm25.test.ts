@@ -387,6 +387,8 @@ describe("the BM25 index (pg_textsearch) where the store has one: candidates onl
 });
 
 describe('bounded BM25: partial scores, probes and the seen mask', () => {
+  // the postings' own bounded path, also where the store has a BM25 index (which LEXICAL would use)
+  const textOnly = (over: Parameters<typeof textSearch>[0]) => textSearch({ bm25Index: false, ...over });
   // 90 made-up words, so a question can hold more terms than the 62 a candidate's seen mask flags.
   const VOCABULARY = Array.from({ length: 90 }, (_, i) => `zor${i}x`);
   let t: TestDatabase;
@@ -770,6 +772,52 @@ describe('hybrid modes against brute force', () => {
     expect(await questionWithoutNames(t.db, `What is ${doc.title}?`, undefined)).toBeUndefined();
     // a filter that leaves the named document out names nothing
     expect(await questionWithoutNames(t.db, `Which castle is near the river in ${doc.title}?`, { documentIds: [-1] })).toBeUndefined();
+  });
+
+  it('HYBRID_HIERARCHICAL stage 2 by candidates: the exhaustive ranking restricted to the best c by vector and by BM25, scored over the whole stage', async () => {
+    const { passages } = await loadItems(t.db);
+    const allPassages = await t.db.query<{ id: number; document_id: number }>('SELECT id, document_id FROM passages ORDER BY id');
+    for (const [q, k2, c, lambda, alpha] of [
+      [QUESTIONS[0], 5, 6, 1, 0.5],
+      [QUESTIONS[2], 8, 10, 0.5, 0.3],
+      [QUESTIONS[3], 4, 4, 2, 0.8],
+    ] as const) {
+      const qd = randomUnit();
+      const qp = randomUnit();
+      // k1 above the corpus: stage 1 keeps every candidate document, bounded or exact alike, so
+      // stage 2 alone differs; the exhaustive form is checked against brute force above.
+      const ask = (exact: boolean) =>
+        search(t.db, {
+          mode: 'HYBRID_HIERARCHICAL',
+          documentModel: model,
+          passageModel: model,
+          questionForDocuments: qd,
+          questionForPassages: qp,
+          questionText: q,
+          k1: 1000,
+          k2: exact ? 1000 : k2,
+          lambda,
+          alpha,
+          titleLink: 0,
+          exact,
+          stage2: { exhaustiveUpTo: 0, share: 0, candidates: c, depth: 1 },
+        });
+      const exhaustive = await ask(true);
+      const stage2 = new Set(exhaustive.documents.map((d) => d.documentId));
+      const inStage2 = allPassages.filter((p) => stage2.has(p.document_id));
+      const byVector = ranked(new Map(inStage2.filter((p) => passageVec.has(p.id)).map((p) => [p.id, dot(qp, passageVec.get(p.id)!)]))).slice(0, c);
+      const lexical = bm25(passages, await questionTerms(t.db, q), DEFAULT_BM25);
+      const byBm25 = ranked(new Map(inStage2.filter((p) => lexical.has(p.id)).map((p) => [p.id, lexical.get(p.id)!]))).slice(0, c);
+      const union = new Set([...byVector, ...byBm25].map(([id]) => id));
+      expect(union.size).toBeLessThan(inStage2.length / 2); // candidates, not the whole stage
+      const expected = exhaustive.passages.filter((p) => union.has(p.passageId)).map((p): [number, number] => [p.passageId, p.score]);
+      const r = await ask(false);
+      expectScores(
+        r.passages.map((p) => ({ id: p.passageId, score: p.score })),
+        expected,
+        k2,
+      );
+    }
   });
 
   it('HYBRID (flat): the union of both top lists, fused', async () => {

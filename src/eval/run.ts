@@ -172,6 +172,8 @@ export interface RunParams extends Omit<RankingLayer, 'summaryPieces'> {
   /** Several summary vectors (a sweep's params hold it as 1). */
   summaryPieces?: boolean | number;
   bm25?: Partial<Bm25Settings>;
+  /** false: search as the API does (HNSW, the BM25 index, stage 2 by candidates); unset: exact. */
+  exact?: boolean;
 }
 
 /** A passage lies in a gold section when its title path (below the document title) starts with the section's path. */
@@ -180,9 +182,12 @@ function inSection(p: PassageInfo, gold: EvalQuestion['goldSections']): boolean 
 }
 
 /** A run's parameters as `retrieve`'s arguments (exact search) and options; shared with the highlight measurement. */
-export function retrieveParts(params: RunParams): { args: Omit<RunParams, 'bm25' | 'summaryPieces'> & { summaryPieces?: boolean }; options: RetrieveOptions } {
-  const { bm25, summaryPieces, ...args } = params;
-  return { args: { ...args, ...(summaryPieces === undefined ? {} : { summaryPieces: Boolean(summaryPieces) }) }, options: { exact: true, bm25 } };
+export function retrieveParts(params: RunParams): {
+  args: Omit<RunParams, 'bm25' | 'summaryPieces' | 'exact'> & { summaryPieces?: boolean };
+  options: RetrieveOptions;
+} {
+  const { bm25, summaryPieces, exact = true, ...args } = params;
+  return { args: { ...args, ...(summaryPieces === undefined ? {} : { summaryPieces: Boolean(summaryPieces) }) }, options: { exact, bm25 } };
 }
 
 /** Every question through `retrieve` with the given parameters, one at a time (latency is per call). */

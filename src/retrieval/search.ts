@@ -13,7 +13,7 @@ import type { ScoredDocumentRow, ScoredPassageRow, SearchResult } from './types'
  */
 export async function search(db: Database, s: VectorSearch): Promise<SearchResult> {
   const distributed = db.distributed === 'citus';
-  const bm25Index = await bm25IndexOf(db);
+  const bm25Index = s.bm25Index !== false && (await bm25IndexOf(db));
   const statement = searchStatement({ ...s, distributed, bm25Index }, db.vectorParam?.bind(db));
   const settings = distributed ? { ...statement.settings, ...CITUS_SEARCH_SETTINGS } : statement.settings;
   const [row] = await onShards(db, () =>

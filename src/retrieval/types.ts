@@ -85,7 +85,10 @@ export interface SearchInput extends Partial<Omit<Ranking, 'lambda' | 'perDocume
    * take the forms Citus pushes down to every shard (docs/scale-out.md).
    */
   distributed?: boolean;
-  /** The store has the BM25 index (store/bm25-index.ts; set by search from the database, never by callers). */
+  /**
+   * The store has the BM25 index (store/bm25-index.ts), set by search from the database; false from
+   * a caller reads the postings even where it has one (their bounded path's tests, a bench's baseline).
+   */
   bm25Index?: boolean;
 }
 
@@ -94,8 +97,25 @@ export interface SearchInput extends Partial<Omit<Ranking, 'lambda' | 'perDocume
  * One part of both SearchInput (the statement's input) and RetrieveOptions (the server's), so the
  * two declare them once.
  */
+/**
+ * How HYBRID_HIERARCHICAL's stage 2 chooses what to score (statements/hybrid.ts stage2Scored):
+ * every passage of its documents up to `exhaustiveUpTo` passages, or while they are under `share`
+ * of the corpus; above both, the union of their max(depth × k2, candidates) best by vector and as
+ * many by BM25. The exact form always scores every passage.
+ */
+export interface Stage2Settings {
+  exhaustiveUpTo: number;
+  share: number;
+  candidates: number;
+  depth: number;
+}
+
+/** bench:peers: recall@20 against the exhaustive form, and its cost (docs/benchmarks.md). */
+export const DEFAULT_STAGE2: Stage2Settings = { exhaustiveUpTo: 2_000, share: 0.05, candidates: 100, depth: 5 };
+
 export interface SearchExecution {
   bm25?: Partial<Bm25Settings>;
+  stage2?: Partial<Stage2Settings>;
   /** No ANN index: exact inner products by sequential scan (the DPR paper's setting for FLAT). */
   exact?: boolean;
   /** HNSW candidate list size: at least this, and at least efFactor × the rows a stage returns. */

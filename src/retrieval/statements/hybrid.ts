@@ -1,11 +1,11 @@
-import type { SearchInput } from '../types';
+import { DEFAULT_STAGE2, type SearchInput } from '../types';
 import { RANKING } from '../parameters';
 import { bm25Of, documentsExact, documentTop, passagesExact, passagesOfDocuments, passageTop, termCtes } from './bm25';
 import { documentStage, passageStage } from './dense';
 import { budgetedDocuments } from './passage-budget';
 import { stage2TermCtes, titleLinkCtes } from './title-links';
 import type { Params } from './params';
-import { DOCUMENTS_JSON, innerProduct, minMax, NO_DOCUMENTS, PASSAGES_JSON, probeJoin, type ModeStatement } from './parts';
+import { distance, DOCUMENTS_JSON, innerProduct, minMax, minMaxWithin, NO_DOCUMENTS, PASSAGES_JSON, probeJoin, type ModeStatement } from './parts';
 
 /**
  * Weighted fusion, per stage: alpha·dense + (1 − alpha)·lexical, each min-max normalized over the
@@ -132,22 +132,106 @@ export function hybridHierarchical(s: SearchInput, p: Params, exact: boolean): M
     }
     ${budget === null ? '' : `stage2_docs AS MATERIALIZED (${budgetedDocuments(s, p, 'docs', budget)}),`}
     passage_lexical AS MATERIALIZED (${passagesOfDocuments(s, p, stage2, link > 0 ? 'stage2_terms' : 'pterms')}),
-    ${mergeScores('passage_scored', [
-      // every passage of the documents, embedded or not (a passage without a vector still ranks by BM25)
-      `SELECT ps.id AS passage_id, ps.document_id, NULL::float8 AS dense_score, NULL::float8 AS lexical FROM ${stage2} d
-        ${probeJoin(s, 'passages', 'ps', 'ps.id, ps.document_id', 'ps.document_id = d.document_id')}`,
-      // their vectors by (model, document), as HIERARCHICAL reads them: one index range per document
-      `SELECT pe.passage_id, NULL, ${passageDense}, NULL FROM ${stage2} d
-        ${probeJoin(s, 'passage_embeddings', 'pe', 'pe.passage_id, pe.embedding', `pe.model_id = ${p.add(s.passageModel.id)} AND pe.document_id = d.document_id`)}`,
-      `SELECT passage_id, NULL, NULL, lexical FROM passage_lexical`,
-    ])},
+    ${stage2Scored(s, p, exact, { stage2, passageDense, qp, qa })},
     passage_fused AS (
-      SELECT x.*, docs.document_score, docs.document_dense, docs.document_lexical, ${fuse(p, alpha, 'x.dense_score', 'x.lexical_score')} AS passage_score
-      FROM passage_scored x JOIN docs ON docs.document_id = x.document_id),
+      SELECT x.*, docs.document_score, docs.document_dense, docs.document_lexical,
+             ${fuseWithin(p, alpha, 'x.dense_score', 'x.lexical_score', 'b')} AS passage_score
+      FROM passage_scored x JOIN docs ON docs.document_id = x.document_id CROSS JOIN stage2_bounds b),
     fused AS (SELECT *, passage_score + ${p.add(s.lambda)}::float8 * document_score AS score FROM passage_fused)
     SELECT ${PASSAGES_JSON('fused', s, p)} AS passages, ${DOCUMENTS_JSON('docs')} AS documents, (SELECT count(*) FROM qterms)::int AS question_terms`;
   return { sql, annRows: share < 1 ? hits : s.k1 };
 }
+
+/**
+ * Stage 2's scored passages (`passage_scored`) and the bounds its min-max normalization uses
+ * (`stage2_bounds`: dmin, dmax, lmin, lmax), over one of two candidate sets, chosen per question
+ * by the stage's size (`stage2_size`, one index descent per document, as the passage budget counts):
+ * - every passage of the documents, each scored exactly (DHR's second stage as written), where
+ *   they are few or a small share of the corpus (Stage2Settings), and always for the exact form and
+ *   on Citus;
+ * - otherwise the union of their best by vector (the passage HNSW restricted to
+ *   those documents: iterative scans go on until enough of their rows are found, cheap when they
+ *   are a large share of the corpus, which is when every passage is many) and as many of their best
+ *   by BM25, each scored exactly by both. The normalization keeps the whole
+ *   stage's bounds, so a candidate scores as it would among every passage: BM25's exactly (its
+ *   maximum among the matching passages, its minimum 0 where some passage matches no term), the
+ *   dense maximum among the candidates (the best by vector is one), the dense minimum from one more
+ *   HNSW probe with the negated question (the passage farthest from it), approximate as HNSW is.
+ * The union holds a passage of the top k2 unless that many passages beat it by vector and as many
+ * by BM25 (recall against the exhaustive form: bench:peers, docs/benchmarks.md).
+ */
+function stage2Scored(s: SearchInput, p: Params, exact: boolean, o: { stage2: string; passageDense: string; qp: string; qa?: string }): string {
+  const model = p.add(s.passageModel.id);
+  const dim = s.passageModel.dimension;
+  const everyPassage = [
+    // every passage of the documents, embedded or not (a passage without a vector still ranks by BM25)
+    `SELECT ps.id AS passage_id, ps.document_id, NULL::float8 AS dense_score, NULL::float8 AS lexical FROM ${o.stage2} d
+        ${probeJoin(s, 'passages', 'ps', 'ps.id, ps.document_id', 'ps.document_id = d.document_id')}`,
+    // their vectors by (model, document), as HIERARCHICAL reads them: one index range per document
+    `SELECT pe.passage_id, NULL::int, ${o.passageDense}, NULL::float8 FROM ${o.stage2} d
+        ${probeJoin(s, 'passage_embeddings', 'pe', 'pe.passage_id, pe.embedding', `pe.model_id = ${model} AND pe.document_id = d.document_id`)}`,
+    `SELECT passage_id, NULL, NULL, lexical FROM passage_lexical`,
+  ];
+  const exhaustiveBounds = `SELECT min(dense_score) AS dmin, max(dense_score) AS dmax, min(lexical_score) AS lmin, max(lexical_score) AS lmax FROM passage_scored`;
+  if (exact || s.distributed) {
+    return `${mergeScores('passage_scored', everyPassage)},
+    stage2_bounds AS MATERIALIZED (${exhaustiveBounds})`;
+  }
+  const st = { ...DEFAULT_STAGE2, ...s.stage2 };
+  const n = p.add(Math.max(st.depth * s.k2, st.candidates));
+  // The vector stage 2 compares with (the question without its names where a link is confirmed),
+  // and its negation, as an InitPlan value: the HNSW scan takes it as its ORDER BY operand.
+  const chosen = (whole: string, attribute?: string) =>
+    attribute ? `(SELECT CASE WHEN EXISTS (SELECT 1 FROM confirmed) THEN ${attribute}::vector(${dim}) ELSE ${whole}::vector(${dim}) END)` : whole;
+  const q = chosen(o.qp, o.qa);
+  const negated = chosen(p.addVector(negate(s.questionForPassages)), s.questionForAttribute && o.qa ? p.addVector(negate(s.questionForAttribute)) : undefined);
+  const within = `pe.model_id = ${model} AND pe.document_id IN (SELECT document_id FROM ${o.stage2})`;
+  const gate = (on: boolean) => `${on ? '' : 'NOT '}(SELECT by_candidates FROM stage2_size)`;
+  return `stage2_size AS MATERIALIZED (
+      SELECT n.passages > ${p.add(st.exhaustiveUpTo)}
+             AND n.passages >= ${p.add(st.share)}::float8 * (SELECT coalesce(sum(items), 0) FROM bm25_stats WHERE level = 'p') AS by_candidates,
+             n.passages, (SELECT count(*) FROM passage_lexical) AS matching
+      FROM (SELECT coalesce(sum(c.passages), 0) AS passages FROM ${o.stage2} d
+            CROSS JOIN LATERAL (SELECT ps.ordinal + 1 AS passages FROM passages ps WHERE ps.document_id = d.document_id ORDER BY ps.ordinal DESC LIMIT 1) c) n),
+    dense_candidates AS MATERIALIZED (
+      SELECT pe.passage_id, pe.document_id FROM passage_embeddings pe
+      WHERE ${within} AND ${gate(true)}
+      ORDER BY ${distance('pe.embedding', dim, q, false)} LIMIT ${n}),
+    lexical_candidates AS MATERIALIZED (
+      SELECT passage_id, document_id FROM passage_lexical WHERE ${gate(true)} ORDER BY lexical DESC, passage_id LIMIT ${n}),
+    ${mergeScores('passage_scored', [
+      ...everyPassage.slice(0, 2).map((part) => `SELECT * FROM (${part}) e WHERE ${gate(false)}`),
+      // the candidates' vectors, by key
+      `SELECT pe.passage_id, pe.document_id, ${o.passageDense}, NULL
+        FROM (SELECT passage_id FROM dense_candidates UNION SELECT passage_id FROM lexical_candidates) c
+        JOIN passage_embeddings pe ON pe.model_id = ${model} AND pe.passage_id = c.passage_id`,
+      // a candidate by BM25 without a vector still ranks by BM25
+      `SELECT passage_id, document_id, NULL, NULL FROM lexical_candidates`,
+      `SELECT l.passage_id, NULL, NULL, l.lexical FROM passage_lexical l
+        WHERE ${gate(false)} OR EXISTS (SELECT 1 FROM dense_candidates c WHERE c.passage_id = l.passage_id)
+           OR EXISTS (SELECT 1 FROM lexical_candidates c WHERE c.passage_id = l.passage_id)`,
+    ])},
+    stage2_bounds AS MATERIALIZED (
+      SELECT * FROM (${exhaustiveBounds}) b WHERE ${gate(false)}
+      UNION ALL
+      SELECT least(min(x.dense_score), (SELECT ${o.passageDense} FROM passage_embeddings pe WHERE ${within}
+                                          ORDER BY ${distance('pe.embedding', dim, negated, false)} LIMIT 1)),
+             max(x.dense_score),
+             CASE WHEN (SELECT matching < passages FROM stage2_size) THEN 0 ELSE (SELECT min(lexical) FROM passage_lexical) END,
+             (SELECT max(lexical) FROM passage_lexical)
+      FROM passage_scored x HAVING ${gate(true)})`;
+}
+
+const negate = (v: Float32Array | undefined): Float32Array | undefined => (v ? v.map((x) => -x) : undefined);
+
+/**
+ * fuse with given bounds (CTE alias `b`: dmin, dmax, lmin, lmax) instead of a window over the
+ * candidates: stage 2 normalizes over the whole stage even when it scores candidates only.
+ */
+const fuseWithin = (p: Params, alpha: number, dense: string, lexical: string, b: string) => {
+  const a = p.add(alpha);
+  return `${a}::float8 * ${minMaxWithin(dense, `${b}.dmin`, `${b}.dmax`)} + (1 - ${a}::float8) * ${minMaxWithin(lexical, `${b}.lmin`, `${b}.lmax`)}`;
+};
 
 /**
  * Stage 1's documents when the question names some (titleLinkCtes' `linked`): a named document

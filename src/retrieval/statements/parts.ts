@@ -52,9 +52,11 @@ export const innerProduct = (column: string, dim: number, query: string) => `-($
  * and lexical scales meet in [0, 1] on every corpus; a missing score (no vector yet) counts as the
  * stage's minimum. When every candidate has the same score, the signal cannot tell them apart: 0.
  */
-export const minMax = (column: string) =>
-  `coalesce(CASE WHEN max(${column}) OVER () > min(${column}) OVER ()
-     THEN (${column} - min(${column}) OVER ()) / (max(${column}) OVER () - min(${column}) OVER ()) ELSE 0 END, 0)`;
+export const minMax = (column: string) => minMaxWithin(column, `min(${column}) OVER ()`, `max(${column}) OVER ()`);
+
+/** minMax with the bounds given (stage 2 by candidates keeps its whole stage's: hybrid.ts). */
+export const minMaxWithin = (column: string, lo: string, hi: string) =>
+  `coalesce(CASE WHEN ${hi} > ${lo} THEN (${column} - ${lo}) / (${hi} - ${lo}) ELSE 0 END, 0)`;
 
 /**
  * Every ranked CTE (`from`) has these columns: passage_id, document_id, score, passage_score,
