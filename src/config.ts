@@ -191,6 +191,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       termCap: intSetting(env, 'BM25_TERM_CAP', DEFAULT_BM25.termCap, 1, 100_000_000),
       rescore: intSetting(env, 'BM25_RESCORE', DEFAULT_BM25.rescore, 1, 1_000_000),
       candidateCap: intSetting(env, 'BM25_CANDIDATE_CAP', DEFAULT_BM25.candidateCap, 1, 100_000_000),
+      indexWorth: numberSetting(env, 'BM25_INDEX_WORTH', DEFAULT_BM25.indexWorth, 0, 1_000_000),
     },
     ranking: {
       ...(env.HYBRID_ALPHA ? { alpha: numberSetting(env, 'HYBRID_ALPHA', 0, RANKING_LIMITS.alphaMin, RANKING_LIMITS.alphaMax) } : {}),

@@ -252,6 +252,13 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
       "the default mode's document stage: postings read for the rarest term where BM25 only proposes documents (every candidate is then scored exactly), rescoring 2 × k1",
   },
   {
+    name: 'BM25_INDEX_WORTH',
+    group: 'retrieval',
+    default: '`50`',
+    description:
+      "where the store has a BM25 index (PGlite): passage BM25 reads it when the question's posting lists hold more than this many postings per candidate it takes from the index (2 × the passages asked for, at least 40), the postings otherwise; 0: always the index. Every score is the postings' exact BM25 either way",
+  },
+  {
     name: 'HYBRID_ALPHA',
     group: 'retrieval',
     default: 'per mode',

@@ -36,6 +36,13 @@ export interface Bm25Settings {
    * afterwards), with the shallowest rescoring (2 × k1).
    */
   candidateCap: number;
+  /**
+   * Where the store has a BM25 index (PGlite): passage BM25 reads it when the question's posting
+   * lists hold more than this many postings per candidate it would take from the index, the
+   * postings otherwise (0: always the index). The index costs about its candidates, the postings
+   * about their length (bench:peers).
+   */
+  indexWorth: number;
 }
 
 /**
@@ -43,9 +50,10 @@ export interface Bm25Settings {
  * the literature's 1.2 / 0.75 (MRR@20 summed over both dev splits 1.036 against 0.976; pydocs
  * alike, Factbook's short label passages want less saturation and length normalization). The
  * summary weight by document-stage recall@100, then MRR@20 (3: 92.9 / 100 against 90.5 / 100 at 1).
- * termCap and rescore: bench:bm25 at 1M passages; candidateCap: bench:hybrid at 1M (docs/benchmarks.md).
+ * termCap and rescore: bench:bm25 at 1M passages; candidateCap: bench:hybrid at 1M; indexWorth: per
+ * question on the Python docs, PGlite (docs/benchmarks.md).
  */
-export const DEFAULT_BM25: Bm25Settings = { k1: 0.9, b: 0.6, summaryWeight: 3, termCap: 20_000, rescore: 1_000, candidateCap: 5_000 };
+export const DEFAULT_BM25: Bm25Settings = { k1: 0.9, b: 0.6, summaryWeight: 3, termCap: 20_000, rescore: 1_000, candidateCap: 5_000, indexWorth: 50 };
 
 /**
  * A search over stored vectors and postings: the question is already encoded (once per distinct

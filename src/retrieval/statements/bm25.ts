@@ -102,7 +102,6 @@ function documentTerm(s: SearchInput, p: Params): string {
  */
 export function passageTop(s: SearchInput, p: Params, limit: number, exact: boolean): string {
   if (s.distributed) return passageTopDistributed(s, p, limit);
-  if (s.bm25Index && !exact && !hasFilter(s.filter)) return passageTopIndexed(s, p, limit);
   const score = passageTerm(s, p);
   const postings = `passage_postings pp${filterJoin(s, 'pp.document_id')} WHERE pp.lexeme = t.lexeme${filterSql(p, s.filter)}`;
   if (exact) {
@@ -111,7 +110,7 @@ export function passageTop(s: SearchInput, p: Params, limit: number, exact: bool
       GROUP BY pp.passage_id, pp.document_id
       ORDER BY lexical DESC, pp.passage_id LIMIT ${p.add(limit)}`;
   }
-  return rescoreExactly(s, p, {
+  const bounded = rescoreExactly(s, p, {
     terms: 'pterms',
     score,
     keys: ['passage_id', 'document_id'],
@@ -121,19 +120,27 @@ export function passageTop(s: SearchInput, p: Params, limit: number, exact: bool
     alias: 'pp',
     limit,
   });
+  if (!s.bm25Index || hasFilter(s.filter)) return bounded;
+  // The index where the question's posting lists are long: its cost is about its depth, the
+  // postings' about their length (bench:peers; on the Python docs at depth 40, 5–6 ms against
+  // 2 ms + 1.5 µs a posting), so each question takes the cheaper, decided once (one-time filters).
+  const depth = Math.max(INDEX_DEPTH * limit, INDEX_MIN_CANDIDATES);
+  const worth = `(SELECT coalesce(sum(df), 0) > ${p.add(bm25Of(s).indexWorth * depth)} FROM pterms)`;
+  return `SELECT * FROM (${passageTopIndexed(s, p, limit, depth)}) i WHERE ${worth}
+      UNION ALL SELECT * FROM (${bounded}) b WHERE NOT ${worth}`;
 }
 
 /**
  * Candidates for passage BM25 from the BM25 index, where the store has one (store/bm25-index.ts):
- * per question, its top `limit` × INDEX_DEPTH by block-max WAND, a few milliseconds where reading
- * the postings by impact took fifteen (bench:peers); each candidate is then scored exactly from
+ * per question, its top `candidates` (INDEX_DEPTH × `limit`) by block-max WAND, 5–6 ms where the
+ * postings of common words took 10–45 (bench:peers); each candidate is then scored exactly from
  * the postings, so every score is the product's BM25 and the ranking is the exact one whenever the
  * exact top `limit` is among the index's candidates (the index's own statistics drift: migration
  * 0026). Not with a metadata filter: the index's top rows are taken before it, so a filter that
  * keeps few documents would leave too few.
  */
-function passageTopIndexed(s: SearchInput, p: Params, limit: number): string {
-  const depth = p.add(Math.max(INDEX_DEPTH * limit, INDEX_MIN_CANDIDATES));
+function passageTopIndexed(s: SearchInput, p: Params, limit: number, candidates: number): string {
+  const depth = p.add(candidates);
   // The index's scan drives (each candidate then scored through its terms), read once: as the
   // inner side of a join it ran once per question term; and in a FROM subquery, not a CTE, since
   // pg_textsearch reads the LIMIT above its scan (in a CTE it ranked its default 1,000 rows).
@@ -147,8 +154,8 @@ function passageTopIndexed(s: SearchInput, p: Params, limit: number): string {
 }
 
 /** The index's candidates per passage asked for, and at least this many (recall against exact: bench:peers). */
-const INDEX_DEPTH = 5;
-const INDEX_MIN_CANDIDATES = 100;
+const INDEX_DEPTH = 2;
+const INDEX_MIN_CANDIDATES = 40;
 
 /**
  * Bounded candidates, then the best `rescore` of them by partial score scored exactly. A
