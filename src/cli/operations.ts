@@ -16,7 +16,7 @@ const MODEL_FIELDS = 'name dimension runtime source roles documents staleDocumen
 const models = (listed: { roles: string[] }[]) => listed.map((m) => ({ ...m, roles: m.roles.map(storeSpelling) }));
 
 const STATS = `{
-  stats { documents sections passages links resolvedLinks pending { unindexedPassages unembeddedPassages unembeddedDocuments queued { jobs documents bytes } } }
+  stats { documents sections passages links resolvedLinks pending { unindexedPassages unembeddedPassages unembeddedDocuments queued { jobs documents bytes } } bm25Candidates }
   embeddingModels { ${MODEL_FIELDS} }
 }`;
 
