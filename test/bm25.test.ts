@@ -139,13 +139,27 @@ function expectScores<Id>(actual: { id: Id; score: number }[], expected: [Id, nu
   for (const a of differ) expect(close(a.score, top[actual.indexOf(a)][1])).toBe(true);
 }
 
-describe('BM25 against brute force', () => {
-  let t: TestDatabase;
+/** A test database holding corpus(seed, documents) for the describe block that calls it. */
+function useLoadedDatabase(seed: number, documents: number): TestDatabase {
+  let t: TestDatabase | undefined;
   beforeAll(async () => {
     t = await createTestDatabase();
-    await load(t.db, corpus(3, 30));
+    await load(t.db, corpus(seed, documents));
   });
-  afterAll(() => t.drop());
+  afterAll(() => t?.drop());
+  return {
+    get db() {
+      return t!.db;
+    },
+    get kind() {
+      return t!.kind;
+    },
+    drop: () => t!.drop(),
+  };
+}
+
+describe('BM25 against brute force', () => {
+  const t = useLoadedDatabase(3, 30);
 
   const check = async (settings: Bm25Settings, exact: boolean) => {
     const { passages, docs } = await loadItems(t.db);
@@ -287,14 +301,9 @@ describe('BM25 against brute force', () => {
 });
 
 describe("the BM25 index (pg_textsearch) where the store has one: candidates only, every score the postings' exact BM25", () => {
-  let t: TestDatabase;
-  beforeAll(async () => {
-    t = await createTestDatabase();
-    // 240 documents of 12 words: each question term matches far more passages than the index's
-    // depth (5 × k2, at least 100), so the exact top k2 must come from the index's candidates.
-    await load(t.db, corpus(29, 240));
-  });
-  afterAll(() => t.drop());
+  // 240 documents of 12 words: each question term matches far more passages than the index's
+  // depth (2 × k2, at least 40), so the exact top k2 must come from the index's candidates.
+  const t = useLoadedDatabase(29, 240);
 
   it('is there on PGlite, holding the search text of exactly the indexed passages; absent on PostgreSQL 15', async () => {
     const present = await hasBm25Index(t.db);
