@@ -2,7 +2,7 @@ import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
 import { retrieve } from '../src/retrieval/retrieve';
 import { questionWithoutNames } from '../src/retrieval/question-names';
 import { search } from '../src/retrieval/search';
-import { searchStatement } from '../src/retrieval/sql';
+import { searchStatement, type VectorSearch } from '../src/retrieval/sql';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -540,6 +540,8 @@ describe('hybrid modes against brute force', () => {
     );
   });
   afterAll(() => t.drop());
+  /** A search over the synthetic model's vectors (both levels). */
+  const searchWith = (over: Omit<VectorSearch, 'documentModel' | 'passageModel'>) => search(t.db, { documentModel: model, passageModel: model, ...over });
 
   it('HYBRID_HIERARCHICAL: both stages fused as specified, score = passage + λ·document', async () => {
     const { passages, docs } = await loadItems(t.db);
@@ -634,10 +636,8 @@ describe('hybrid modes against brute force', () => {
         return perDocument === undefined || taken.get(doc)! <= perDocument;
       });
 
-      const r = await search(t.db, {
+      const r = await searchWith({
         mode: 'HYBRID_HIERARCHICAL',
-        documentModel: model,
-        passageModel: model,
         questionForDocuments: qd,
         questionForPassages: qp,
         questionText: q,
@@ -741,10 +741,8 @@ describe('hybrid modes against brute force', () => {
       const pln = minMax(ps.map((p) => passageBm25.get(p.id) ?? 0));
       const expected = ranked(new Map(ps.map((p, i) => [p.id, alpha * pdn[i] + (1 - alpha) * pln[i] + lambda * chosen.get(p.document_id)!])));
 
-      const r = await search(t.db, {
+      const r = await searchWith({
         mode: 'HYBRID_HIERARCHICAL',
-        documentModel: model,
-        passageModel: model,
         questionForDocuments: qd,
         questionForPassages: qp,
         questionForAttribute: qa,
@@ -802,10 +800,8 @@ describe('hybrid modes against brute force', () => {
       // k1 above the corpus: stage 1 keeps every candidate document, bounded or exact alike, so
       // stage 2 alone differs; the exhaustive form is checked against brute force above.
       const ask = (exact: boolean) =>
-        search(t.db, {
+        searchWith({
           mode: 'HYBRID_HIERARCHICAL',
-          documentModel: model,
-          passageModel: model,
           questionForDocuments: qd,
           questionForPassages: qp,
           questionText: q,
@@ -851,10 +847,8 @@ describe('hybrid modes against brute force', () => {
       const dn = minMax(cands.map((id) => dense.get(id)));
       const ln = minMax(cands.map((id) => pBm25.get(id) ?? 0));
       const expected = ranked(new Map(cands.map((id, i) => [id, alpha * dn[i] + (1 - alpha) * ln[i]])));
-      const r = await search(t.db, {
+      const r = await searchWith({
         mode: 'HYBRID',
-        documentModel: model,
-        passageModel: model,
         questionForPassages: qp,
         questionText: q,
         k1,
@@ -881,10 +875,8 @@ describe('hybrid modes against brute force', () => {
       const qd = randomUnit();
       const qp = randomUnit();
       const ask = (mode: 'HYBRID_HIERARCHICAL' | 'HYBRID', bm: Partial<Bm25Settings> | undefined, exact: boolean) =>
-        search(t.db, {
+        searchWith({
           mode,
-          documentModel: model,
-          passageModel: model,
           questionForDocuments: qd,
           questionForPassages: qp,
           questionText: q,
