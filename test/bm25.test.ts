@@ -787,7 +787,7 @@ describe('hybrid modes against brute force', () => {
     expect(await questionWithoutNames(t.db, `Which castle is near the river in ${doc.title}?`, { documentIds: [-1] })).toBeUndefined();
   });
 
-  it('HYBRID_HIERARCHICAL stage 2 by candidates: the exhaustive ranking restricted to the best c by vector and by BM25, scored over the whole stage', async () => {
+  it('HYBRID_HIERARCHICAL stage 2 by candidates: the exhaustive ranking restricted to the best c by vector, by BM25 and the best documents whole, scored over the whole stage', async () => {
     const { passages } = await loadItems(t.db);
     const allPassages = await t.db.query<{ id: number; document_id: number }>('SELECT id, document_id FROM passages ORDER BY id');
     for (const [q, k2, c, lambda, alpha] of [
@@ -819,7 +819,17 @@ describe('hybrid modes against brute force', () => {
       const byVector = ranked(new Map(inStage2.filter((p) => passageVec.has(p.id)).map((p) => [p.id, dot(qp, passageVec.get(p.id)!)]))).slice(0, c);
       const lexical = bm25(passages, await questionTerms(t.db, q), DEFAULT_BM25);
       const byBm25 = ranked(new Map(inStage2.filter((p) => lexical.has(p.id)).map((p) => [p.id, lexical.get(p.id)!]))).slice(0, c);
+      // and every passage of the best documents, in order, while fewer than 2 × c were taken
+      let before = 0;
+      const whole = new Set<number>();
+      for (const d of [...exhaustive.documents].sort((a, b) => b.score - a.score || a.documentId - b.documentId)) {
+        if (before >= 2 * c) break;
+        whole.add(d.documentId);
+        before += allPassages.filter((p) => p.document_id === d.documentId).length;
+      }
+      expect(whole.size).toBeGreaterThan(0);
       const union = new Set([...byVector, ...byBm25].map(([id]) => id));
+      for (const p of inStage2) if (whole.has(p.document_id)) union.add(p.id);
       expect(union.size).toBeLessThan(inStage2.length / 2); // candidates, not the whole stage
       const expected = exhaustive.passages.filter((p) => union.has(p.passageId)).map((p): [number, number] => [p.passageId, p.score]);
       const r = await ask(false);

@@ -149,16 +149,20 @@ export function hybridHierarchical(s: SearchInput, p: Params, exact: boolean): M
  * - every passage of the documents, each scored exactly (DHR's second stage as written), where
  *   they are few or a small share of the corpus (Stage2Settings), and always for the exact form and
  *   on Citus;
- * - otherwise the union of their best by vector (the passage HNSW restricted to
- *   those documents: iterative scans go on until enough of their rows are found, cheap when they
- *   are a large share of the corpus, which is when every passage is many) and as many of their best
- *   by BM25, each scored exactly by both. The normalization keeps the whole
- *   stage's bounds, so a candidate scores as it would among every passage: BM25's exactly (its
- *   maximum among the matching passages, its minimum 0 where some passage matches no term), the
- *   dense maximum among the candidates (the best by vector is one), the dense minimum from one more
- *   HNSW probe with the negated question (the passage farthest from it), approximate as HNSW is.
- * The union holds a passage of the top k2 unless that many passages beat it by vector and as many
- * by BM25 (recall against the exhaustive form: bench:peers, docs/benchmarks.md).
+ * - otherwise the union of their best by vector (the passage HNSW restricted to those documents:
+ *   iterative scans go on until enough of their rows are found, cheap when they are a large share
+ *   of the corpus, which is when every passage is many), as many of their best by BM25, and every
+ *   passage of stage 1's best documents, in order, while fewer than twice as many were taken (λ
+ *   lifts a high document's every passage: without them a named document's middling passages were
+ *   missed, the Factbook's attribute questions lost 7 points at Top-20). Each is scored exactly by
+ *   both. The normalization keeps the whole stage's bounds, so a candidate scores as it would
+ *   among every passage: BM25's exactly (its maximum among the matching passages, its minimum 0
+ *   where some passage matches no term), the dense maximum among the candidates (the best by
+ *   vector is one), the dense minimum from one more HNSW probe with the negated question (the
+ *   passage farthest from it), approximate as HNSW is.
+ * A passage of the top k2 is missed only if that many passages beat it by vector, as many by BM25,
+ * and its document is not among the best (recall against the exhaustive form: bench:peers,
+ * docs/benchmarks.md).
  */
 function stage2Scored(s: SearchInput, p: Params, exact: boolean, o: { stage2: string; passageDense: string; qp: string; qa?: string }): string {
   const model = p.add(s.passageModel.id);
@@ -199,8 +203,12 @@ function stage2Scored(s: SearchInput, p: Params, exact: boolean, o: { stage2: st
       ORDER BY ${distance('pe.embedding', dim, q, false)} LIMIT ${n}),
     lexical_candidates AS MATERIALIZED (
       SELECT passage_id, document_id FROM passage_lexical WHERE ${gate(true)} ORDER BY lexical DESC, passage_id LIMIT ${n}),
+    whole_docs AS MATERIALIZED (
+      SELECT document_id FROM (${budgetedDocuments(s, p, `(SELECT * FROM docs WHERE document_id IN (SELECT document_id FROM ${o.stage2}))`, 2 * Math.max(st.depth * s.k2, st.candidates))}) w
+      WHERE ${gate(true)}),
     ${mergeScores('passage_scored', [
       ...everyPassage.slice(0, 2).map((part) => `SELECT * FROM (${part}) e WHERE ${gate(false)}`),
+      ...everyPassage.slice(0, 2).map((part) => part.replace(`FROM ${o.stage2} d`, 'FROM whole_docs d')),
       // the candidates' vectors, by key
       `SELECT pe.passage_id, pe.document_id, ${o.passageDense}, NULL
         FROM (SELECT passage_id FROM dense_candidates UNION SELECT passage_id FROM lexical_candidates) c
@@ -209,7 +217,8 @@ function stage2Scored(s: SearchInput, p: Params, exact: boolean, o: { stage2: st
       `SELECT passage_id, document_id, NULL, NULL FROM lexical_candidates`,
       `SELECT l.passage_id, NULL, NULL, l.lexical FROM passage_lexical l
         WHERE ${gate(false)} OR EXISTS (SELECT 1 FROM dense_candidates c WHERE c.passage_id = l.passage_id)
-           OR EXISTS (SELECT 1 FROM lexical_candidates c WHERE c.passage_id = l.passage_id)`,
+           OR EXISTS (SELECT 1 FROM lexical_candidates c WHERE c.passage_id = l.passage_id)
+           OR l.document_id IN (SELECT document_id FROM whole_docs)`,
     ])},
     stage2_bounds AS MATERIALIZED (
       SELECT * FROM (${exhaustiveBounds}) b WHERE ${gate(false)}
