@@ -1,5 +1,6 @@
 import { CITUS_SEARCH_SETTINGS, onShards } from '../store/citus';
 import { bm25IndexOf } from '../store/bm25-index';
+import { meanPassagesPerDocument } from '../store/corpus-shape';
 import type { Database } from '../store/db';
 import { searchStatement, type VectorSearch } from './sql';
 import { DOCUMENT_ROW, PASSAGE_ROW, type DocumentRow, type PassageRow } from '../store/rows';
@@ -14,7 +15,8 @@ import type { ScoredDocumentRow, ScoredPassageRow, SearchResult } from './types'
 export async function search(db: Database, s: VectorSearch): Promise<SearchResult> {
   const distributed = db.distributed === 'citus';
   const bm25Index = s.bm25Index !== false && (await bm25IndexOf(db));
-  const statement = searchStatement({ ...s, distributed, bm25Index }, db.vectorParam?.bind(db));
+  const meanPassages = s.mode === 'HYBRID_HIERARCHICAL' && !s.exact && !distributed ? await meanPassagesPerDocument(db) : undefined;
+  const statement = searchStatement({ ...s, distributed, bm25Index, meanPassages }, db.vectorParam?.bind(db));
   const settings = distributed ? { ...statement.settings, ...CITUS_SEARCH_SETTINGS } : statement.settings;
   const [row] = await onShards(db, () =>
     db.queryWithSettings<{

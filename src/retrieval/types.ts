@@ -98,6 +98,12 @@ export interface SearchInput extends Partial<Omit<Ranking, 'lambda' | 'perDocume
    * a caller reads the postings even where it has one (their bounded path's tests, a bench's baseline).
    */
   bm25Index?: boolean;
+  /**
+   * The corpus's mean passages a document (store/corpus-shape.ts), set by search for
+   * HYBRID_HIERARCHICAL: where k1 of them cannot exceed stage2.exhaustiveUpTo, its statement has no
+   * candidate branch. Unset: the branch is built and the statement decides.
+   */
+  meanPassages?: number;
 }
 
 /**

@@ -145,7 +145,7 @@ export function hybridHierarchical(s: SearchInput, p: Params, exact: boolean): M
 /**
  * Stage 2's scored passages (`passage_scored`) and the bounds its min-max normalization uses
  * (`stage2_bounds`: dmin, dmax, lmin, lmax), over one of two candidate sets, chosen per question
- * by the stage's size (`stage2_size`, one index descent per document, as the passage budget counts):
+ * by the stage's size (`stage2_size`: its documents × the corpus's mean passages a document):
  * - every passage of the documents, each scored exactly (DHR's second stage as written), where
  *   they are few or a small share of the corpus (Stage2Settings), and always for the exact form and
  *   on Citus;
@@ -177,11 +177,11 @@ function stage2Scored(s: SearchInput, p: Params, exact: boolean, o: { stage2: st
     `SELECT passage_id, NULL, NULL, lexical FROM passage_lexical`,
   ];
   const exhaustiveBounds = `SELECT min(dense_score) AS dmin, max(dense_score) AS dmax, min(lexical_score) AS lmin, max(lexical_score) AS lmax FROM passage_scored`;
-  if (exact || s.distributed) {
+  const st = { ...DEFAULT_STAGE2, ...s.stage2 };
+  if (exact || s.distributed || (s.meanPassages !== undefined && s.k1 * s.meanPassages <= st.exhaustiveUpTo)) {
     return `${mergeScores('passage_scored', everyPassage)},
     stage2_bounds AS MATERIALIZED (${exhaustiveBounds})`;
   }
-  const st = { ...DEFAULT_STAGE2, ...s.stage2 };
   const n = p.add(Math.max(st.depth * s.k2, st.candidates));
   // The vector stage 2 compares with (the question without its names where a link is confirmed),
   // and its negation, as an InitPlan value: the HNSW scan takes it as its ORDER BY operand.
@@ -191,12 +191,16 @@ function stage2Scored(s: SearchInput, p: Params, exact: boolean, o: { stage2: st
   const negated = chosen(p.addVector(negate(s.questionForPassages)), s.questionForAttribute && o.qa ? p.addVector(negate(s.questionForAttribute)) : undefined);
   const within = `pe.model_id = ${model} AND pe.document_id IN (SELECT document_id FROM ${o.stage2})`;
   const gate = (on: boolean) => `${on ? '' : 'NOT '}(SELECT by_candidates FROM stage2_size)`;
+  // The stage's size as the corpus's mean passages a document make it (one row of statistics, not
+  // a probe a document: a corpus of short documents pays nothing for the choice); its exact count
+  // only where candidates are scored, for BM25's minimum.
+  const exactSize = `(SELECT coalesce(sum(c.passages), 0) FROM ${o.stage2} d
+            CROSS JOIN LATERAL (SELECT ps.ordinal + 1 AS passages FROM passages ps WHERE ps.document_id = d.document_id ORDER BY ps.ordinal DESC LIMIT 1) c)`;
   return `stage2_size AS MATERIALIZED (
-      SELECT n.passages > ${p.add(st.exhaustiveUpTo)}
-             AND n.passages >= ${p.add(st.share)}::float8 * (SELECT coalesce(sum(items), 0) FROM bm25_stats WHERE level = 'p') AS by_candidates,
-             n.passages, (SELECT count(*) FROM passage_lexical) AS matching
-      FROM (SELECT coalesce(sum(c.passages), 0) AS passages FROM ${o.stage2} d
-            CROSS JOIN LATERAL (SELECT ps.ordinal + 1 AS passages FROM passages ps WHERE ps.document_id = d.document_id ORDER BY ps.ordinal DESC LIMIT 1) c) n),
+      SELECT n.passages > ${p.add(st.exhaustiveUpTo)} AND n.passages >= ${p.add(st.share)}::float8 * n.corpus AS by_candidates
+      FROM (SELECT (SELECT count(*) FROM ${o.stage2}) * sum(items) FILTER (WHERE level = 'p')::float8 / greatest(sum(items) FILTER (WHERE level = 'd'), 1) AS passages,
+                   coalesce(sum(items) FILTER (WHERE level = 'p'), 0) AS corpus
+            FROM bm25_stats) n),
     dense_candidates AS MATERIALIZED (
       SELECT pe.passage_id, pe.document_id FROM passage_embeddings pe
       WHERE ${within} AND ${gate(true)}
@@ -226,7 +230,7 @@ function stage2Scored(s: SearchInput, p: Params, exact: boolean, o: { stage2: st
       SELECT least(min(x.dense_score), (SELECT ${o.passageDense} FROM passage_embeddings pe WHERE ${within}
                                           ORDER BY ${distance('pe.embedding', dim, negated, false)} LIMIT 1)),
              max(x.dense_score),
-             CASE WHEN (SELECT matching < passages FROM stage2_size) THEN 0 ELSE (SELECT min(lexical) FROM passage_lexical) END,
+             CASE WHEN (SELECT count(*) FROM passage_lexical) < ${exactSize} THEN 0 ELSE (SELECT min(lexical) FROM passage_lexical) END,
              (SELECT max(lexical) FROM passage_lexical)
       FROM passage_scored x HAVING ${gate(true)})`;
 }
