@@ -143,6 +143,14 @@ async function lanceTable(db: Database, passageModel: number, work: string): Pro
 
 async function main() {
   const work = mkdtempSync(path.join(tmpdir(), 'dhr-bench-peers-'));
+  try {
+    await peers(work);
+  } finally {
+    if (!keep) rmSync(work, { recursive: true, force: true });
+  }
+}
+
+async function peers(work: string) {
   const config = loadConfig(process.env);
   const datasets = path.join(packageRoot(), '.cache', 'datasets');
   const pydocs = buildPydocs(datasets);
@@ -279,7 +287,6 @@ async function main() {
   } finally {
     for (const close of closers.reverse()) await close();
     await corpus.close();
-    if (!keep) rmSync(work, { recursive: true, force: true });
   }
 }
 
