@@ -1,4 +1,4 @@
--- Several summary vectors (issue 13 §3): a summary longer than the document encoder's budget is
+-- Several summary vectors: a summary longer than the document encoder's budget is
 -- clipped in its one vector, so its pieces that fit the budget are embedded too and the document
 -- stage can take the best of them (max-sim; pgvector has no multi-vector operator, so a column of
 -- vectors scored over a stage's candidates, never indexed). NULL: the summary fits in one vector,

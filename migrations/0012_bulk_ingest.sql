@@ -1,4 +1,4 @@
--- Bulk ingest (issue 29 §2): a transaction that sets `dhr.bm25_deferred` to 'on' (SET LOCAL)
+-- Bulk ingest: a transaction that sets `dhr.bm25_deferred` to 'on' (SET LOCAL)
 -- writes many documents and their indexed passages with multi-row statements, then builds their
 -- postings and statistics once for the whole batch (bm25_apply_passages, bm25_refresh_documents:
 -- src/store/bulk-write.ts). Meanwhile the insert and update triggers skip, so nothing is counted

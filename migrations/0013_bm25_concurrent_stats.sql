@@ -1,4 +1,4 @@
--- BM25 statistics that concurrent writers update without queuing (issue 29 §2).
+-- BM25 statistics that concurrent writers update without queuing.
 --
 -- 0007 kept one bm25_stats row per level and one bm25_terms row per (level, lexeme), so every
 -- ingest transaction updated the same rows and concurrent ones queued on them until commit. Here

@@ -1,4 +1,4 @@
--- Per-corpus retrieval settings (issue 31 §2): the ranking parameters a question leaves out, per
+-- Per-corpus retrieval settings: the ranking parameters a question leaves out, per
 -- mode, above the server's environment and the modes' built-in defaults (src/retrieval/parameters.ts).
 -- Versioned: a change adds a row and never edits one, so what was in force and why stays readable,
 -- and a rollback restores the settings of the version before (another new row).

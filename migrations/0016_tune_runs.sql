@@ -1,4 +1,4 @@
--- Tunes of the retrieval settings started through the API (issue 31 §2): each runs in the server
+-- Tunes of the retrieval settings started through the API: each runs in the server
 -- that took the request, in the background, and reports its progress and result here, so the
 -- client polls tuneRun(id) instead of holding a request open for minutes.
 CREATE TABLE tune_runs (

@@ -1,4 +1,4 @@
--- Large ingests through the API as durable jobs (issue 32 §2): the request stores the documents
+-- Large ingests through the API as durable jobs: the request stores the documents
 -- here and returns at once; job workers write them a batch at a time. Each batch — its documents'
 -- rows, index, vectors, outcomes and the job's progress — commits in one transaction, so a crash
 -- or restart resumes at the first document not done: none half-written, none twice.

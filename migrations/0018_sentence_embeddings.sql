@@ -1,4 +1,4 @@
--- Sentence vectors (issue 33 §2): answer highlights score a passage's sentences against the
+-- Sentence vectors: answer highlights score a passage's sentences against the
 -- question; encoding them at query time cost 35–56 ms per retrieval, so they are encoded with the
 -- passages (src/pipeline/encode.ts) and stored here, one row per passage and model: a highlight
 -- reads the rows of a retrieval's top passages in one statement, by key, and takes their inner

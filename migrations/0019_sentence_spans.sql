@@ -1,4 +1,4 @@
--- Typed spans stored with the sentence vectors (issue 33): a typed highlight ("when", "how many",
+-- Typed spans stored with the sentence vectors: a typed highlight ("when", "how many",
 -- "who", "where") looks for dates, quantities and names in its candidate sentences with compromise,
 -- about 10 ms for a retrieval's top five passages at query time. They are tagged when the sentences
 -- are encoded (src/pipeline/encode.ts) and read here beside the similarities, in the same statement.

@@ -1,4 +1,4 @@
--- BM25's lexeme columns compared byte by byte (issue 29 §2). Under the database's default
+-- BM25's lexeme columns compared byte by byte. Under the database's default
 -- collation (C.UTF-8 here) every B-tree comparison of a lexeme goes through strcoll: inserting the
 -- postings of a bulk ingest into their keys and impact indexes, and the (lexeme, document) probes
 -- of HYBRID_HIERARCHICAL's second stage. COLLATE "C" compares with memcmp. Lexemes are UTF-8, whose

@@ -1,4 +1,4 @@
--- The passages of a document by an index alone (issue 29 §1). HYBRID_HIERARCHICAL's second stage
+-- The passages of a document by an index alone. HYBRID_HIERARCHICAL's second stage
 -- reads the id of every passage of its k1 documents (embedded or not: a passage without a vector
 -- still ranks by BM25); the (document_id, ordinal) key sent each of those reads to the table's
 -- heap, one page or more a document (bench:hybrid at 100k: 337 of the stage's buffer reads, about

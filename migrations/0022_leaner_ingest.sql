@@ -1,4 +1,4 @@
--- Two costs every ingest paid for nothing (issue 29 §2; measured in docs/benchmarks.md).
+-- Two costs every ingest paid for nothing (measured in docs/benchmarks.md).
 --
 -- 1. passages_search_idx, 0003's GIN index on the full-text vector: LEXICAL ranked with `@@` and
 --    ts_rank then; since 0007 every lexical score reads the BM25 postings, and no statement the

@@ -42,6 +42,21 @@ describe('migrations runner', () => {
     await expect(migrate(t.db, loadMigrations(dir))).rejects.toThrow(MigrationError);
     await expect(migrate(t.db, loadMigrations(dir))).rejects.toThrow(/0001_ok was changed after it was applied/);
   });
+
+  it('opens a store that applied a file before its comments were reworded, and only such a file', async () => {
+    const migrations = loadMigrations();
+    await migrate(t.db, migrations);
+    const reworded = migrations.filter((m) => m.accepted.length > 1);
+    expect(reworded.length).toBeGreaterThan(0);
+    for (const m of reworded) {
+      expect(m.accepted[0]).toBe(m.checksum);
+      // what a store migrated before the rewording recorded
+      await t.db.query('UPDATE schema_migrations SET checksum = $2 WHERE version = $1', [m.version, m.accepted[1]]);
+    }
+    expect(await migrate(t.db, migrations)).toEqual([]);
+    await t.db.query('UPDATE schema_migrations SET checksum = $2 WHERE version = $1', [reworded[0].version, 'f'.repeat(64)]);
+    await expect(migrate(t.db, migrations)).rejects.toThrow(new RegExp(`${reworded[0].version} was changed after it was applied`));
+  });
 });
 
 describe('a database without pgvector', () => {

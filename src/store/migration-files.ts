@@ -7,7 +7,29 @@ export interface Migration {
   version: string;
   sql: string;
   checksum: string;
+  /** Checksums a store may have recorded for this file: its own, and its text's before a comment was reworded (REWORDED). */
+  accepted: string[];
 }
+
+/**
+ * Files whose comments were reworded after stores applied them, with the checksum of the text
+ * they were applied with: the statements are the same, so those stores are not refused. A change
+ * to a statement still needs a new migration.
+ */
+const REWORDED: Record<string, string> = {
+  '0011_summary_pieces': 'ebb0955b42ff3d16b7f4dcfc29c81259ec29a2d9b168b0a84c8bb7b0539c8088',
+  '0012_bulk_ingest': '7833af3cf0d1d29817966623e6a217448720b4c73c877ef7ba2415c79d4bae2e',
+  '0013_bm25_concurrent_stats': 'd85d159aa87fa4e2cbd6eeff7702a955538c9048b725eacdf0bf09c4c4446246',
+  '0015_retrieval_settings': '09575685f4cc39d6eeb4933cb6fe2d74708e82d55e83ed1accf66338c46e08c2',
+  '0016_tune_runs': 'e7afbf417514198e4f2dd109574afb3039df7f877d62f8404ed3a32e0635f8e7',
+  '0017_ingest_jobs': '3c413a92dcb1945db627dbb54d33777a9c1e01cce38d02c3556af2a6f23f9be3',
+  '0018_sentence_embeddings': '9995e6cc84e3565600c8312dc23fccd0441bb15d9f3f1a46b255df1acd19af34',
+  '0019_sentence_spans': 'e71e82103245394848406a9d1387adc93947965b7c156fc76fab81f6b16401b8',
+  '0020_lexeme_collation_c': '92e0178600565a1f01afa198b80cc7afd3aeeb7c94f8c4cae43db24b646ae183',
+  '0021_passage_ids_by_document': '6d1cd7ce015ac9e3359532316aca047004689b9e90b24211513652b3d6411bfc',
+  '0022_leaner_ingest': 'aa4f73c6f1e0c5c108e217ea08f86c4edd9989ee23695d92db4929f5b5a12f76',
+  '0023_deferred_postings_indexes': '24a10f57e169a64b98bb4e46cdee6c869290e246cba211e37af1b62dca8d3aa5',
+};
 
 export class MigrationError extends Error {}
 
@@ -25,7 +47,9 @@ export function loadMigrations(dir = migrationsDir(), prefix = ''): Migration[] 
     .sort()
     .map((file) => {
       const sql = readFileSync(join(dir, file), 'utf8');
-      return { version: prefix + file.replace(/\.sql$/, ''), sql, checksum: createHash('sha256').update(sql).digest('hex') };
+      const version = prefix + file.replace(/\.sql$/, '');
+      const checksum = createHash('sha256').update(sql).digest('hex');
+      return { version, sql, checksum, accepted: [checksum, ...(REWORDED[version] ? [REWORDED[version]] : [])] };
     });
 }
 
