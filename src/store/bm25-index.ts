@@ -52,17 +52,23 @@ export async function bm25Candidates(db: Database): Promise<Bm25Candidates> {
  * what CREATE INDEX counted), so it would rank every candidate 0 and offer none; and a deleted row
  * stays counted. A rebuild writes the statistics as they are (≈ 3 s at 31,000 passages, 2 cores),
  * and is needed only after writes. The count is read from bm25_summarize_index's report (the
- * extension has no other way to ask); a report it cannot read counts as disagreeing.
+ * extension has no other way to ask); a report it cannot read, or an index it cannot read after a
+ * crash, counts as disagreeing.
  * Returns whether it rebuilt.
  */
 export async function refreshBm25Index(db: Database): Promise<boolean> {
   if (!(await hasBm25Index(db))) return false;
-  const [{ report, rows }] = await db.query<{ report: string; rows: number }>(
-    `SELECT bm25_summarize_index($1) AS report, (SELECT count(*)::int FROM ${BM25_INDEX.table}) AS rows`,
-    [BM25_INDEX.index],
-  );
-  const counted = /total_docs:\s*(\d+)/.exec(report)?.[1];
-  if (counted !== undefined && Number(counted) === rows) return false;
+  const agrees = await db
+    .query<{ report: string; rows: number }>(`SELECT bm25_summarize_index($1) AS report, (SELECT count(*)::int FROM ${BM25_INDEX.table}) AS rows`, [
+      BM25_INDEX.index,
+    ])
+    .then(
+      ([{ report, rows }]) => Number(/total_docs:\s*(\d+)/.exec(report)?.[1] ?? Number.NaN) === rows,
+      // A process killed while writing leaves the index's recovery pages unreadable ("Invalid
+      // docid page magic … stopping recovery", and no candidates): rebuilt from its table.
+      () => false,
+    );
+  if (agrees) return false;
   await db.exec(`REINDEX INDEX ${BM25_INDEX.index}`);
   return true;
 }
