@@ -49,6 +49,8 @@ export interface Config {
   dbPoolMax: number;
   /** Search statements kept prepared per pooled connection (DB_PREPARED_STATEMENTS; 0: none, for PgBouncer's transaction mode before 1.21). */
   dbPreparedStatements: number;
+  /** PGLITE_BM25_INDEX: a new PGlite store gets pg_textsearch's BM25 index (store/pglite.ts). */
+  pgliteBm25Index: boolean;
   /** Pooled connections one GraphQL operation may hold at once (DB_CONNECTIONS_PER_REQUEST). */
   dbConnectionsPerRequest: number;
   /** Rows read, encoded and written per step when embedding the corpus (the encoder picks its own forward batch). */
@@ -176,6 +178,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     questionQueue,
     dbPoolMax,
     dbPreparedStatements: intSetting(env, 'DB_PREPARED_STATEMENTS', DEFAULT_PREPARED_STATEMENTS, 0, 1000),
+    pgliteBm25Index: boolSetting(env, 'PGLITE_BM25_INDEX', false),
     dbConnectionsPerRequest: intSetting(env, 'DB_CONNECTIONS_PER_REQUEST', defaultConnectionShare(dbPoolMax), 1, 10_000),
     embedBatchSize: intSetting(env, 'EMBED_BATCH_SIZE', 64, 1, 4096),
     bulkDeferIndexesFrom: intSetting(env, 'BULK_DEFER_INDEXES_PASSAGES', DEFER_INDEXES_FROM_PASSAGES, 0, 1_000_000_000),

@@ -3,10 +3,10 @@ import { retrieve } from '../src/retrieval/retrieve';
 import { questionWithoutNames } from '../src/retrieval/question-names';
 import { search } from '../src/retrieval/search';
 import { searchStatement, type VectorSearch } from '../src/retrieval/sql';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BM25_INDEX, hasBm25Index, refreshBm25Index } from '../src/store/bm25-index';
+import { BM25_INDEX, BM25_INDEX_MARKER, hasBm25Index, refreshBm25Index } from '../src/store/bm25-index';
 import { openMigratedDatabase } from '../src/store/open';
 import { DEFAULT_BM25, type Bm25Settings } from '../src/retrieval/types';
 import type { Database } from '../src/store/db';
@@ -302,10 +302,24 @@ describe('BM25 against brute force', () => {
 
 describe("the BM25 index (pg_textsearch) where the store has one: candidates only, every score the postings' exact BM25", () => {
   // 240 documents of 12 words: each question term matches far more passages than the index's
-  // depth (2 × k2, at least 40), so the exact top k2 must come from the index's candidates.
-  const t = useLoadedDatabase(29, 240);
+  // depth (2 × k2, at least 40), so the exact top k2 must come from the index's candidates. On
+  // PGlite a store made with PGLITE_BM25_INDEX (the test templates are made without).
+  let t: TestDatabase;
+  beforeAll(async () => {
+    if (process.env.DATABASE_URL) t = await createTestDatabase();
+    else {
+      const db = await PgliteDatabase.open({ bm25Index: true });
+      await migrate(db);
+      t = { db, kind: 'pglite', drop: () => db.close() };
+    }
+    await load(t.db, corpus(29, 240));
+  });
+  afterAll(() => t.drop());
 
-  it('is there on PGlite, holding the search text of exactly the indexed passages; absent on PostgreSQL 15', async () => {
+  it('is there on PGlite when asked for (a store made by default has none), holding the search text of exactly the indexed passages; absent on PostgreSQL 15', async () => {
+    const plain = await createTestDatabase();
+    expect(await hasBm25Index(plain.db)).toBe(false);
+    await plain.drop();
     const present = await hasBm25Index(t.db);
     expect(present).toBe(t.db.kind === 'pglite');
     if (!present) {
@@ -359,12 +373,14 @@ describe("the BM25 index (pg_textsearch) where the store has one: candidates onl
     if (t.db.kind !== 'pglite') return;
     const dataDir = mkdtempSync(join(tmpdir(), 'dhr-bm25-index-'));
     try {
-      let db: Database = await PgliteDatabase.open({ dataDir });
+      let db: Database = await PgliteDatabase.open({ dataDir, bm25Index: true });
       await migrate(db);
       await load(db, corpus(37, 30));
       expect(await refreshBm25Index(db)).toBe(false); // this process counted every row it indexed
       await db.close();
-      // A restart: the rows indexed after the (empty) index was built lose their count.
+      // A restart: the rows indexed after the (empty) index was built lose their count. The folder's
+      // marker (written by the refresh above) loads the extension without being asked.
+      expect(existsSync(join(dataDir, BM25_INDEX_MARKER))).toBe(true);
       db = await PgliteDatabase.open({ dataDir });
       expect(await refreshBm25Index(db)).toBe(true);
       await db.query(`DELETE FROM documents WHERE key = 'd4'`);

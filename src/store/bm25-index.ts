@@ -1,10 +1,16 @@
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Database, Queryable } from './db';
 
 /**
  * The BM25 index of migration 0026 (pg_textsearch over each indexed passage's search text), where
- * the store has one: PGlite, not PostgreSQL 15 or Citus. Passage BM25 then takes its candidates
+ * the store has one: a PGlite store made with PGLITE_BM25_INDEX (store/pglite.ts says why it is not
+ * the default), not PostgreSQL 15 or Citus. Passage BM25 then takes its candidates
  * from the index and scores them exactly from the postings (retrieval/statements/bm25.ts).
  */
+/** The file that says a PGlite folder's store has the BM25 index, so its extension must be loaded (store/pglite.ts). */
+export const BM25_INDEX_MARKER = 'dhr-bm25-index';
+
 export const BM25_INDEX = { table: 'passage_search_texts', index: 'passage_search_texts_bm25', extension: 'pg_textsearch' } as const;
 
 /** Whether the index is there and valid (a build that died leaves none: the postings' path). */
@@ -58,6 +64,10 @@ export async function bm25Candidates(db: Database): Promise<Bm25Candidates> {
  */
 export async function refreshBm25Index(db: Database): Promise<boolean> {
   if (!(await hasBm25Index(db))) return false;
+  // Later opens of this folder load the extension whatever PGLITE_BM25_INDEX says (store/pglite.ts).
+  if (db.kind === 'pglite' && db.location !== 'memory://' && !existsSync(join(db.location, BM25_INDEX_MARKER))) {
+    writeFileSync(join(db.location, BM25_INDEX_MARKER), 'this store has the BM25 index of migration 0026: PGlite loads pg_textsearch\n');
+  }
   const agrees = await db
     .query<{ report: string; rows: number }>(`SELECT bm25_summarize_index($1) AS report, (SELECT count(*)::int FROM ${BM25_INDEX.table}) AS rows`, [
       BM25_INDEX.index,

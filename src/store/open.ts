@@ -22,6 +22,8 @@ export interface StoreLocation {
   dbPreparedStatements?: number;
   /** DHR_DISTRIBUTED: 'citus' when databaseUrl is a Citus coordinator (docs/scale-out.md). */
   distributed?: Distribution;
+  /** PGLITE_BM25_INDEX: a new PGlite store gets the BM25 index (store/pglite.ts). */
+  pgliteBm25Index?: boolean;
   /** LOG_LEVEL of the pool's own log lines (a dropped connection); default info. */
   logLevel?: string;
 }
@@ -52,7 +54,7 @@ export async function openDatabase(config: StoreLocation): Promise<Database> {
   if (config.distributed) {
     throw new MigrationError(`DHR_DISTRIBUTED=${config.distributed} needs DATABASE_URL: the URL of the Citus coordinator`);
   }
-  return PgliteDatabase.open({ dataDir: config.dataDir });
+  return PgliteDatabase.open({ dataDir: config.dataDir, bm25Index: config.pgliteBm25Index });
 }
 
 export async function openMigratedDatabase(config: StoreLocation): Promise<Database> {

@@ -1,7 +1,9 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { PGlite, types, type QueryOptions } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite/vector';
 import { pg_textsearch } from '@electric-sql/pglite/pg_textsearch';
+import { BM25_INDEX_MARKER } from './bm25-index';
 import { lockDataFolder } from './data-lock';
 import { letLoopTurn } from './loop-turn';
 import { settingsStatement, type Database, type Queryable } from './db';
@@ -14,6 +16,14 @@ export interface PgliteOptions {
   dataDir?: string;
   /** Load pgvector (default). False only to exercise the missing-extension error path. */
   pgvector?: boolean;
+  /**
+   * PGLITE_BM25_INDEX: load pg_textsearch, so that migration 0026 builds the BM25 index in a new
+   * store (store/bm25-index.ts). Off by default: in PGlite 0.4 a transaction that fails on a full
+   * or read-only folder after the index was used leaves the one connection unusable until the
+   * process restarts ("ResourceOwnerEnlarge called after release started" on every ROLLBACK). A
+   * folder whose store has the index (its marker file) always loads it.
+   */
+  bm25Index?: boolean;
 }
 
 export class PgliteDatabase implements Database {
@@ -48,8 +58,12 @@ export class PgliteDatabase implements Database {
     try {
       const db = await PGlite.create({
         dataDir: options.dataDir,
-        // pg_textsearch: passage BM25's candidates from its index (migration 0026).
-        extensions: options.pgvector === false ? {} : { vector, pg_textsearch },
+        extensions:
+          options.pgvector === false
+            ? {}
+            : options.bm25Index || (options.dataDir !== undefined && existsSync(join(options.dataDir, BM25_INDEX_MARKER)))
+              ? { vector, pg_textsearch }
+              : { vector },
         // Same int8 handling as the pg driver: counts as numbers.
         parsers: { [types.INT8]: (v: string) => Number(v) },
       });
@@ -133,7 +147,18 @@ export class PgliteDatabase implements Database {
         };
         return fn(queryable);
       });
-    return this.use(run);
+    return this.use(async () => {
+      try {
+        return await run();
+      } catch (error) {
+        // A transaction that failed on a full or read-only folder can leave PGlite's one connection
+        // inside an aborted block (the BM25 index's abort, migration 0026, is what writes then),
+        // so every later statement failed with "current transaction is aborted": end it.
+        const state = await this.db.query<{ aborted: boolean }>('SELECT false AS aborted').catch(() => undefined);
+        if (!state) await this.db.exec('ROLLBACK').catch(() => undefined);
+        throw error;
+      }
+    });
   }
 
   /**
