@@ -28,10 +28,18 @@ describe('searchStatement', () => {
   it('sends one vector parameter when one question vector serves both stages', () => {
     const q = Float32Array.of(0.6, 0.8, 0);
     for (const mode of ['HIERARCHICAL', 'PARALLEL', 'HYBRID_HIERARCHICAL'] as const) {
-      expect(vectorParams(searchStatement(request({ mode, questionForDocuments: q, questionForPassages: q })).params)).toEqual([vectorLiteral(q)]);
+      // (meanPassages 1: stage 2 scores every passage; by candidates it also sends the negated vector, below)
+      expect(vectorParams(searchStatement(request({ mode, questionForDocuments: q, questionForPassages: q, meanPassages: 1 })).params)).toEqual([
+        vectorLiteral(q),
+      ]);
       // Two question models (E_Q^φ ≠ E_Q^ψ): two vectors.
-      expect(vectorParams(searchStatement(request({ mode })).params)).toHaveLength(2);
+      expect(vectorParams(searchStatement(request({ mode, meanPassages: 1 })).params)).toHaveLength(2);
     }
+    // Stage 2 by candidates: the question and its negation (the farthest passage bounds the normalization).
+    expect(vectorParams(searchStatement(request({ mode: 'HYBRID_HIERARCHICAL', questionForDocuments: q, questionForPassages: q })).params)).toEqual([
+      vectorLiteral(q),
+      vectorLiteral(q.map((x) => -x)),
+    ]);
   });
 
   it('encodes vectors with the function it is given', () => {
