@@ -147,18 +147,7 @@ export class PgliteDatabase implements Database {
         };
         return fn(queryable);
       });
-    return this.use(async () => {
-      try {
-        return await run();
-      } catch (error) {
-        // A transaction that failed on a full or read-only folder can leave PGlite's one connection
-        // inside an aborted block (the BM25 index's abort, migration 0026, is what writes then),
-        // so every later statement failed with "current transaction is aborted": end it.
-        const state = await this.db.query<{ aborted: boolean }>('SELECT false AS aborted').catch(() => undefined);
-        if (!state) await this.db.exec('ROLLBACK').catch(() => undefined);
-        throw error;
-      }
-    });
+    return this.use(run);
   }
 
   /**

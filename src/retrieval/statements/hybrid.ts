@@ -167,19 +167,19 @@ export function hybridHierarchical(s: SearchInput, p: Params, exact: boolean): M
 function stage2Scored(s: SearchInput, p: Params, exact: boolean, o: { stage2: string; passageDense: string; qp: string; qa?: string }): string {
   const model = p.add(s.passageModel.id);
   const dim = s.passageModel.dimension;
-  const everyPassage = [
-    // every passage of the documents, embedded or not (a passage without a vector still ranks by BM25)
-    `SELECT ps.id AS passage_id, ps.document_id, NULL::float8 AS dense_score, NULL::float8 AS lexical FROM ${o.stage2} d
+  // Every passage of the documents in `docs`, embedded or not (a passage without a vector still
+  // ranks by BM25), and their vectors by (model, document), as HIERARCHICAL reads them: one index
+  // range per document.
+  const passagesOf = (docs: string) => [
+    `SELECT ps.id AS passage_id, ps.document_id, NULL::float8 AS dense_score, NULL::float8 AS lexical FROM ${docs} d
         ${probeJoin(s, 'passages', 'ps', 'ps.id, ps.document_id', 'ps.document_id = d.document_id')}`,
-    // their vectors by (model, document), as HIERARCHICAL reads them: one index range per document
-    `SELECT pe.passage_id, NULL::int, ${o.passageDense}, NULL::float8 FROM ${o.stage2} d
+    `SELECT pe.passage_id, NULL::int, ${o.passageDense}, NULL::float8 FROM ${docs} d
         ${probeJoin(s, 'passage_embeddings', 'pe', 'pe.passage_id, pe.embedding', `pe.model_id = ${model} AND pe.document_id = d.document_id`)}`,
-    `SELECT passage_id, NULL, NULL, lexical FROM passage_lexical`,
   ];
   const exhaustiveBounds = `SELECT min(dense_score) AS dmin, max(dense_score) AS dmax, min(lexical_score) AS lmin, max(lexical_score) AS lmax FROM passage_scored`;
   const st = { ...DEFAULT_STAGE2, ...s.stage2 };
   if (exact || s.distributed || (s.meanPassages !== undefined && s.k1 * s.meanPassages <= st.exhaustiveUpTo)) {
-    return `${mergeScores('passage_scored', everyPassage)},
+    return `${mergeScores('passage_scored', [...passagesOf(o.stage2), `SELECT passage_id, NULL, NULL, lexical FROM passage_lexical`])},
     stage2_bounds AS MATERIALIZED (${exhaustiveBounds})`;
   }
   const n = p.add(Math.max(st.depth * s.k2, st.candidates));
@@ -211,8 +211,8 @@ function stage2Scored(s: SearchInput, p: Params, exact: boolean, o: { stage2: st
       SELECT document_id FROM (${budgetedDocuments(s, p, `(SELECT * FROM docs WHERE document_id IN (SELECT document_id FROM ${o.stage2}))`, 2 * Math.max(st.depth * s.k2, st.candidates))}) w
       WHERE ${gate(true)}),
     ${mergeScores('passage_scored', [
-      ...everyPassage.slice(0, 2).map((part) => `SELECT * FROM (${part}) e WHERE ${gate(false)}`),
-      ...everyPassage.slice(0, 2).map((part) => part.replace(`FROM ${o.stage2} d`, 'FROM whole_docs d')),
+      ...passagesOf(o.stage2).map((part) => `SELECT * FROM (${part}) e WHERE ${gate(false)}`),
+      ...passagesOf('whole_docs'),
       // the candidates' vectors, by key
       `SELECT pe.passage_id, pe.document_id, ${o.passageDense}, NULL
         FROM (SELECT passage_id FROM dense_candidates UNION SELECT passage_id FROM lexical_candidates) c
