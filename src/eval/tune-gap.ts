@@ -7,7 +7,9 @@
  */
 import { DEFAULT_MODE, MODES, modeDefaults, type RetrievalMode } from '../retrieval/modes';
 import { resolveRanking, type Ranking } from '../retrieval/parameters';
+import type { PseudoKind } from '../tuning/pseudo-questions';
 import { searchedBudget } from '../tuning/runs';
+import type { PointScore } from '../tuning/score';
 import { pointTarget, scoreOutcomes, type PointRow, type PointTarget } from './points';
 import { runQuestions, type Corpus, type RunParams } from './run';
 import { tuneCorpus } from './self-tuned';
@@ -21,11 +23,24 @@ export interface TuneGap {
   lexical: PointRow;
   defaults: PointRow;
   tuned: PointRow & { changed: boolean; reason: string };
-  /** Every point the tune tried, scored on the split's labels, best first (Top-5, then Top-1, Top-20). */
-  labelled: PointRow[];
+  /** Every point the tune tried, scored on the split's labels, best first (Top-5, then Top-1, Top-20), with what the pseudo-questions said of it. */
+  labelled: (PointRow & { pseudo: Pick<PointScore, 'mrr' | 'byKind'> })[];
+  /** Per source of pseudo-questions: the point it alone would choose, and how well its MRR orders the points as the labels' Top-5 does. */
+  kinds: KindVerdict[];
   /** Best labelled Top-5 less the tuned Top-5 (points). */
   gap: number;
   tuneSeconds: number;
+}
+
+/** What one source of pseudo-questions says of the grid, against the labels. */
+export interface KindVerdict {
+  kind: PseudoKind | 'all';
+  questions: number;
+  /** The grid point with this source's best MRR, and that point's labelled Top-5. */
+  choice: string;
+  choiceTop5: number;
+  /** Spearman's rank correlation of this source's MRR with the labelled Top-5, over the grid's points. */
+  spearman: number;
 }
 
 const byTop5 = (a: PointRow, b: PointRow) => b.top['5'] - a.top['5'] || b.top['1'] - a.top['1'] || b.top['20'] - a.top['20'];
@@ -60,13 +75,14 @@ export async function tuneGap(
   const lexical = await score('LEXICAL', at('LEXICAL', {}));
   const defaults = await score('defaults', at(DEFAULT_MODE, {}));
   const tunedRow = await score(`tuned ${label(DEFAULT_MODE, tunedValues)}`, at(DEFAULT_MODE, tunedValues));
-  const labelled: PointRow[] = [];
+  const labelled: TuneGap['labelled'] = [];
   for (const point of report.grid) {
     const name = label(point.mode, point.values);
     o.log(`tune-gap: ${split} split at ${name}`);
-    labelled.push(await score(name, at(point.mode, point.values)));
+    labelled.push({ ...(await score(name, at(point.mode, point.values))), pseudo: { mrr: point.mrr, byKind: point.byKind } });
   }
   labelled.sort(byTop5);
+  const kinds = kindVerdicts(labelled);
   const best = labelled[0] ?? tunedRow;
   return {
     split,
@@ -76,9 +92,60 @@ export async function tuneGap(
     defaults,
     tuned: { ...tunedRow, changed: report.choice.change || budget !== undefined, reason: report.choice.reason },
     labelled,
+    kinds,
     gap: Math.round(10 * (best.top['5'] - tunedRow.top['5'])) / 10,
     tuneSeconds,
   };
+}
+
+/** Each source of pseudo-questions (and all of them together, as the tune reads them) judged by the labels. */
+export function kindVerdicts(rows: TuneGap['labelled']): KindVerdict[] {
+  const present = [...new Set(rows.flatMap((r) => Object.keys(r.pseudo.byKind)))] as PseudoKind[];
+  const verdict = (kind: PseudoKind | 'all', mrrOf: (r: TuneGap['labelled'][number]) => number | undefined): KindVerdict | undefined => {
+    const scored = rows.filter((r) => mrrOf(r) !== undefined);
+    if (scored.length === 0) return undefined;
+    const best = [...scored].sort((a, b) => mrrOf(b)! - mrrOf(a)! || byTop5(a, b))[0];
+    return {
+      kind,
+      questions: kind === 'all' ? 0 : (scored[0].pseudo.byKind[kind as PseudoKind]?.questions ?? 0),
+      choice: best.point,
+      choiceTop5: best.top['5'],
+      spearman: spearman(
+        scored.map((r) => mrrOf(r)!),
+        scored.map((r) => r.top['5']),
+      ),
+    };
+  };
+  return [verdict('all', (r) => r.pseudo.mrr), ...present.map((k) => verdict(k, (r) => r.pseudo.byKind[k]?.mrr))].filter((v): v is KindVerdict => !!v);
+}
+
+/** Spearman's ρ with ties given their mean rank (0 when either side is constant). */
+export function spearman(a: readonly number[], b: readonly number[]): number {
+  const ranks = (x: readonly number[]) => {
+    const order = x.map((v, i) => [v, i] as const).sort((p, q) => p[0] - q[0]);
+    const r = new Array<number>(x.length);
+    for (let i = 0; i < order.length; ) {
+      let j = i;
+      while (j + 1 < order.length && order[j + 1][0] === order[i][0]) j++;
+      for (let k = i; k <= j; k++) r[order[k][1]] = (i + j) / 2;
+      i = j + 1;
+    }
+    return r;
+  };
+  const ra = ranks(a);
+  const rb = ranks(b);
+  const mean = (x: number[]) => x.reduce((s, v) => s + v, 0) / x.length;
+  const ma = mean(ra);
+  const mb = mean(rb);
+  let num = 0;
+  let da = 0;
+  let db = 0;
+  for (let i = 0; i < ra.length; i++) {
+    num += (ra[i] - ma) * (rb[i] - mb);
+    da += (ra[i] - ma) ** 2;
+    db += (rb[i] - mb) ** 2;
+  }
+  return da === 0 || db === 0 ? 0 : num / Math.sqrt(da * db);
 }
 
 export function tuneGapMarkdown(dataset: EvalDataset, g: TuneGap, command: string): string {
@@ -98,6 +165,12 @@ export function tuneGapMarkdown(dataset: EvalDataset, g: TuneGap, command: strin
     row('defaults', g.defaults),
     row('tuned', g.tuned),
     ...g.labelled.map((r, i) => row(i === 0 ? 'best labelled' : 'grid', r)),
+    '',
+    "**What each source of pseudo-questions predicts**: the grid point its MRR ranks first, that point's labelled Top-5, and Spearman's ρ between its MRR and the labelled Top-5 over the grid.",
+    '',
+    '| source | questions | its choice | labelled Top-5 there | ρ |',
+    '|---|---:|---|---:|---:|',
+    ...g.kinds.map((k) => `| ${k.kind} | ${k.kind === 'all' ? '' : k.questions} | \`${k.choice}\` | ${f(k.choiceTop5)} | ${k.spearman.toFixed(2)} |`),
     '',
   ].join('\n');
 }
