@@ -56,6 +56,7 @@ export function toEmbeddingJob(job: JobRow): EmbeddingJob {
   return {
     id: String(job.id),
     model: job.model,
+    modelId: job.modelId,
     scope: job.scope,
     documentIds: job.documentIds.map(String),
     status: job.status,

@@ -43,6 +43,9 @@ export class EmbeddingJob extends JobTimes {
   @Field(() => String, { description: 'The embedding model being written.' })
   model!: string;
 
+  @Field(() => Int, { description: "That model's integer id in the database (as `dhr jobs` lists it)." })
+  modelId!: number;
+
   @Field(() => ReembedScope)
   scope!: JobScope;
 
