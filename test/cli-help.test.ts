@@ -4,6 +4,8 @@ import { promisify } from 'node:util';
 import type { Command } from 'commander';
 import { main } from '../src/cli/main';
 import { buildProgram } from '../src/cli/program';
+import { urlForm } from '../src/cli/running-server';
+import { asksServedStore } from '../src/cli/transport';
 import { packageRoot } from '../src/paths';
 import { cliEntry } from './helpers/cli-entry';
 
@@ -13,6 +15,8 @@ function commandPaths(command: Command, prefix: string[] = []): string[][] {
 }
 
 const paths = commandPaths(buildProgram(async () => undefined));
+/** `keys create`, not `dhr keys create`. */
+const commandPath = (command: Command): string => (command.parent?.parent ? `${commandPath(command.parent)} ${command.name()}` : command.name());
 
 /** Runs main in-process, capturing what it writes. */
 async function capture(argv: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -62,6 +66,14 @@ describe('dhr --help', () => {
     } finally {
       delete process.env.PORT;
     }
+  });
+
+  it('names the --url form of every command that has one when a server holds the store', () => {
+    const sent = (command: Command): string[] =>
+      command.commands.flatMap((c) => [...(c.options.some((o) => o.long === '--url') ? [commandPath(c)] : []), ...sent(c)]);
+    const refused = sent(buildProgram(async () => undefined)).filter((path) => !asksServedStore(path));
+    expect(refused).toEqual(expect.arrayContaining(['ingest', 'settings set', 'jobs cancel']));
+    expect(refused.filter((path) => urlForm(path) === undefined)).toEqual([]);
   });
 
   it('dhr --help lists the commands and the environment', async () => {

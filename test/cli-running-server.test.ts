@@ -124,9 +124,12 @@ describe('the CLI while dhr serve holds the embedded store', () => {
     expect(ingest.stdout).toBe('');
     expect(ingest.stderr).toContain(`dhr ingest: the store in ${dataDir} is held by the server at ${serve!.url} (pid ${serve!.child.pid})`);
     expect(ingest.stderr).toContain(`dhr ingest <paths…> --url ${serve!.url} --key <admin key>`);
-    const embed = await dhr(['settings', 'set', '--mode', 'HYBRID_HIERARCHICAL', 'lambda=0.3'], env);
-    expect(embed.code).toBe(1);
-    expect(embed.stderr).toContain('`dhr settings set` has no --url form: stop the server (Ctrl-C) and run it again');
+    const set = await dhr(['settings', 'set', '--mode', 'HYBRID_HIERARCHICAL', 'lambda=0.3'], env);
+    expect(set.code).toBe(1);
+    expect(set.stderr).toContain(`dhr settings set --mode <mode> <name=value…> --url ${serve!.url} --key <admin key>`);
+    const history = await dhr(['settings', 'history'], env);
+    expect(history.code).toBe(1);
+    expect(history.stderr).toContain('`dhr settings history` has no --url form: stop the server (Ctrl-C) and run it again');
     // Nothing changed: the settings are the modes' defaults still, and the server still answers.
     const settings = await dhr(['settings'], { ...env, DHR_API_KEY: readerKey });
     expect(JSON.parse(settings.stdout)).toMatchObject({ version: null });

@@ -1,14 +1,12 @@
 import type { Config } from '../config';
-import { ENCODER_ROLES, type EncoderRole } from '../encoders/types';
 import { DomainError } from '../errors';
-import { activateStoredModel, registerExternalModel, registerModelFromPath } from '../pipeline/jobs/models';
+import { registerModelFromPath } from '../pipeline/jobs/models';
 import { ModelRegistry } from '../pipeline/jobs/registry';
 import { ingestJobOptions, jobWorkerSettings, JobWorker } from '../pipeline/jobs/worker';
-import { dropModel } from '../store/active';
 import type { Database } from '../store/db';
 import { modelCounts } from '../store/embeddings';
-import { cancelJob, createJob, getJob, JOB_SCOPES, listJobs, openJobForModel, type JobRow, type JobStatus } from '../store/jobs';
-import { cancelIngestJob, ingestJobListing, listIngestJobs } from '../store/ingest-jobs';
+import { createJob, getJob, JOB_SCOPES, listJobs, openJobForModel, type JobRow } from '../store/jobs';
+import { listIngestJobs } from '../store/ingest-jobs';
 import { openMigratedDatabase } from '../store/open';
 import { ProgressBar } from './progress';
 
@@ -129,71 +127,24 @@ async function work(db: Database, config: Config, values: { concurrency: number;
   return 0;
 }
 
-/** `dhr models list` is an operation and a printer (cli/operations.ts); these change the models on the store. */
-export type ModelsAction =
-  | { action: 'register'; target: string }
-  | { action: 'register-external'; target: string; dimension: number }
-  | { action: 'activate'; target: string; roles?: string }
-  | { action: 'drop'; target: string };
-
-/** `dhr models register PATH | register-external NAME | activate NAME [--roles r,r] | drop NAME`; prints the models after, as `dhr models list` does. */
-export function modelsCommand(config: Config, request: ModelsAction): Promise<number> {
+/**
+ * `dhr models register PATH`: any model folder this process can read (the API's
+ * registerEmbeddingModel takes only folders inside the server's MODELS_DIR, so this stays on the
+ * store); prints the models after, as `dhr models list` does. The other models and jobs commands
+ * are operations and printers (cli/operations.ts).
+ */
+export function registerModelCommand(config: Config, path: string): Promise<number> {
   return withDatabase(config, async (db) => {
     try {
-      await models(db, config, request);
+      const row = await registerModelFromPath(db, path, { cacheDir: config.modelCacheDir, threads: config.encoderThreads });
+      console.error(`registered ${row.name} (${row.dimension}-d); next: dhr reembed --model ${row.name}`);
     } catch (error) {
-      // Refusals (incomplete model, unknown name, …) are answers, not crashes.
+      // Refusals (a folder that does not load, a name taken, …) are answers, not crashes.
       if (!(error instanceof DomainError)) throw error;
-      console.error(`models ${request.action}: ${error.message}`);
+      console.error(`models register: ${error.message}`);
       return 1;
     }
     console.log(JSON.stringify(await modelCounts(db), null, 2));
-    return 0;
-  });
-}
-
-async function models(db: Database, config: Config, request: ModelsAction): Promise<void> {
-  switch (request.action) {
-    case 'register': {
-      const row = await registerModelFromPath(db, request.target, { cacheDir: config.modelCacheDir, threads: config.encoderThreads });
-      console.error(`registered ${row.name} (${row.dimension}-d); next: dhr reembed --model ${row.name}`);
-      return;
-    }
-    case 'register-external': {
-      const row = await registerExternalModel(db, request.target, request.dimension);
-      console.error(
-        `registered external model ${row.name} (${row.dimension}-d); its vectors come with ingest (DocumentInput.vector, passages[].vector), questions with retrieve's questionVector`,
-      );
-      return;
-    }
-    case 'activate': {
-      const roles = request.roles ? request.roles.split(',') : ENCODER_ROLES;
-      const known = roles.filter((r): r is EncoderRole => (ENCODER_ROLES as readonly string[]).includes(r));
-      if (known.length !== roles.length) {
-        const unknown = roles.filter((r) => !(ENCODER_ROLES as readonly string[]).includes(r));
-        throw new Error(`unknown roles ${unknown.join(', ')}; roles are ${ENCODER_ROLES.join(', ')}`);
-      }
-      await activateStoredModel(db, request.target, known);
-      console.error(`${request.target} now serves ${known.join(', ')}`);
-      return;
-    }
-    case 'drop':
-      await dropModel(db, request.target);
-      console.error(`dropped ${request.target}`);
-      return;
-  }
-}
-
-/** `dhr jobs [--ingest] [--status S]` and `dhr jobs cancel [--ingest] ID`. */
-export function jobsCommand(config: Config, request: { status?: JobStatus; cancel?: number; ingest?: boolean }): Promise<number> {
-  return withDatabase(config, async (db) => {
-    if (request.cancel !== undefined) {
-      const job = request.ingest ? await cancelIngestJob(db, request.cancel) : await cancelJob(db, request.cancel);
-      console.log(`${request.ingest ? 'ingest job' : 'job'} ${job.id} ${job.status}`);
-      return 0;
-    }
-    const rows = request.ingest ? (await listIngestJobs(db, request.status)).map(ingestJobListing) : await listJobs(db, request.status);
-    console.log(JSON.stringify(rows, null, 2));
     return 0;
   });
 }

@@ -1,5 +1,7 @@
 import type { Config } from '../config';
-import { DomainError, ErrorCode } from '../errors';
+import { MAX_DIMENSION } from '../encoders/external';
+import { ENCODER_ROLES } from '../encoders/types';
+import { badUserInput, DomainError, ErrorCode } from '../errors';
 import { isRole, ROLES } from '../store/keys';
 import { type ServerOptions, type Transport, withTransport } from './transport';
 
@@ -29,12 +31,60 @@ export function statsCommand(config: Config, options: ServerOptions): Promise<nu
   });
 }
 
+const listModels = async (t: Transport) =>
+  (await t.request<{ embeddingModels: { roles: string[] }[] }>(`{ embeddingModels { ${MODEL_FIELDS} } }`)).embeddingModels;
+const printModels = (listed: { roles: string[] }[]) => {
+  console.log(JSON.stringify(models(listed), null, 2));
+  return 0;
+};
+
 /** `dhr models [list]`: registered models, their coverage and the roles they serve, as JSON. */
 export function listModelsCommand(config: Config, options: ServerOptions): Promise<number> {
-  return withTransport(config, options, 'models list', async (t) => {
-    const data = await t.request<{ embeddingModels: { roles: string[] }[] }>(`{ embeddingModels { ${MODEL_FIELDS} } }`);
-    console.log(JSON.stringify(models(data.embeddingModels), null, 2));
-    return 0;
+  return withTransport(config, options, 'models list', async (t) => printModels(await listModels(t)));
+}
+
+/** `dhr models register-external NAME --dimension N`: prints the models after, as `dhr models list` does. */
+export function registerExternalModelCommand(config: Config, name: string, dimension: number, options: ServerOptions): Promise<number> {
+  return withTransport(config, options, 'models register-external', async (t) => {
+    // What GraphQL's Int cannot carry is refused here, in the words the registration uses for a bad dimension.
+    if (!Number.isInteger(dimension) || Math.abs(dimension) > 2 ** 31 - 1) {
+      throw badUserInput(`dimension must be an integer from 1 to ${MAX_DIMENSION}, got ${dimension}`, 'dimension');
+    }
+    const { registerExternalEmbeddingModel: m } = await t.request<{ registerExternalEmbeddingModel: { name: string; dimension: number } }>(
+      'mutation($name: String!, $dimension: Int!) { registerExternalEmbeddingModel(name: $name, dimension: $dimension) { name dimension } }',
+      { name, dimension },
+    );
+    console.error(
+      `registered external model ${m.name} (${m.dimension}-d); its vectors come with ingest (DocumentInput.vector, passages[].vector), questions with retrieve's questionVector`,
+    );
+    return printModels(await listModels(t));
+  });
+}
+
+/** The store's spelling of a role as the API's enum value: questionDocument → QUESTION_DOCUMENT. */
+const apiSpelling = (value: string) => value.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase();
+
+/** `dhr models activate NAME [--roles r,r]` (default: every role); prints the models after. */
+export function activateModelCommand(config: Config, name: string, options: { roles?: string } & ServerOptions): Promise<number> {
+  const roles = options.roles ? options.roles.split(',') : [...ENCODER_ROLES];
+  const unknown = roles.filter((r) => !(ENCODER_ROLES as readonly string[]).includes(r));
+  if (unknown.length > 0) throw new Error(`unknown roles ${unknown.join(', ')}; roles are ${ENCODER_ROLES.join(', ')}`);
+  return withTransport(config, options, 'models activate', async (t) => {
+    const { activateEmbeddingModel: listed } = await t.request<{ activateEmbeddingModel: { roles: string[] }[] }>(
+      `mutation($model: String!, $roles: [EncoderRole!]) { activateEmbeddingModel(model: $model, roles: $roles) { ${MODEL_FIELDS} } }`,
+      { model: name, roles: roles.map(apiSpelling) },
+    );
+    console.error(`${name} now serves ${roles.join(', ')}`);
+    return printModels(listed);
+  });
+}
+
+/** `dhr models drop NAME`: a model that serves no role, with its embeddings; prints the models after. */
+export function dropModelCommand(config: Config, name: string, options: ServerOptions): Promise<number> {
+  return withTransport(config, options, 'models drop', async (t) => {
+    await t.request('mutation($model: String!) { dropEmbeddingModel(model: $model) }', { model: name });
+    console.error(`dropped ${name}`);
+    return printModels(await listModels(t));
   });
 }
 
@@ -48,17 +98,75 @@ interface ShownSettings {
   modes: { mode: string; parameters: { name: string; value: unknown; source: string }[] }[];
 }
 
+const SETTINGS_FIELDS = 'version setBy note evidence previous createdAt modes { mode parameters { name value source } }';
+
 /**
  * `dhr settings [show]`: the version in force and every mode's parameters with their source, as
  * JSON (the environment of whoever answers applies: this process's, or the server's).
  */
 export function showSettingsCommand(config: Config, options: ServerOptions): Promise<number> {
   return withTransport(config, options, 'settings show', async (t) => {
-    const { retrievalSettings } = await t.request<{ retrievalSettings: ShownSettings }>(
-      '{ retrievalSettings { version setBy note evidence previous createdAt modes { mode parameters { name value source } } } }',
-    );
+    const { retrievalSettings } = await t.request<{ retrievalSettings: ShownSettings }>(`{ retrievalSettings { ${SETTINGS_FIELDS} } }`);
     return printSettings(retrievalSettings);
   });
+}
+
+/** `name=value` as JSON where it parses (numbers, true, false, null), else the text: `documentPassages=top3`. */
+export function parseAssignment(assignment: string): [string, unknown] {
+  const eq = assignment.indexOf('=');
+  if (eq <= 0) throw badUserInput(`"${assignment}" is not name=value (e.g. lambda=0.3)`, 'values');
+  const name = assignment.slice(0, eq);
+  const text = assignment.slice(eq + 1);
+  try {
+    return [name, JSON.parse(text)];
+  } catch {
+    return [name, text];
+  }
+}
+
+/**
+ * `dhr settings set --mode M name=value… [--unset name…] [--note T]`: a new version of the
+ * corpus's settings (a running server picks it up within a second); prints the settings after,
+ * as `dhr settings show` does. Refusals are said under `settings`, as for rollback and history.
+ */
+export function setSettingsCommand(
+  config: Config,
+  request: { mode: string; values: string[]; unset: string[]; note?: string },
+  options: ServerOptions,
+): Promise<number> {
+  return withTransport(
+    config,
+    options,
+    'settings set',
+    async (t) => {
+      // Parsed inside: a malformed assignment is an answer, not a crash.
+      const values = Object.fromEntries(request.values.map(parseAssignment));
+      const { setRetrievalSettings: version } = await t.request<{ setRetrievalSettings: ShownSettings }>(
+        `mutation($mode: RetrievalMode!, $values: JSONObject, $unset: [String!], $note: String) {
+          setRetrievalSettings(mode: $mode, values: $values, unset: $unset, note: $note) { ${SETTINGS_FIELDS} }
+        }`,
+        { mode: request.mode, values, unset: request.unset, note: request.note ?? null },
+      );
+      return printSettings(version);
+    },
+    { label: 'settings' },
+  );
+}
+
+/** `dhr settings rollback`: restores the settings in force before the current version (a new version); prints them. */
+export function rollbackSettingsCommand(config: Config, options: ServerOptions): Promise<number> {
+  return withTransport(
+    config,
+    options,
+    'settings rollback',
+    async (t) => {
+      const { rollbackRetrievalSettings: version } = await t.request<{ rollbackRetrievalSettings: ShownSettings }>(
+        `mutation { rollbackRetrievalSettings { ${SETTINGS_FIELDS} } }`,
+      );
+      return printSettings(version);
+    },
+    { label: 'settings' },
+  );
 }
 
 /** The settings as `dhr settings` prints them (after `set` and `rollback` too): each parameter as `value (source)`. */
@@ -158,4 +266,121 @@ export function revokeKeyCommand(config: Config, idOrPrefix: string, options: Se
       throw error;
     }
   });
+}
+
+interface Progress {
+  done: number;
+  total: number;
+}
+
+interface ListedTimes {
+  error: string | null;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  updatedAt: string;
+}
+
+interface ListedJob extends ListedTimes {
+  id: string;
+  modelId: number;
+  model: string;
+  scope: string;
+  documentIds: string[];
+  status: string;
+  documents: Progress;
+  passages: Progress;
+}
+
+interface ListedIngestJob extends ListedTimes {
+  id: string;
+  status: string;
+  documents: Progress;
+  passages: { done: number };
+  created: number;
+  updated: number;
+  unchanged: number;
+  failed: number;
+}
+
+const TIME_FIELDS = 'error createdAt startedAt finishedAt updatedAt';
+const times = (j: ListedTimes): ListedTimes => ({
+  error: j.error,
+  createdAt: j.createdAt,
+  startedAt: j.startedAt,
+  finishedAt: j.finishedAt,
+  updatedAt: j.updatedAt,
+});
+
+/** A re-embedding job as the store lists it (store/jobs.ts JobRow): its fields, order and spelling. */
+const jobRow = (j: ListedJob) => ({
+  id: Number(j.id),
+  modelId: j.modelId,
+  model: j.model,
+  scope: j.scope,
+  documentIds: j.documentIds.map(Number),
+  status: j.status.toLowerCase(),
+  documentsTotal: j.documents.total,
+  documentsDone: j.documents.done,
+  passagesTotal: j.passages.total,
+  passagesDone: j.passages.done,
+  ...times(j),
+});
+
+/** An ingest job as the store lists it (store/ingest-jobs.ts ingestJobListing). */
+const ingestJobRow = (j: ListedIngestJob) => ({
+  id: Number(j.id),
+  status: j.status.toLowerCase(),
+  documentsTotal: j.documents.total,
+  documentsDone: j.documents.done,
+  passagesDone: j.passages.done,
+  created: j.created,
+  updated: j.updated,
+  unchanged: j.unchanged,
+  failed: j.failed,
+  ...times(j),
+});
+
+/** `dhr jobs [list] [--ingest] [--status S]`: re-embedding (or ingest) jobs, newest first, as JSON. */
+export function listJobsCommand(config: Config, options: { status?: string; ingest?: boolean } & ServerOptions): Promise<number> {
+  return withTransport(config, options, 'jobs list', async (t) => {
+    const variables = { status: options.status?.toUpperCase() ?? null };
+    const rows = options.ingest
+      ? (
+          await t.request<{ ingestJobs: ListedIngestJob[] }>(
+            `query($status: JobStatus) { ingestJobs(status: $status) { id status documents { done total } passages { done } created updated unchanged failed ${TIME_FIELDS} } }`,
+            variables,
+          )
+        ).ingestJobs.map(ingestJobRow)
+      : (
+          await t.request<{ jobs: ListedJob[] }>(
+            `query($status: JobStatus) { jobs(status: $status) { id modelId model scope documentIds status documents { done total } passages { done total } ${TIME_FIELDS} } }`,
+            variables,
+          )
+        ).jobs.map(jobRow);
+    console.log(JSON.stringify(rows, null, 2));
+    return 0;
+  });
+}
+
+/**
+ * `dhr jobs cancel [--ingest] ID`: stops a queued or running job. A refusal (no such job, one
+ * already ended) is its message alone, as it has always been for this command.
+ */
+export function cancelJobCommand(config: Config, id: number, options: { ingest?: boolean } & ServerOptions): Promise<number> {
+  return withTransport(
+    config,
+    options,
+    'jobs cancel',
+    async (t) => {
+      const mutation = options.ingest ? 'cancelIngestJob' : 'cancelJob';
+      const { cancelled } = await t.request<{ cancelled: { id: string; status: string } }>(
+        `mutation($id: ID!) { cancelled: ${mutation}(id: $id) { id status } }`,
+        { id: String(id) },
+      );
+      console.log(`${options.ingest ? 'ingest job' : 'job'} ${cancelled.id} ${cancelled.status.toLowerCase()}`);
+      return 0;
+    },
+    { answer: false },
+  );
 }

@@ -96,18 +96,22 @@ function serverUrl(value: string): string {
   return url.href;
 }
 
-/** Adds --url and --key: with --url the command talks to that server's GraphQL API, not the database. */
-function remotable(command: Command): Command {
-  return command
-    .option('--url <server>', "a running server's URL: act through its GraphQL API instead of opening the database", serverUrl)
-    .addOption(new Option('--key <key>', 'API key for --url (admin for changes); prefer the environment variable').env('DHR_API_KEY'));
+/**
+ * Adds --url and --key: with --url the command talks to that server's GraphQL API, not the
+ * database. `key`: the --key option, where it says more (servedKey).
+ */
+function remotable(
+  command: Command,
+  key = new Option('--key <key>', 'API key for --url (admin for changes); prefer the environment variable').env('DHR_API_KEY'),
+): Command {
+  return command.option('--url <server>', "a running server's URL: act through its GraphQL API instead of opening the database", serverUrl).addOption(key);
 }
 
-/** --key of a read-only command that asks the server holding the store by itself (cli/running-server.ts). */
+/** --key of a read-only command, which also asks the server holding the store by itself (cli/running-server.ts). */
 const servedKey = () =>
   new Option(
     '--key <key>',
-    'API key for the server holding the store, which this asks while it runs (if its READ_ACCESS is key); prefer the environment variable',
+    'API key for --url, or for the server holding the store, which this asks while it runs (if its READ_ACCESS is key); prefer the environment variable',
   ).env('DHR_API_KEY');
 
 /**
@@ -254,39 +258,37 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
     .action(() => run(async (config) => storeCli().rebuildBm25Command(config)));
 
   const models = program.command('models').description('registered embedding models: list, register, register-external, activate, drop');
-  models
-    .command('list', { isDefault: true })
-    .description('registered models, their coverage and the roles they serve')
-    .addOption(servedKey())
-    .action((options: { key?: string }) => run(async (config) => operationsCli().listModelsCommand(config, options)));
+  remotable(models.command('list', { isDefault: true }).description('registered models, their coverage and the roles they serve'), servedKey()).action(
+    (options: ServerOptions) => run(async (config) => operationsCli().listModelsCommand(config, options)),
+  );
   models
     .command('register')
     .description('register a model (loaded and probed first)')
     .argument('<folder>', "a model folder (model.onnx, tokenizer.json, dhr-model.json) or 'use-lite'")
-    .action((target: string) => run(async (config) => jobsCli().modelsCommand(config, { action: 'register', target })));
-  models
-    .command('register-external')
-    .description(
-      'register an external model: vectors supplied by the client (ingest JSON vector / passages[].vector, retrieve questionVector), no encoder files',
-    )
-    .argument('<name>', 'model name')
-    .requiredOption('--dimension <n>', 'numbers per vector (1-2000)', (v: string) => Number(v))
-    .action((target: string, options: { dimension: number }) =>
-      run(async (config) => jobsCli().modelsCommand(config, { action: 'register-external', target, dimension: options.dimension })),
-    );
-  models
-    .command('activate')
-    .description('switch retrieval to a model (refused until its embeddings are complete)')
-    .argument('<name>', 'model name')
-    .option('--roles <roles>', `comma-separated: ${ENCODER_ROLES.join(',')} (default: all)`)
-    .action((target: string, options: { roles?: string }) =>
-      run(async (config) => jobsCli().modelsCommand(config, { action: 'activate', target, roles: options.roles })),
-    );
-  models
-    .command('drop')
-    .description('delete a model that serves no role, with its embeddings')
-    .argument('<name>', 'model name')
-    .action((target: string) => run(async (config) => jobsCli().modelsCommand(config, { action: 'drop', target })));
+    .action((target: string) => run(async (config) => jobsCli().registerModelCommand(config, target)));
+  remotable(
+    models
+      .command('register-external')
+      .description(
+        'register an external model: vectors supplied by the client (ingest JSON vector / passages[].vector, retrieve questionVector), no encoder files',
+      )
+      .argument('<name>', 'model name')
+      .requiredOption('--dimension <n>', 'numbers per vector (1-2000)', (v: string) => Number(v)),
+  ).action((target: string, options: { dimension: number } & ServerOptions) =>
+    run(async (config) => operationsCli().registerExternalModelCommand(config, target, options.dimension, options)),
+  );
+  remotable(
+    models
+      .command('activate')
+      .description('switch retrieval to a model (refused until its embeddings are complete)')
+      .argument('<name>', 'model name')
+      .option('--roles <roles>', `comma-separated: ${ENCODER_ROLES.join(',')} (default: all)`),
+  ).action((target: string, options: { roles?: string } & ServerOptions) =>
+    run(async (config) => operationsCli().activateModelCommand(config, target, options)),
+  );
+  remotable(models.command('drop').description('delete a model that serves no role, with its embeddings').argument('<name>', 'model name')).action(
+    (target: string, options: ServerOptions) => run(async (config) => operationsCli().dropModelCommand(config, target, options)),
+  );
 
   program
     .command('adapt')
@@ -385,27 +387,23 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
     .action((options: { concurrency: number; exitWhenIdle?: boolean; trace?: string }) => run(async (config) => jobsCli().workerCommand(config, options)));
 
   const jobs = program.command('jobs').description('re-embedding jobs, or with --ingest ingest jobs: list, cancel');
-  jobs
-    .command('list', { isDefault: true })
-    .description('jobs, newest first, as JSON')
-    .addOption(new Option('--status <status>', 'only jobs in this state').choices(JOB_STATUSES))
-    .option('--ingest', 'ingest jobs (a large ingestDocuments, startIngest, dhr ingest --url) instead of re-embedding jobs')
-    .addOption(servedKey())
-    .action((options: { status?: (typeof JOB_STATUSES)[number]; ingest?: boolean; key?: string }) =>
-      run(async (config) => {
-        const target = serverFor(config, options, 'jobs list');
-        const request = { status: options.status, ingest: options.ingest === true };
-        return target ? remoteCli().remoteJobs(target, request) : jobsCli().jobsCommand(config, request);
-      }),
-    );
-  jobs
-    .command('cancel')
-    .description('stop a queued or running job')
-    .argument('<id>', 'job id', integer(1, 2_147_483_647))
-    .option('--ingest', 'an ingest job')
-    .action((id: number, options: { ingest?: boolean }) =>
-      run(async (config) => jobsCli().jobsCommand(config, { cancel: id, ingest: options.ingest === true })),
-    );
+  remotable(
+    jobs
+      .command('list', { isDefault: true })
+      .description('jobs, newest first, as JSON')
+      .addOption(new Option('--status <status>', 'only jobs in this state').choices(JOB_STATUSES))
+      .option('--ingest', 'ingest jobs (a large ingestDocuments, startIngest, dhr ingest --url) instead of re-embedding jobs'),
+    servedKey(),
+  ).action((options: { status?: (typeof JOB_STATUSES)[number]; ingest?: boolean } & ServerOptions) =>
+    run(async (config) => operationsCli().listJobsCommand(config, options)),
+  );
+  remotable(
+    jobs
+      .command('cancel')
+      .description('stop a queued or running job')
+      .argument('<id>', 'job id', integer(1, 2_147_483_647))
+      .option('--ingest', 'an ingest job'),
+  ).action((id: number, options: { ingest?: boolean } & ServerOptions) => run(async (config) => operationsCli().cancelJobCommand(config, id, options)));
 
   const keys = program.command('keys').description('API keys: create, list, revoke');
   remotable(
@@ -425,30 +423,34 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
   const settings = program
     .command('settings')
     .description("the corpus's retrieval settings: what a question leaves out, per mode, above the environment and the modes' defaults");
-  settings
-    .command('show', { isDefault: true })
-    .description("every mode's ranking parameters in force and where each comes from (corpus, environment, mode), as JSON")
-    .addOption(servedKey())
-    .action((options: { key?: string }) => run(async (config) => operationsCli().showSettingsCommand(config, options)));
-  settings
-    .command('set')
-    .description("set some of a mode's parameters (a new version; the others stay): dhr settings set --mode HYBRID_HIERARCHICAL lambda=0.3 perDocument=1")
-    .addOption(new Option('--mode <mode>', 'the mode they apply to').choices(RETRIEVAL_MODES).makeOptionMandatory())
-    .argument('[name=value...]', `parameters: ${RANKING_NAMES.join(', ')} (perDocument=null: no bound; passageBudget=null: every passage of the k1 documents)`)
-    .option('--unset <name...>', "parameters to remove from the mode's settings")
-    .option('--note <text>', 'why (kept with the version)')
-    .action((values: string[], options: { mode: string; unset?: string[]; note?: string }) =>
-      run(async (config) => settingsCli().settingsCommand(config, { set: { mode: options.mode, values, unset: options.unset ?? [], note: options.note } })),
-    );
-  settings
-    .command('rollback')
-    .description('restore the settings in force before the current version (a new version)')
-    .action(() => run(async (config) => settingsCli().settingsCommand(config, { rollback: true })));
+  remotable(
+    settings
+      .command('show', { isDefault: true })
+      .description("every mode's ranking parameters in force and where each comes from (corpus, environment, mode), as JSON"),
+    servedKey(),
+  ).action((options: ServerOptions) => run(async (config) => operationsCli().showSettingsCommand(config, options)));
+  remotable(
+    settings
+      .command('set')
+      .description("set some of a mode's parameters (a new version; the others stay): dhr settings set --mode HYBRID_HIERARCHICAL lambda=0.3 perDocument=1")
+      .addOption(new Option('--mode <mode>', 'the mode they apply to').choices(RETRIEVAL_MODES).makeOptionMandatory())
+      .argument(
+        '[name=value...]',
+        `parameters: ${RANKING_NAMES.join(', ')} (perDocument=null: no bound; passageBudget=null: every passage of the k1 documents)`,
+      )
+      .option('--unset <name...>', "parameters to remove from the mode's settings")
+      .option('--note <text>', 'why (kept with the version)'),
+  ).action((values: string[], options: { mode: string; unset?: string[]; note?: string } & ServerOptions) =>
+    run(async (config) => operationsCli().setSettingsCommand(config, { mode: options.mode, values, unset: options.unset ?? [], note: options.note }, options)),
+  );
+  remotable(settings.command('rollback').description('restore the settings in force before the current version (a new version)')).action(
+    (options: ServerOptions) => run(async (config) => operationsCli().rollbackSettingsCommand(config, options)),
+  );
   settings
     .command('history')
     .description('the versions, newest first, as JSON')
     .option('--limit <n>', 'at most this many', integer(1, 1000), 20)
-    .action((options: { limit: number }) => run(async (config) => settingsCli().settingsCommand(config, { history: options.limit })));
+    .action((options: { limit: number }) => run(async (config) => settingsCli().settingsHistoryCommand(config, options.limit)));
 
   program
     .command('tune')

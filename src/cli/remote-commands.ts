@@ -13,11 +13,11 @@ import { GaveUp, withRetry, type RetryPolicy } from './retry';
 import type { RemoteTarget } from './transport';
 
 /**
- * What has no GraphQL twin among the commands that reach a server: `dhr ingest --url` (locally
- * the pipeline reads, writes and embeds the files in this process; through a server they become
- * durable ingest jobs this command sends and follows), and `dhr jobs [list]`, whose local listing
- * has a field (a re-embedding job's modelId) that the API does not give. The commands that are
- * one operation and a printer are in cli/operations.ts.
+ * What has no GraphQL twin among the commands that reach a server: `dhr ingest --url`. Locally the
+ * pipeline reads, writes and embeds the files in this process; through a server they become
+ * durable ingest jobs that this command sends and follows (with `--job`, follows alone), which no
+ * in-process operation does. Every other command that reaches a server is one operation and a
+ * printer over cli/transport.ts (cli/operations.ts, cli/ask.ts).
  */
 
 /** A refused or failed remote call is exit code 1 with the server's message. */
@@ -30,90 +30,6 @@ async function remote(command: string, fn: () => Promise<number>): Promise<numbe
     return 1;
   }
 }
-
-interface RemoteJob {
-  id: string;
-  model: string;
-  scope: string;
-  documentIds: string[];
-  status: string;
-  documents: { done: number; total: number };
-  passages: { done: number; total: number };
-  error: string | null;
-  createdAt: string;
-  startedAt: string | null;
-  finishedAt: string | null;
-  updatedAt: string;
-}
-
-/** `dhr jobs [list]` through a server: the fields the local listing has (all but the model's id), in its spelling. */
-export function remoteJobs(target: RemoteTarget, options: { status?: string; ingest?: boolean }): Promise<number> {
-  if (options.ingest) return remoteIngestJobs(target, options);
-  return remote('jobs list', async () => {
-    const { jobs } = await remoteGraphQL<{ jobs: RemoteJob[] }>(
-      target.url,
-      'query($status: JobStatus) { jobs(status: $status) { id model scope documentIds status documents { done total } passages { done total } error createdAt startedAt finishedAt updatedAt } }',
-      { status: options.status?.toUpperCase() ?? null },
-      target,
-    );
-    const rows = jobs.map((j) => ({
-      id: Number(j.id),
-      model: j.model,
-      scope: j.scope,
-      documentIds: j.documentIds.map(Number),
-      status: j.status.toLowerCase(),
-      documentsTotal: j.documents.total,
-      documentsDone: j.documents.done,
-      passagesTotal: j.passages.total,
-      passagesDone: j.passages.done,
-      ...times(j),
-    }));
-    console.log(JSON.stringify(rows, null, 2));
-    return 0;
-  });
-}
-
-type RemoteIngestListing = Omit<RemoteJob, 'model' | 'scope' | 'documentIds' | 'passages'> & {
-  passages: { done: number };
-  created: number;
-  updated: number;
-  unchanged: number;
-  failed: number;
-};
-
-/** `dhr jobs --ingest` through a server: the local listing's fields (store/ingest-jobs.ts ingestJobListing), in its order. */
-function remoteIngestJobs(target: RemoteTarget, options: { status?: string }): Promise<number> {
-  return remote('jobs list', async () => {
-    const { ingestJobs } = await remoteGraphQL<{ ingestJobs: RemoteIngestListing[] }>(
-      target.url,
-      'query($status: JobStatus) { ingestJobs(status: $status) { id status documents { done total } passages { done } created updated unchanged failed error createdAt startedAt finishedAt updatedAt } }',
-      { status: options.status?.toUpperCase() ?? null },
-      target,
-    );
-    const rows = ingestJobs.map((j) => ({
-      id: Number(j.id),
-      status: j.status.toLowerCase(),
-      documentsTotal: j.documents.total,
-      documentsDone: j.documents.done,
-      passagesDone: j.passages.done,
-      created: j.created,
-      updated: j.updated,
-      unchanged: j.unchanged,
-      failed: j.failed,
-      ...times(j),
-    }));
-    console.log(JSON.stringify(rows, null, 2));
-    return 0;
-  });
-}
-
-const times = (j: Pick<RemoteJob, 'error' | 'createdAt' | 'startedAt' | 'finishedAt' | 'updatedAt'>) => ({
-  error: j.error,
-  createdAt: j.createdAt,
-  startedAt: j.startedAt,
-  finishedAt: j.finishedAt,
-  updatedAt: j.updatedAt,
-});
 
 /** Requests stay well inside the server's MAX_INGEST_BATCH (1000) and MAX_BODY_BYTES (4 MiB) defaults. */
 const BATCH_DOCUMENTS = 100;

@@ -63,7 +63,16 @@ const URL_FORMS: Record<string, string> = {
   ingest: 'dhr ingest <paths…> --url URL',
   'keys create': 'dhr keys create --role <role> --url URL',
   'keys revoke': 'dhr keys revoke <id|prefix> --url URL',
+  'jobs cancel': 'dhr jobs cancel [--ingest] <id> --url URL',
+  'models register-external': 'dhr models register-external <name> --dimension <n> --url URL',
+  'models activate': 'dhr models activate <name> [--roles <roles>] --url URL',
+  'models drop': 'dhr models drop <name> --url URL',
+  'settings set': 'dhr settings set --mode <mode> <name=value…> --url URL',
+  'settings rollback': 'dhr settings rollback --url URL',
 };
+
+/** The --url form a refused command's hint names (URL: the server's), where it has one. */
+export const urlForm = (command: string): string | undefined => (Object.hasOwn(URL_FORMS, command) ? URL_FORMS[command] : undefined);
 
 /**
  * A command that opens the store itself (writes, and reads without a remote form) while the
@@ -73,7 +82,7 @@ const URL_FORMS: Record<string, string> = {
 export function refuseWhileServed(config: Config, command: string): number | undefined {
   const served = servedStore(config);
   if (!served) return undefined;
-  const form = URL_FORMS[command];
+  const form = urlForm(command);
   const how = form
     ? `Send it to the server with an admin key: ${form.replace('URL', served.url)} --key <admin key> (or set DHR_API_KEY; \`npm start\` prints a demo admin key), or stop the server (Ctrl-C) and run it again.`
     : command === 'serve'

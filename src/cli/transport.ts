@@ -62,15 +62,16 @@ const OWNER: Principal = { keyId: 0, role: 'admin', name: 'cli' };
 /**
  * Runs `fn` over the transport chosen for `command`. A refused operation (a DomainError) is
  * answered `command: message` (a server's with its code), exit code 1, unless `answer` is false:
- * then it is thrown (dhr ask's refusals are the message alone). `encoders`: in-process, load the
- * active models (retrieval needs them; the other operations do not).
+ * then it is thrown (dhr ask's refusals are the message alone). `label`: the name refusals are
+ * said under, where it is not the command's (`settings` for all of settings'). `encoders`:
+ * in-process, load the active models (retrieval needs them; the other operations do not).
  */
 export async function withTransport(
   config: Config,
   options: ServerOptions,
   command: string,
   fn: (transport: Transport) => Promise<number>,
-  { encoders = false, answer = true }: { encoders?: boolean; answer?: boolean } = {},
+  { encoders = false, answer = true, label = command }: { encoders?: boolean; answer?: boolean; label?: string } = {},
 ): Promise<number> {
   const server = serverFor(config, options, command);
   const answered = async (transport: Transport) => {
@@ -78,7 +79,7 @@ export async function withTransport(
       return await fn(transport);
     } catch (error) {
       if (!answer || !(error instanceof DomainError)) throw error;
-      console.error(`${command}: ${error.message}${transport.url ? ` (${error.code})` : ''}`);
+      console.error(`${label}: ${error.message}${transport.url ? ` (${error.code})` : ''}`);
       return 1;
     }
   };

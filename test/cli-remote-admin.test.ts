@@ -1,0 +1,116 @@
+/**
+ * The admin commands that are one GraphQL operation and a printer (cli/operations.ts): with --url
+ * they print what they print on the local store. Real processes: the CLI on a store of its own,
+ * and the CLI against a real server over HTTP on the suite's database (PGlite or PostgreSQL),
+ * both stores fresh and sent the same commands; on PostgreSQL the local CLI also opens the
+ * server's own database, so the two forms are compared on one store.
+ */
+import { registerModelFromPath } from '../src/pipeline/jobs/models';
+import { ingestJobListing, listIngestJobs } from '../src/store/ingest-jobs';
+import { createJob, listJobs } from '../src/store/jobs';
+import { dhr, useCliStore } from './helpers/cli';
+import { useTestServer } from './helpers/server';
+import { writeTinyModel } from './helpers/tiny-model';
+
+type Run = Awaited<ReturnType<typeof dhr>>;
+
+describe('dhr models | settings | jobs with --url print what they print locally', () => {
+  // No workers: the jobs made here stay queued until cancelled.
+  const server = useTestServer({ JOB_WORKERS: '0' });
+  const local = useCliStore('dhr-cli-remote-admin-');
+  const remote = (args: string[]) => dhr([...args, '--url', server.url], { DHR_API_KEY: server.adminKey });
+  /** The same command on the local store and through the server. */
+  const both = async (args: string[]): Promise<[Run, Run]> => [await dhr(args, local.env), await remote(args)];
+  /** A server's refusal is the local one with the error code after it. */
+  const refusedAlike = ([here, there]: [Run, Run], code: string) => {
+    expect(here.code).toBe(1);
+    expect(there.code).toBe(1);
+    expect(there.stderr).toBe(here.stderr.replace(/\n$/, ` (${code})\n`));
+  };
+
+  it('models register-external | activate | drop', async () => {
+    for (const args of [
+      ['models', 'register-external', 'ext', '--dimension', '4'],
+      ['models', 'activate', 'ext', '--roles', 'document,passage'],
+      ['models', 'register-external', 'ext2', '--dimension', '3'],
+      ['models', 'drop', 'ext2'],
+    ]) {
+      const [here, there] = await both(args);
+      expect(there).toEqual(here);
+      expect(here.code).toBe(0);
+    }
+    const [models, sentModels] = await both(['models', 'list']);
+    expect(sentModels).toEqual(models);
+    expect(JSON.parse(models.stdout)).toEqual([expect.objectContaining({ name: 'ext', roles: ['document', 'passage'] })]);
+    refusedAlike(await both(['models', 'drop', 'ext2']), 'NOT_FOUND');
+    refusedAlike(await both(['models', 'drop', 'ext']), 'MODEL_ACTIVE');
+    refusedAlike(await both(['models', 'activate', 'nope']), 'NOT_FOUND');
+    refusedAlike(await both(['models', 'register-external', 'ext', '--dimension', '1.5']), 'BAD_USER_INPUT');
+    // Checked before anything is sent or opened: the same words either way.
+    const [here, there] = await both(['models', 'activate', 'ext', '--roles', 'document,bogus']);
+    expect(there).toEqual(here);
+    expect(here.stderr).toMatch(/^unknown roles bogus/);
+  });
+
+  it('settings set | rollback', async () => {
+    /** What differs between two stores sent the same commands: when, and who (cli, or the key's name). */
+    const same = ([here, there]: [Run, Run]) => {
+      expect(here.code).toBe(0);
+      expect(there.code).toBe(0);
+      const parsed = JSON.parse(here.stdout);
+      expect(JSON.parse(there.stdout)).toEqual({ ...parsed, createdAt: expect.any(String), setBy: 'test admin' });
+      expect(parsed.setBy).toBe('cli');
+      return parsed;
+    };
+    const set = same(await both(['settings', 'set', '--mode', 'HYBRID_HIERARCHICAL', 'lambda=0.25', 'documentPassages=top3', '--note', 'n']));
+    expect(set).toMatchObject({ version: 1, modes: { HYBRID_HIERARCHICAL: { lambda: '0.25 (corpus)' } } });
+    refusedAlike(await both(['settings', 'set', '--mode', 'HYBRID', 'lambda=11']), 'BAD_USER_INPUT');
+    refusedAlike(await both(['settings', 'set', '--mode', 'HYBRID', 'lambda']), 'BAD_USER_INPUT');
+    same(await both(['settings', 'set', '--mode', 'HYBRID_HIERARCHICAL', '--unset', 'lambda']));
+    expect(same(await both(['settings', 'rollback']))).toMatchObject({ version: 3, previous: null });
+    refusedAlike(await both(['settings', 'rollback']), 'CONFLICT');
+    expect(same(await both(['settings', 'show']))).toMatchObject({ version: 3 });
+  });
+
+  it('jobs list [--ingest] and jobs cancel [--ingest]', async () => {
+    const model = await registerModelFromPath(server.db, await writeTinyModel(local.work, 'tiny-remote'));
+    const job = await createJob(server.db, { model: model.name, scope: 'ALL', batchSize: 16 });
+    const started = await server.post('mutation { startIngest(documents: [{ title: "Tides", text: "The moon pulls the oceans." }]) { id } }');
+    const ingestJob = started.body.data.startIngest.id;
+    // What the local listing prints for the server's store (cli/operations.ts prints the same fields in the same order).
+    const listed = async () => JSON.stringify(await listJobs(server.db), null, 2);
+    const listedIngest = async () => JSON.stringify((await listIngestJobs(server.db)).map(ingestJobListing), null, 2);
+
+    const jobs = await remote(['jobs', 'list']);
+    expect(jobs.stdout).toBe(`${await listed()}\n`);
+    expect(JSON.parse(jobs.stdout)).toEqual([expect.objectContaining({ id: job.id, modelId: model.id, model: 'tiny-remote', status: 'queued' })]);
+    expect((await remote(['jobs', 'list', '--ingest'])).stdout).toBe(`${await listedIngest()}\n`);
+
+    expect(await remote(['jobs', 'cancel', String(job.id)])).toMatchObject({ code: 0, stdout: `job ${job.id} cancelled\n` });
+    expect(await remote(['jobs', 'cancel', '--ingest', ingestJob])).toMatchObject({ code: 0, stdout: `ingest job ${ingestJob} cancelled\n` });
+    expect((await remote(['jobs', '--status', 'cancelled'])).stdout).toBe(`${await listed()}\n`);
+    expect((await remote(['jobs', 'list', '--ingest', '--status', 'cancelled'])).stdout).toBe(`${await listedIngest()}\n`);
+
+    // A refusal is its message alone, as this command has always said it locally.
+    const [here, there] = await both(['jobs', 'cancel', '99']);
+    expect(there).toEqual(here);
+    expect(here).toMatchObject({ code: 1, stderr: 'no job with id 99\n' });
+    expect((await remote(['jobs', 'cancel', String(job.id)])).stderr).toBe(
+      `job ${job.id} has already cancelled; only queued or running jobs can be cancelled\n`,
+    );
+
+    // On PostgreSQL the local CLI opens the server's database: the two forms on one store.
+    if (server.dbUrl) {
+      const env = { DATABASE_URL: server.dbUrl };
+      for (const args of [
+        ['jobs', 'list'],
+        ['jobs', 'list', '--ingest'],
+        ['models', 'list'],
+        ['settings', 'show'],
+      ]) {
+        const [onStore, sent] = [await dhr(args, env), await remote(args)];
+        expect(sent).toEqual(onStore);
+      }
+    }
+  }, 300_000);
+});
