@@ -2,6 +2,7 @@ import type { Config } from '../config';
 import { MAX_DIMENSION } from '../encoders/external';
 import { ENCODER_ROLES } from '../encoders/types';
 import { badUserInput, DomainError, ErrorCode } from '../errors';
+import { enumSpelling } from '../graphql/enum-spelling';
 import { isRole, ROLES } from '../store/keys';
 import { type ServerOptions, type Transport, withTransport } from './transport';
 
@@ -61,9 +62,6 @@ export function registerExternalModelCommand(config: Config, name: string, dimen
   });
 }
 
-/** The store's spelling of a role as the API's enum value: questionDocument → QUESTION_DOCUMENT. */
-const apiSpelling = (value: string) => value.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase();
-
 /** `dhr models activate NAME [--roles r,r]` (default: every role); prints the models after. */
 export function activateModelCommand(config: Config, name: string, options: { roles?: string } & ServerOptions): Promise<number> {
   const roles = options.roles ? options.roles.split(',') : [...ENCODER_ROLES];
@@ -72,7 +70,7 @@ export function activateModelCommand(config: Config, name: string, options: { ro
   return withTransport(config, options, 'models activate', async (t) => {
     const { activateEmbeddingModel: listed } = await t.request<{ activateEmbeddingModel: { roles: string[] }[] }>(
       `mutation($model: String!, $roles: [EncoderRole!]) { activateEmbeddingModel(model: $model, roles: $roles) { ${MODEL_FIELDS} } }`,
-      { model: name, roles: roles.map(apiSpelling) },
+      { model: name, roles: roles.map(enumSpelling) },
     );
     console.error(`${name} now serves ${roles.join(', ')}`);
     return printModels(listed);

@@ -1,3 +1,4 @@
+import { enumSpelling } from '../enum-spelling';
 import { registerEnumType } from 'type-graphql';
 
 /**
@@ -7,7 +8,7 @@ import { registerEnumType } from 'type-graphql';
  */
 export function graphqlEnum<T extends string>(values: readonly T[], config: { name: string; description?: string }): Record<string, T> {
   const enumObject: Record<string, T> = {};
-  for (const value of values) enumObject[value.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase()] = value;
+  for (const value of values) enumObject[enumSpelling(value)] = value;
   registerEnumType(enumObject, config);
   return enumObject;
 }
