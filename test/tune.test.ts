@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { EncoderSet } from '../src/encoders/set';
 import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
 import { ingest } from '../src/pipeline/ingest';
-import { chooseBudget, chooseSettings, kindsAgainst, MIN_GAIN, MIN_KIND_QUESTIONS, pairedDifference, type Scored } from '../src/tuning/choose';
+import { chooseBudget, chooseSettings, kindsAgainst, lowersDense, MIN_GAIN, MIN_KIND_QUESTIONS, pairedDifference, type Scored } from '../src/tuning/choose';
 import { BUDGET_FROM_PASSAGES, budgetLadder, budgetPlan, roundBudget, searchBudget } from '../src/tuning/budget';
 import { applyChoice, changedValues } from '../src/tuning/runs';
 import type { PointScore } from '../src/tuning/score';
@@ -129,6 +129,30 @@ describe('chooseSettings', () => {
       current.reciprocalRanks.map((r, i) => (few[i] === 'section-path' ? Math.min(1, r + 0.4) : r - 0.05)),
     );
     expect(chooseSettings({ current, defaults: current, lexical, grid: [small], kinds: few })).toMatchObject({ change: true, chosen: small });
+  });
+
+  it('never lowers a dense weight (alpha, documentAlpha), however much the pseudo-questions gain by it, and still raises one', () => {
+    const at = (label: string, values: Partial<Ranking>, gain: number): Scored => ({
+      ...scored(
+        label,
+        current.reciprocalRanks.map((r) => Math.min(1, r + gain)),
+      ),
+      values: { ...current.values, ...values },
+    });
+    const { alpha, documentAlpha } = current.values;
+    const lexicalSide = at('alpha down', { alpha: alpha - 0.2 }, 0.3);
+    const documentSide = at('documentAlpha down', { documentAlpha: documentAlpha - 0.3 }, 0.25);
+    const denseSide = at('alpha up', { alpha: alpha + 0.2 }, 0.1);
+    expect(lowersDense(lexicalSide.values, current.values)).toEqual(['alpha']);
+    expect(lowersDense(documentSide.values, current.values)).toEqual(['documentAlpha']);
+    expect(lowersDense(denseSide.values, current.values)).toEqual([]);
+    const c = chooseSettings({ current, defaults: current, lexical, grid: [lexicalSide, documentSide, denseSide, current] });
+    expect(c).toMatchObject({ change: true, chosen: denseSide });
+    expect(c.reason).toMatch(/alpha down, MRR [0-9.]+, lowers alpha, which pseudo-questions cannot judge/);
+    // With only points on the lexical side, the settings in force stay.
+    const kept = chooseSettings({ current, defaults: current, lexical, grid: [lexicalSide, documentSide] });
+    expect(kept).toMatchObject({ change: false, chosen: current });
+    expect(kept.reason).toMatch(/lowers alpha/);
   });
 });
 
