@@ -38,6 +38,7 @@ describe('kindVerdicts', () => {
     sectionGivenDocument: null,
     p50Ms: 0,
     pseudo: { mrr, byKind: { cloze: { questions: 40, mrr: cloze }, 'section-path': { questions: 30, mrr: title } } },
+    perDocument: null,
   });
 
   it('names the point each source would choose and how well it orders the grid', () => {
