@@ -8,6 +8,7 @@
 import { registerModelFromPath } from '../src/pipeline/jobs/models';
 import { ingestJobListing, listIngestJobs } from '../src/store/ingest-jobs';
 import { createJob, listJobs } from '../src/store/jobs';
+import { settingsHistory } from '../src/store/retrieval-settings';
 import { dhr, useCliStore } from './helpers/cli';
 import { useTestServer } from './helpers/server';
 import { writeTinyModel } from './helpers/tiny-model';
@@ -70,6 +71,24 @@ describe('dhr models | settings | jobs with --url print what they print locally'
     expect(same(await both(['settings', 'rollback']))).toMatchObject({ version: 3, previous: null });
     refusedAlike(await both(['settings', 'rollback']), 'CONFLICT');
     expect(same(await both(['settings', 'show']))).toMatchObject({ version: 3 });
+
+    // history: each version as it was set, newest first; through the server, what its store holds, byte for byte.
+    for (const limit of [undefined, 2]) {
+      const args = ['settings', 'history', ...(limit ? ['--limit', String(limit)] : [])];
+      const [here, there] = await both(args);
+      expect(here.code).toBe(0);
+      expect(there).toEqual({ code: 0, stdout: `${JSON.stringify(await settingsHistory(server.db, limit), null, 2)}\n`, stderr: '' });
+      const versions = JSON.parse(here.stdout) as { setBy: string }[];
+      expect(versions.map((v) => v.setBy)).toEqual(Array(limit ?? 3).fill('cli'));
+      expect(JSON.parse(there.stdout)).toEqual(versions.map((v) => ({ ...v, createdAt: expect.any(String), setBy: 'test admin' })));
+    }
+    expect(JSON.parse((await dhr(['settings', 'history'], local.env)).stdout)).toMatchObject([
+      { version: 3, previous: null, settings: {} },
+      { version: 2, previous: 1, note: null, settings: { HYBRID_HIERARCHICAL: { documentPassages: 'top3' } } },
+      { version: 1, previous: null, note: 'n', evidence: null, settings: { HYBRID_HIERARCHICAL: { lambda: 0.25, documentPassages: 'top3' } } },
+    ]);
+    const tooMany = await server.post('{ retrievalSettingsHistory(first: 1001) { version } }');
+    expect(tooMany.body.errors[0]).toMatchObject({ message: 'first must be an integer from 0 to 1000, got 1001', extensions: { code: 'BAD_USER_INPUT' } });
   });
 
   it('jobs list [--ingest] and jobs cancel [--ingest]', async () => {
@@ -107,6 +126,7 @@ describe('dhr models | settings | jobs with --url print what they print locally'
         ['jobs', 'list', '--ingest'],
         ['models', 'list'],
         ['settings', 'show'],
+        ['settings', 'history'],
       ]) {
         const [onStore, sent] = [await dhr(args, env), await remote(args)];
         expect(sent).toEqual(onStore);

@@ -116,6 +116,7 @@ describe('the CLI while dhr serve holds the embedded store', () => {
     const settings = await dhr(['settings'], withKey);
     expect(settings.code).toBe(0);
     expect(JSON.parse(settings.stdout)).toMatchObject({ version: null, modes: { HYBRID_HIERARCHICAL: { lambda: expect.stringMatching(/\(mode\)$/) } } });
+    expect(await dhr(['settings', 'history'], withKey)).toMatchObject({ code: 0, stdout: '[]\n' });
   });
 
   it('refuses a command that would open the store, naming the server and its --url form', async () => {
@@ -127,9 +128,9 @@ describe('the CLI while dhr serve holds the embedded store', () => {
     const set = await dhr(['settings', 'set', '--mode', 'HYBRID_HIERARCHICAL', 'lambda=0.3'], env);
     expect(set.code).toBe(1);
     expect(set.stderr).toContain(`dhr settings set --mode <mode> <name=value…> --url ${serve!.url} --key <admin key>`);
-    const history = await dhr(['settings', 'history'], env);
-    expect(history.code).toBe(1);
-    expect(history.stderr).toContain('`dhr settings history` has no --url form: stop the server (Ctrl-C) and run it again');
+    const pairs = await dhr(['pairs'], env);
+    expect(pairs.code).toBe(1);
+    expect(pairs.stderr).toContain('`dhr pairs` has no --url form: stop the server (Ctrl-C) and run it again');
     // Nothing changed: the settings are the modes' defaults still, and the server still answers.
     const settings = await dhr(['settings'], { ...env, DHR_API_KEY: readerKey });
     expect(JSON.parse(settings.stdout)).toMatchObject({ version: null });

@@ -167,6 +167,27 @@ export function rollbackSettingsCommand(config: Config, options: ServerOptions):
   );
 }
 
+/**
+ * `dhr settings history [--limit N]`: the stored versions, newest first, each as it was set (the
+ * corpus's layer, not the parameters in force), as JSON. Refusals are said under `settings`.
+ */
+export function settingsHistoryCommand(config: Config, limit: number, options: ServerOptions): Promise<number> {
+  return withTransport(
+    config,
+    options,
+    'settings history',
+    async (t) => {
+      const { retrievalSettingsHistory: versions } = await t.request<{ retrievalSettingsHistory: unknown[] }>(
+        'query($first: Int!) { retrievalSettingsHistory(first: $first) { version settings setBy note evidence previous createdAt } }',
+        { first: limit },
+      );
+      console.log(JSON.stringify(versions, null, 2));
+      return 0;
+    },
+    { label: 'settings' },
+  );
+}
+
 /** The settings as `dhr settings` prints them (after `set` and `rollback` too): each parameter as `value (source)`. */
 export function printSettings({ modes, ...version }: Omit<ShownSettings, 'createdAt'> & { createdAt: string | Date | null }): number {
   const shown = Object.fromEntries(

@@ -36,7 +36,6 @@ const operationsCli = () => require('./operations') as typeof import('./operatio
 const pairsCli = () => require('./pairs') as typeof import('./pairs');
 const remoteCli = () => require('./remote-commands') as typeof import('./remote-commands');
 const serveCli = () => require('./serve') as typeof import('./serve');
-const settingsCli = () => require('./settings') as typeof import('./settings');
 const storeCli = () => require('./store') as typeof import('./store');
 const tuneCli = () => require('./tune') as typeof import('./tune');
 
@@ -446,11 +445,13 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
   remotable(settings.command('rollback').description('restore the settings in force before the current version (a new version)')).action(
     (options: ServerOptions) => run(async (config) => operationsCli().rollbackSettingsCommand(config, options)),
   );
-  settings
-    .command('history')
-    .description('the versions, newest first, as JSON')
-    .option('--limit <n>', 'at most this many', integer(1, 1000), 20)
-    .action((options: { limit: number }) => run(async (config) => settingsCli().settingsHistoryCommand(config, options.limit)));
+  remotable(
+    settings
+      .command('history')
+      .description('the stored versions, newest first, each as it was set, as JSON')
+      .option('--limit <n>', 'at most this many', integer(1, 1000), 20),
+    servedKey(),
+  ).action((options: { limit: number } & ServerOptions) => run(async (config) => operationsCli().settingsHistoryCommand(config, options.limit, options)));
 
   program
     .command('tune')

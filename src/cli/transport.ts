@@ -44,6 +44,7 @@ const ASKS_SERVED: Readonly<Record<string, Role>> = {
   'models list': 'reader',
   'jobs list': 'reader',
   'settings show': 'reader',
+  'settings history': 'reader',
   'keys list': 'admin',
 };
 

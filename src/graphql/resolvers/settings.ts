@@ -4,16 +4,16 @@ import { badUserInput, DomainError, ErrorCode, notFound } from '../../errors';
 import { DEFAULT_MODE } from '../../retrieval/modes';
 import { failStaleTuneRuns, tuneRun, tuneRunning, type TuneRunRow } from '../../store/tune-runs';
 import { startTuneRun } from '../../tuning/runs';
-import { parseId } from '../ids';
+import { checkPageSize, parseId } from '../ids';
 import { currentLogger } from '../../observability/request-scope';
 import { TuneRun } from '../types/tune';
 import { parametersInForce, rollbackSettings, setModeSettings, versionRecord } from '../../retrieval/settings';
 import type { RetrievalMode } from '../../retrieval/modes';
 import type { Role } from '../../store/keys';
-import { currentSettings, type SettingsVersion } from '../../store/retrieval-settings';
+import { currentSettings, settingsHistory, type SettingsVersion } from '../../store/retrieval-settings';
 import type { Context } from '../context';
 import { RetrievalModeEnum } from '../types/retrieval';
-import { RetrievalSettings } from '../types/settings';
+import { RetrievalSettings, RetrievalSettingsVersion } from '../types/settings';
 
 /** A version as the API shows it: every mode with each parameter's value in force and its source. */
 function present(version: SettingsVersion | undefined, ctx: Context): RetrievalSettings {
@@ -21,6 +21,8 @@ function present(version: SettingsVersion | undefined, ctx: Context): RetrievalS
 }
 
 const MAX_PER_KIND = 1000;
+/** The most versions one retrievalSettingsHistory returns (dhr settings history --limit's bound). */
+const MAX_HISTORY = 1000;
 
 const presentRun = (r: TuneRunRow): TuneRun => ({ ...r, id: String(r.id), mode: r.mode as RetrievalMode });
 
@@ -31,6 +33,16 @@ export class RetrievalSettingsResolver {
   @Query(() => RetrievalSettings, { description: 'The corpus’s retrieval settings in force, per mode, and where each value comes from.' })
   async retrievalSettings(@Ctx() ctx: Context): Promise<RetrievalSettings> {
     return present(await currentSettings(ctx.db), ctx);
+  }
+
+  @Query(() => [RetrievalSettingsVersion], {
+    description: 'The stored versions of the corpus’s retrieval settings, newest first, each as it was set (dhr settings history).',
+  })
+  async retrievalSettingsHistory(
+    @Ctx() ctx: Context,
+    @Arg('first', () => Int, { defaultValue: 20, description: `At most this many (0–${MAX_HISTORY}).` }) first = 20,
+  ): Promise<RetrievalSettingsVersion[]> {
+    return settingsHistory(ctx.db, checkPageSize(first, MAX_HISTORY));
   }
 
   @Authorized<Role>('admin')

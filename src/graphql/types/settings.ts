@@ -41,3 +41,33 @@ export class RetrievalSettings {
   @Field(() => [ModeSettings], { description: 'Every mode, with its parameters in force.' })
   modes!: ModeSettings[];
 }
+
+@ObjectType({ description: 'One stored version of the corpus’s retrieval settings, as it was set (retrievalSettingsHistory).' })
+export class RetrievalSettingsVersion {
+  @Field(() => Int)
+  version!: number;
+
+  @Field(() => GraphQLJSONObject, {
+    description:
+      'What this version sets, mode → parameter → value: the corpus’s layer only (what it leaves out comes from the server’s environment, then the mode’s tuned default).',
+  })
+  settings!: Record<string, unknown>;
+
+  @Field(() => String, { description: 'Who or what set it: an API key’s name, cli, tune, or a rollback.' })
+  setBy!: string;
+
+  @Field(() => String, { nullable: true })
+  note!: string | null;
+
+  @Field(() => GraphQLJSONObject, {
+    nullable: true,
+    description: 'What justified it (dhr tune: the data used and the scores of the chosen point and of the defaults).',
+  })
+  evidence!: Record<string, unknown> | null;
+
+  @Field(() => Int, { nullable: true, description: 'The version in force before this one: what rollbackRetrievalSettings restores.' })
+  previous!: number | null;
+
+  @Field(() => Date)
+  createdAt!: Date;
+}
