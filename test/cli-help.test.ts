@@ -3,8 +3,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Command } from 'commander';
 import { main } from '../src/cli/main';
-import { buildProgram } from '../src/cli/program';
-import { urlForm } from '../src/cli/running-server';
+import { buildProgram, urlFormOf } from '../src/cli/program';
 import { asksServedStore } from '../src/cli/transport';
 import { packageRoot } from '../src/paths';
 import { cliEntry } from './helpers/cli-entry';
@@ -69,11 +68,10 @@ describe('dhr --help', () => {
   });
 
   it('names the --url form of every command that has one when a server holds the store', () => {
-    const sent = (command: Command): string[] =>
-      command.commands.flatMap((c) => [...(c.options.some((o) => o.long === '--url') ? [commandPath(c)] : []), ...sent(c)]);
-    const refused = sent(buildProgram(async () => undefined)).filter((path) => !asksServedStore(path));
-    expect(refused).toEqual(expect.arrayContaining(['ingest', 'settings set', 'jobs cancel']));
-    expect(refused.filter((path) => urlForm(path) === undefined)).toEqual([]);
+    const sent = (command: Command): Command[] => command.commands.flatMap((c) => [...(c.options.some((o) => o.long === '--url') ? [c] : []), ...sent(c)]);
+    const refused = sent(buildProgram(async () => undefined)).filter((c) => !asksServedStore(commandPath(c)));
+    expect(refused.map(commandPath)).toEqual(expect.arrayContaining(['ingest', 'settings set', 'jobs cancel']));
+    expect(refused.filter((c) => urlFormOf(c) === undefined).map(commandPath)).toEqual([]);
   });
 
   it('dhr --help lists the commands and the environment', async () => {

@@ -128,6 +128,9 @@ describe('the CLI while dhr serve holds the embedded store', () => {
     const set = await dhr(['settings', 'set', '--mode', 'HYBRID_HIERARCHICAL', 'lambda=0.3'], env);
     expect(set.code).toBe(1);
     expect(set.stderr).toContain(`dhr settings set --mode <mode> <name=value…> --url ${serve!.url} --key <admin key>`);
+    const rollback = await dhr(['settings', 'rollback'], env);
+    expect(rollback.code).toBe(1);
+    expect(rollback.stderr).toContain(`Send it to the server with an admin key: dhr settings rollback --url ${serve!.url} --key <admin key>`);
     const pairs = await dhr(['pairs'], env);
     expect(pairs.code).toBe(1);
     expect(pairs.stderr).toContain('`dhr pairs` has no --url form: stop the server (Ctrl-C) and run it again');

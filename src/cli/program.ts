@@ -96,13 +96,31 @@ function serverUrl(value: string): string {
 }
 
 /**
+ * The --url form of each command that is refused while a server holds the store: what its hint
+ * names after `dhr <path>` (cli/running-server.ts), kept with the command's own definition so that
+ * adding a --url command is one edit.
+ */
+const urlForms = new WeakMap<Command, string>();
+
+/** What a refused `command` names after `dhr <path>` with --url (`<id>`, `--mode <mode> <name=value…>`); undefined: none. */
+export const urlFormOf = (command: Command): string | undefined => urlForms.get(command);
+
+/**
  * Adds --url and --key: with --url the command talks to that server's GraphQL API, not the
- * database. `key`: the --key option, where it says more (servedKey).
+ * database. `form`: the operands its hint names when a server holds the store (required unless
+ * the command asks that server instead, cli/transport.ts). `key`: the --key option, where it
+ * says more (servedKey).
  */
 function remotable(
   command: Command,
-  key = new Option('--key <key>', 'API key for --url (admin for changes); prefer the environment variable').env('DHR_API_KEY'),
+  {
+    form,
+    key = new Option('--key <key>', 'API key for --url (admin for changes); prefer the environment variable').env('DHR_API_KEY'),
+  }: { form?: string; key?: Option } = {},
 ): Command {
+  if (form !== undefined) urlForms.set(command, form);
+  // Said when the program is built (every dhr run and test), not first by a user refused without a hint.
+  else if (!asksServedStore(commandPath(command))) throw new Error(`dhr ${commandPath(command)} takes --url but names no form for its refusal`);
   return command.option('--url <server>', "a running server's URL: act through its GraphQL API instead of opening the database", serverUrl).addOption(key);
 }
 
@@ -139,7 +157,7 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
     runAction(async (config) => {
       const path = invoked ? commandPath(invoked) : '';
       const sent = invoked?.opts<ServerOptions>().url !== undefined;
-      return (!sent && !servedMayRun(path) ? refuseWhileServed(config, path) : undefined) ?? action(config);
+      return (!sent && !servedMayRun(path) ? refuseWhileServed(config, path, invoked && urlFormOf(invoked)) : undefined) ?? action(config);
     });
   const program = new Command('dhr')
     .description('Dense Hierarchical Retrieval served over GraphQL from PostgreSQL + pgvector')
@@ -180,6 +198,7 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
         'with --url: how long to keep asking a server that does not answer (restarting) before giving up (default 60; 0: never)',
         integer(0, 86_400),
       ),
+    { form: '<paths…>' },
   ).action((paths: string[], options: { source?: string; embed: boolean; batchPassages?: number; job?: number[]; retryFor?: number } & ServerOptions) =>
     run(async (config) => {
       const target = serverFor(config, options, 'ingest');
@@ -257,7 +276,7 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
     .action(() => run(async (config) => storeCli().rebuildBm25Command(config)));
 
   const models = program.command('models').description('registered embedding models: list, register, register-external, activate, drop');
-  remotable(models.command('list', { isDefault: true }).description('registered models, their coverage and the roles they serve'), servedKey()).action(
+  remotable(models.command('list', { isDefault: true }).description('registered models, their coverage and the roles they serve'), { key: servedKey() }).action(
     (options: ServerOptions) => run(async (config) => operationsCli().listModelsCommand(config, options)),
   );
   models
@@ -273,6 +292,7 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
       )
       .argument('<name>', 'model name')
       .requiredOption('--dimension <n>', 'numbers per vector (1-2000)', (v: string) => Number(v)),
+    { form: '<name> --dimension <n>' },
   ).action((target: string, options: { dimension: number } & ServerOptions) =>
     run(async (config) => operationsCli().registerExternalModelCommand(config, target, options.dimension, options)),
   );
@@ -282,12 +302,13 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
       .description('switch retrieval to a model (refused until its embeddings are complete)')
       .argument('<name>', 'model name')
       .option('--roles <roles>', `comma-separated: ${ENCODER_ROLES.join(',')} (default: all)`),
+    { form: '<name> [--roles <roles>]' },
   ).action((target: string, options: { roles?: string } & ServerOptions) =>
     run(async (config) => operationsCli().activateModelCommand(config, target, options)),
   );
-  remotable(models.command('drop').description('delete a model that serves no role, with its embeddings').argument('<name>', 'model name')).action(
-    (target: string, options: ServerOptions) => run(async (config) => operationsCli().dropModelCommand(config, target, options)),
-  );
+  remotable(models.command('drop').description('delete a model that serves no role, with its embeddings').argument('<name>', 'model name'), {
+    form: '<name>',
+  }).action((target: string, options: ServerOptions) => run(async (config) => operationsCli().dropModelCommand(config, target, options)));
 
   program
     .command('adapt')
@@ -392,7 +413,7 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
       .description('jobs, newest first, as JSON')
       .addOption(new Option('--status <status>', 'only jobs in this state').choices(JOB_STATUSES))
       .option('--ingest', 'ingest jobs (a large ingestDocuments, startIngest, dhr ingest --url) instead of re-embedding jobs'),
-    servedKey(),
+    { key: servedKey() },
   ).action((options: { status?: (typeof JOB_STATUSES)[number]; ingest?: boolean } & ServerOptions) =>
     run(async (config) => operationsCli().listJobsCommand(config, options)),
   );
@@ -402,6 +423,7 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
       .description('stop a queued or running job')
       .argument('<id>', 'job id', integer(1, 2_147_483_647))
       .option('--ingest', 'an ingest job'),
+    { form: '[--ingest] <id>' },
   ).action((id: number, options: { ingest?: boolean } & ServerOptions) => run(async (config) => operationsCli().cancelJobCommand(config, id, options)));
 
   const keys = program.command('keys').description('API keys: create, list, revoke');
@@ -411,12 +433,13 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
       .description('create an API key; prints the key (once) and nothing else on stdout')
       .requiredOption('--role <role>', `one of ${ROLES.join(', ')}`)
       .option('--name <name>', 'a label (default: the role)'),
+    { form: '--role <role>' },
   ).action((options: { role: string; name?: string } & ServerOptions) => run(async (config) => operationsCli().createKeyCommand(config, options)));
   remotable(keys.command('list').description('id, prefix, name, role, created, last used, revoked (never the key)')).action((options: ServerOptions) =>
     run(async (config) => operationsCli().listKeysCommand(config, options)),
   );
-  remotable(keys.command('revoke').description('revoke a key at once').argument('<key>', 'key id or prefix')).action((key: string, options: ServerOptions) =>
-    run(async (config) => operationsCli().revokeKeyCommand(config, key, options)),
+  remotable(keys.command('revoke').description('revoke a key at once').argument('<key>', 'key id or prefix'), { form: '<id|prefix>' }).action(
+    (key: string, options: ServerOptions) => run(async (config) => operationsCli().revokeKeyCommand(config, key, options)),
   );
 
   const settings = program
@@ -426,7 +449,7 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
     settings
       .command('show', { isDefault: true })
       .description("every mode's ranking parameters in force and where each comes from (corpus, environment, mode), as JSON"),
-    servedKey(),
+    { key: servedKey() },
   ).action((options: ServerOptions) => run(async (config) => operationsCli().showSettingsCommand(config, options)));
   remotable(
     settings
@@ -439,10 +462,11 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
       )
       .option('--unset <name...>', "parameters to remove from the mode's settings")
       .option('--note <text>', 'why (kept with the version)'),
+    { form: '--mode <mode> <name=value…>' },
   ).action((values: string[], options: { mode: string; unset?: string[]; note?: string } & ServerOptions) =>
     run(async (config) => operationsCli().setSettingsCommand(config, { mode: options.mode, values, unset: options.unset ?? [], note: options.note }, options)),
   );
-  remotable(settings.command('rollback').description('restore the settings in force before the current version (a new version)')).action(
+  remotable(settings.command('rollback').description('restore the settings in force before the current version (a new version)'), { form: '' }).action(
     (options: ServerOptions) => run(async (config) => operationsCli().rollbackSettingsCommand(config, options)),
   );
   remotable(
@@ -450,7 +474,7 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
       .command('history')
       .description('the stored versions, newest first, each as it was set, as JSON')
       .option('--limit <n>', 'at most this many', integer(1, 1000), 20),
-    servedKey(),
+    { key: servedKey() },
   ).action((options: { limit: number } & ServerOptions) => run(async (config) => operationsCli().settingsHistoryCommand(config, options.limit, options)));
 
   program

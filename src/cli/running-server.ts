@@ -58,36 +58,21 @@ function explainServedRefusal(error: DomainError, served: ServedStore, command: 
   );
 }
 
-/** Commands that send themselves to a server with --url: their hint names it. */
-const URL_FORMS: Record<string, string> = {
-  ingest: 'dhr ingest <paths…> --url URL',
-  'keys create': 'dhr keys create --role <role> --url URL',
-  'keys revoke': 'dhr keys revoke <id|prefix> --url URL',
-  'jobs cancel': 'dhr jobs cancel [--ingest] <id> --url URL',
-  'models register-external': 'dhr models register-external <name> --dimension <n> --url URL',
-  'models activate': 'dhr models activate <name> [--roles <roles>] --url URL',
-  'models drop': 'dhr models drop <name> --url URL',
-  'settings set': 'dhr settings set --mode <mode> <name=value…> --url URL',
-  'settings rollback': 'dhr settings rollback --url URL',
-};
-
-/** The --url form a refused command's hint names (URL: the server's), where it has one. */
-export const urlForm = (command: string): string | undefined => (Object.hasOwn(URL_FORMS, command) ? URL_FORMS[command] : undefined);
-
 /**
  * A command that opens the store itself (writes, and reads without a remote form) while the
  * server holds it: refused at once (before PGlite loads) with the server's address and what to
- * do; exit code 1. Undefined when no server holds the store.
+ * do; exit code 1. Undefined when no server holds the store. `form`: where the command takes
+ * --url, its operands as the hint names them (cli/program.ts keeps them with each command).
  */
-export function refuseWhileServed(config: Config, command: string): number | undefined {
+export function refuseWhileServed(config: Config, command: string, form?: string): number | undefined {
   const served = servedStore(config);
   if (!served) return undefined;
-  const form = urlForm(command);
-  const how = form
-    ? `Send it to the server with an admin key: ${form.replace('URL', served.url)} --key <admin key> (or set DHR_API_KEY; \`npm start\` prints a demo admin key), or stop the server (Ctrl-C) and run it again.`
-    : command === 'serve'
-      ? 'Stop it first (Ctrl-C), or give this one another DATA_DIR.'
-      : `\`dhr ${command}\` has no --url form: stop the server (Ctrl-C) and run it again, or use the server's GraphQL API (GraphiQL: ${new URL('graphiql', served.url).href}; changes need an admin key).`;
+  const how =
+    form !== undefined
+      ? `Send it to the server with an admin key: ${['dhr', command, form, '--url', served.url].filter(Boolean).join(' ')} --key <admin key> (or set DHR_API_KEY; \`npm start\` prints a demo admin key), or stop the server (Ctrl-C) and run it again.`
+      : command === 'serve'
+        ? 'Stop it first (Ctrl-C), or give this one another DATA_DIR.'
+        : `\`dhr ${command}\` has no --url form: stop the server (Ctrl-C) and run it again, or use the server's GraphQL API (GraphiQL: ${new URL('graphiql', served.url).href}; changes need an admin key).`;
   console.error(`dhr ${command}: ${heldBy(served)}; an embedded store admits one process. ${how}`);
   return 1;
 }
