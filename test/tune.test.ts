@@ -148,7 +148,7 @@ describe('chooseSettings', () => {
     expect(lowersDense(denseSide.values, current.values)).toEqual([]);
     const c = chooseSettings({ current, defaults: current, lexical, grid: [lexicalSide, documentSide, denseSide, current] });
     expect(c).toMatchObject({ change: true, chosen: denseSide });
-    expect(c.reason).toMatch(/alpha down, MRR [0-9.]+, lowers alpha, which pseudo-questions cannot judge/);
+    expect(c.reason).toMatch(/; passed over: alpha down \(MRR [0-9.]+\), which lowers alpha, a move pseudo-questions cannot judge$/);
     // With only points on the lexical side, the settings in force stay.
     const kept = chooseSettings({ current, defaults: current, lexical, grid: [lexicalSide, documentSide] });
     expect(kept).toMatchObject({ change: false, chosen: current });
@@ -416,6 +416,9 @@ describe('tuneRetrievalSettings over GraphQL', () => {
         p.values.titleLinkDense === inForce.titleLinkDense,
     );
     expect(decays.map((p: { values: Ranking }) => p.values.perDocumentDecay).sort()).toEqual([...TUNE_GRID.perDocumentDecay].sort());
+    // No point that lowers a dense weight is run: the chooser could not take it.
+    expect(run.report.grid.filter((p: { values: Ranking }) => p.values.alpha < inForce.alpha || p.values.documentAlpha < inForce.documentAlpha)).toEqual([]);
+    expect(run.report.grid.some((p: { values: Ranking }) => p.values.alpha > inForce.alpha)).toBe(true);
     for (const p of decays) expect(p.label).toContain(`decay ${p.values.perDocumentDecay}`);
     // title linking on and off, the rest as in force
     const links = run.report.grid.filter((p: { values: Ranking }) => p.values.titleLink !== inForce.titleLink);

@@ -59,13 +59,14 @@ export function devFavours(defaults: RankScores, selfTuned: RankScores): 'defaul
 /** `dhr tune` on an eval corpus alone (no labels), its progress logged every 30 s; with its wall time. */
 export async function tuneCorpus(
   corpus: Corpus,
-  o: { perKind: number; seed: number; prefix: string; log: (line: string) => void },
+  o: { perKind: number; seed: number; prefix: string; log: (line: string) => void; scoreLowerDense?: boolean },
 ): Promise<{ report: TuneReport; seconds: number }> {
   const started = process.hrtime.bigint();
   let last = 0;
   const report = await tune(corpus.db, corpus.targets, {
     perKind: o.perKind,
     seed: o.seed,
+    scoreLowerDense: o.scoreLowerDense,
     onProgress: (done, total, label) => {
       if (done === total || Date.now() - last > 30_000) {
         last = Date.now();

@@ -71,7 +71,7 @@ export async function tuneGap(
   const at = (mode: RetrievalMode, values: Partial<Ranking> & { passageBudget?: number | null }): RunParams =>
     ({ ...modeDefaults(mode), ...values, mode, k1: o.k1, k2: o.k2 }) as RunParams;
 
-  const { report, seconds: tuneSeconds } = await tuneCorpus(corpus, { ...o, prefix: 'tune-gap: the tune' });
+  const { report, seconds: tuneSeconds } = await tuneCorpus(corpus, { ...o, prefix: 'tune-gap: the tune', scoreLowerDense: true });
   const chosen = report.choice.chosen;
   const budget = searchedBudget(report);
   const tunedValues = { ...chosen.values, ...(budget !== undefined ? { passageBudget: budget } : {}) };

@@ -60,7 +60,7 @@ export function chooseSettings(s: { current: Scored; defaults: Scored; lexical: 
   // The reason names a better-scoring point passed over for lowering a dense weight.
   const passed =
     top && top !== best && top.mrr > best.mrr
-      ? ` (${top.label}, MRR ${top.mrr.toFixed(3)}, lowers ${lowersDense(top.values, s.current.values).join(' and ')}, which pseudo-questions cannot judge)`
+      ? `; passed over: ${top.label} (MRR ${top.mrr.toFixed(3)}), which lowers ${lowersDense(top.values, s.current.values).join(' and ')}, a move pseudo-questions cannot judge`
       : '';
   const { mean, standardError } = pairedDifference(best.reciprocalRanks, s.current.reciprocalRanks);
   const keep = (reason: string): Choice => ({ change: false, chosen: s.current, margin: mean, standardError, reason: reason + passed });

@@ -10,7 +10,7 @@ import { coverage } from '../store/coverage';
 import { exclusively } from '../store/exclusive';
 import { currentSettings } from '../store/retrieval-settings';
 import { budgetPlan, budgetPoints, searchBudget, type BudgetSearch } from './budget';
-import { chooseSettings, type Choice } from './choose';
+import { chooseSettings, lowersDense, type Choice } from './choose';
 import { pseudoQuestions, type PseudoKind, type PseudoQuestion } from './pseudo-questions';
 import { scorePoint, type PointScore } from './score';
 
@@ -61,6 +61,12 @@ export interface TuneOptions {
   onProgress?: (done: number, total: number, label: string) => void;
   /** Stage 2's size from which passage budgets are tried (default BUDGET_FROM_PASSAGES). */
   budgetFromPassages?: number;
+  /**
+   * Also score the grid's points that lower a dense weight, which the chooser never takes
+   * (lowersDense): `dhr eval --tune-gap` judges them against labels. Off, the tune skips them
+   * (11 of the default mode's 37 points).
+   */
+  scoreLowerDense?: boolean;
 }
 
 export interface TuneReport {
@@ -119,7 +125,7 @@ async function tuneAlone(db: Database, targets: EmbeddingTargets, o: TuneOptions
   const inForce = resolveRanking(spec.defaults, { corpus: corpus[mode], environment }).values;
   const builtIn = resolveRanking(spec.defaults, {}).values;
 
-  const points = gridPoints(mode, inForce);
+  const points = gridPoints(mode, inForce).filter((p) => o.scoreLowerDense || lowersDense(p.values, inForce).length === 0);
   const plan = mode === 'HYBRID_HIERARCHICAL' ? await budgetPlan(db, k1, o.budgetFromPassages) : undefined;
   const baselines = [
     { label: 'in force', mode, values: inForce },
@@ -177,8 +183,8 @@ async function tuneAlone(db: Database, targets: EmbeddingTargets, o: TuneOptions
  * The points: λ × alpha (as the mode uses them), each with the document stage's alpha, title
  * links and the question without its names, the bound on passages per document and its soft form,
  * the per-document decay, varied alone around the settings in force. Not a full product:
- * 5 × 4 + 3 + 2 + 2 + 3 + 5 points (fewer where one is the settings in force) keep a tune of the
- * demo corpus within minutes.
+ * 5 × 4 + 3 + 2 + 2 + 3 + 5 points (fewer where one is the settings in force, and fewer again
+ * once those that lower a dense weight are left out) keep a tune of the demo corpus within minutes.
  */
 function gridPoints(mode: RetrievalMode, inForce: Ranking): { label: string; values: Ranking }[] {
   const spec = MODES[mode];
