@@ -5,9 +5,15 @@
  * both stores fresh and sent the same commands; on PostgreSQL the local CLI also opens the
  * server's own database, so the two forms are compared on one store.
  */
+import { identityMap } from '../src/adapters/linear';
+import { loadConfig } from '../src/config';
 import { registerModelFromPath } from '../src/pipeline/jobs/models';
+import { listAdapters, registerAdapter } from '../src/store/adapters';
+import type { Database } from '../src/store/db';
+import { modelByName } from '../src/store/embeddings';
 import { ingestJobListing, listIngestJobs } from '../src/store/ingest-jobs';
 import { createJob, listJobs } from '../src/store/jobs';
+import { openMigratedDatabase } from '../src/store/open';
 import { settingsHistory } from '../src/store/retrieval-settings';
 import { dhr, useCliStore } from './helpers/cli';
 import { useTestServer } from './helpers/server';
@@ -15,7 +21,7 @@ import { writeTinyModel } from './helpers/tiny-model';
 
 type Run = Awaited<ReturnType<typeof dhr>>;
 
-describe('dhr models | settings | jobs with --url print what they print locally', () => {
+describe('dhr models | settings | adapters | jobs with --url print what they print locally', () => {
   // No workers: the jobs made here stay queued until cancelled.
   const server = useTestServer({ JOB_WORKERS: '0' });
   const local = useCliStore('dhr-cli-remote-admin-');
@@ -91,6 +97,93 @@ describe('dhr models | settings | jobs with --url print what they print locally'
     expect(tooMany.body.errors[0]).toMatchObject({ message: 'first must be an integer from 0 to 1000, got 1001', extensions: { code: 'BAD_USER_INPUT' } });
   });
 
+  it('adapters list | activate | drop', async () => {
+    /** The local store, opened by the test between commands (no CLI process holds it then). */
+    const onLocal = async <T>(fn: (db: Database) => Promise<T>): Promise<T> => {
+      const db = await openMigratedDatabase(loadConfig(local.env));
+      try {
+        return await fn(db);
+      } finally {
+        await db.close();
+      }
+    };
+    for (const args of [
+      ['models', 'register-external', 'ada', '--dimension', '3'],
+      ['models', 'activate', 'ada'],
+    ]) {
+      const [here, there] = await both(args);
+      expect(there).toEqual(here);
+    }
+    // The same adapters on both stores, over the same models (same ids: both stores had the same commands).
+    const register = async (db: Database) => {
+      const ada = (await modelByName(db, 'ada'))!;
+      const training = {
+        pairs: 12,
+        kinds: ['link'],
+        levels: {
+          passage: {
+            pairs: { train: 10, heldOut: 2 },
+            skipped: 0,
+            baseline: { loss: 1.5, accuracy: 0.5 },
+            bestEpoch: 1,
+            curve: [{ epoch: 1, trainLoss: 1.25, heldOut: { loss: 1.1, accuracy: 0.75 } }],
+            seconds: 0.3,
+          },
+        },
+      };
+      await registerAdapter(db, { name: 'a1', dimension: 3, maps: { passage: identityMap(3) }, models: { passage: { question: ada, target: ada } }, training });
+      await registerAdapter(db, {
+        name: 'a2',
+        dimension: 3,
+        maps: { document: identityMap(3) },
+        models: { document: { question: ada, target: ada } },
+        training: {},
+      });
+    };
+    await register(server.db);
+    await onLocal(register);
+    // What the local listing prints for the server's store: the stored record's fields in this order, no weights.
+    const listed = async () =>
+      `${JSON.stringify(
+        (await listAdapters(server.db)).map((a) => ({
+          name: a.name,
+          active: a.active,
+          dimension: a.dimension,
+          levels: a.levels,
+          models: a.models,
+          createdAt: a.createdAt,
+          training: a.training,
+        })),
+        null,
+        2,
+      )}\n`;
+    for (const [args, said] of [
+      [['adapters'], ''],
+      [['adapters', 'activate', 'a1'], 'adapter a1 is active\n'],
+      [['adapters', 'list'], ''],
+      [['adapters', 'drop', 'a2'], 'adapter a2 dropped\n'],
+      [['adapters', 'activate', 'none'], 'no adapter is active\n'],
+    ] as const) {
+      const [here, there] = await both([...args]);
+      expect(here).toMatchObject({ code: 0, stderr: said });
+      expect(there).toEqual({ code: 0, stdout: await listed(), stderr: said });
+      const adapters = JSON.parse(here.stdout) as { createdAt: string }[];
+      expect(JSON.parse(there.stdout)).toEqual(adapters.map((a) => ({ ...a, createdAt: expect.any(String) })));
+    }
+    expect(JSON.parse((await dhr(['adapters'], local.env)).stdout)).toEqual([
+      expect.objectContaining({
+        name: 'a1',
+        active: false,
+        levels: ['passage'],
+        models: { passage: expect.objectContaining({ question: 'ada', target: 'ada' }) },
+      }),
+    ]);
+    refusedAlike(await both(['adapters', 'activate', 'nope']), 'NOT_FOUND');
+    refusedAlike(await both(['adapters', 'drop', 'a2']), 'NOT_FOUND');
+    await both(['adapters', 'activate', 'a1']);
+    refusedAlike(await both(['adapters', 'drop', 'a1']), 'CONFLICT');
+  });
+
   it('jobs list [--ingest] and jobs cancel [--ingest]', async () => {
     const model = await registerModelFromPath(server.db, await writeTinyModel(local.work, 'tiny-remote'));
     const job = await createJob(server.db, { model: model.name, scope: 'ALL', batchSize: 16 });
@@ -121,13 +214,7 @@ describe('dhr models | settings | jobs with --url print what they print locally'
     // On PostgreSQL the local CLI opens the server's database: the two forms on one store.
     if (server.dbUrl) {
       const env = { DATABASE_URL: server.dbUrl };
-      for (const args of [
-        ['jobs', 'list'],
-        ['jobs', 'list', '--ingest'],
-        ['models', 'list'],
-        ['settings', 'show'],
-        ['settings', 'history'],
-      ]) {
+      for (const args of [['jobs', 'list'], ['jobs', 'list', '--ingest'], ['models', 'list'], ['settings', 'show'], ['settings', 'history'], ['adapters']]) {
         const [onStore, sent] = [await dhr(args, env), await remote(args)];
         expect(sent).toEqual(onStore);
       }

@@ -2,10 +2,9 @@ import type { AdapterLevel } from '../adapters/linear';
 import type { EpochRecord } from '../adapters/train';
 import type { Config } from '../config';
 import { adapt, type AdaptOptions, type LevelReport } from '../pipeline/adapt';
-import { activateAdapter, dropAdapter, listAdapters, type AdapterRow } from '../store/adapters';
 import { openMigratedDatabase } from '../store/open';
 import { loadEmbedding } from './embed';
-import { answering, onStore } from './answering';
+import { answering } from './answering';
 import { ProgressBar } from './progress';
 
 export type AdaptCommandOptions = Omit<AdaptOptions, 'onEvent'> & { pairs: string[] };
@@ -70,26 +69,4 @@ export async function adaptCommand(config: Config, options: AdaptCommandOptions)
   } finally {
     await db.close();
   }
-}
-
-/** What `dhr adapters` prints per adapter: no weights, the training record's headline figures. */
-export function adapterSummary(a: AdapterRow) {
-  return { name: a.name, active: a.active, dimension: a.dimension, levels: a.levels, models: a.models, createdAt: a.createdAt, training: a.training };
-}
-
-/** `dhr adapters [list]` and `dhr adapters activate <name|none>`; prints the adapters after. */
-export function adaptersCommand(config: Config, request: { activate?: string; drop?: string }): Promise<number> {
-  return onStore(config, 'adapters', async (db) => {
-    if (request.drop !== undefined) {
-      await dropAdapter(db, request.drop);
-      console.error(`adapter ${request.drop} dropped`);
-    }
-    if (request.activate !== undefined) {
-      const name = request.activate === 'none' ? null : request.activate;
-      await activateAdapter(db, name);
-      console.error(name ? `adapter ${name} is active` : 'no adapter is active');
-    }
-    console.log(JSON.stringify((await listAdapters(db)).map(adapterSummary), null, 2));
-    return 0;
-  });
 }

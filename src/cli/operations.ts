@@ -86,6 +86,85 @@ export function dropModelCommand(config: Config, name: string, options: ServerOp
   });
 }
 
+interface ListedAdapter {
+  name: string;
+  active: boolean;
+  dimension: number;
+  levels: { level: string; questionModelId: number; questionModel: string; targetModelId: number; targetModel: string }[];
+  createdAt: string;
+  training: Record<string, unknown>;
+}
+
+const ADAPTER_FIELDS = 'name active dimension levels { level questionModelId questionModel targetModelId targetModel } createdAt training';
+
+/** The adapters as `dhr adapters` prints them: the stored record's fields, order and spelling (store/adapters.ts AdapterRow), never the weights. */
+function printAdapters(listed: ListedAdapter[]): number {
+  const rows = listed.map((a) => ({
+    name: a.name,
+    active: a.active,
+    dimension: a.dimension,
+    levels: a.levels.map((l) => storeSpelling(l.level)),
+    models: Object.fromEntries(
+      a.levels.map((l) => [
+        storeSpelling(l.level),
+        { questionId: l.questionModelId, question: l.questionModel, targetId: l.targetModelId, target: l.targetModel },
+      ]),
+    ),
+    createdAt: a.createdAt,
+    training: a.training,
+  }));
+  console.log(JSON.stringify(rows, null, 2));
+  return 0;
+}
+
+/** `dhr adapters [list]`: registered adapters, their base models and training records, as JSON. */
+export function listAdaptersCommand(config: Config, options: ServerOptions): Promise<number> {
+  return withTransport(
+    config,
+    options,
+    'adapters list',
+    async (t) => printAdapters((await t.request<{ adapters: ListedAdapter[] }>(`{ adapters { ${ADAPTER_FIELDS} } }`)).adapters),
+    { label: 'adapters' },
+  );
+}
+
+/** `dhr adapters activate NAME|none`: the adapter retrieval applies to question vectors from now on (none: no adapter); prints the adapters after. */
+export function activateAdapterCommand(config: Config, name: string, options: ServerOptions): Promise<number> {
+  const adapter = name === 'none' ? null : name;
+  return withTransport(
+    config,
+    options,
+    'adapters activate',
+    async (t) => {
+      const { activateAdapter: listed } = await t.request<{ activateAdapter: ListedAdapter[] }>(
+        `mutation($name: String) { activateAdapter(name: $name) { ${ADAPTER_FIELDS} } }`,
+        { name: adapter },
+      );
+      console.error(adapter ? `adapter ${adapter} is active` : 'no adapter is active');
+      return printAdapters(listed);
+    },
+    { label: 'adapters' },
+  );
+}
+
+/** `dhr adapters drop NAME`: a registered adapter that is not active; prints the adapters after. */
+export function dropAdapterCommand(config: Config, name: string, options: ServerOptions): Promise<number> {
+  return withTransport(
+    config,
+    options,
+    'adapters drop',
+    async (t) => {
+      const { dropAdapter: listed } = await t.request<{ dropAdapter: ListedAdapter[] }>(
+        `mutation($name: String!) { dropAdapter(name: $name) { ${ADAPTER_FIELDS} } }`,
+        { name },
+      );
+      console.error(`adapter ${name} dropped`);
+      return printAdapters(listed);
+    },
+    { label: 'adapters' },
+  );
+}
+
 interface ShownSettings {
   version: number | null;
   setBy: string | null;

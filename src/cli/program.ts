@@ -370,20 +370,23 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
     );
 
   const adapters = program.command('adapters').description('query-side adapters: list, activate (or none), drop');
-  adapters
-    .command('list', { isDefault: true })
-    .description('registered adapters, their base models and training records, as JSON')
-    .action(() => run(async (config) => adaptCli().adaptersCommand(config, {})));
-  adapters
-    .command('activate')
-    .description('apply an adapter to question vectors from now on (refused unless it fits the active models); none: stop')
-    .argument('<name>', "adapter name, or 'none'")
-    .action((name: string) => run(async (config) => adaptCli().adaptersCommand(config, { activate: name })));
-  adapters
-    .command('drop')
-    .description('delete a registered adapter (refused for the active one: activate another or none first)')
-    .argument('<name>', 'adapter name')
-    .action((name: string) => run(async (config) => adaptCli().adaptersCommand(config, { drop: name })));
+  remotable(adapters.command('list', { isDefault: true }).description('registered adapters, their base models and training records, as JSON'), {
+    key: servedKey(),
+  }).action((options: ServerOptions) => run(async (config) => operationsCli().listAdaptersCommand(config, options)));
+  remotable(
+    adapters
+      .command('activate')
+      .description('apply an adapter to question vectors from now on (refused unless it fits the active models); none: stop')
+      .argument('<name>', "adapter name, or 'none'"),
+    { form: '<name|none>' },
+  ).action((name: string, options: ServerOptions) => run(async (config) => operationsCli().activateAdapterCommand(config, name, options)));
+  remotable(
+    adapters
+      .command('drop')
+      .description('delete a registered adapter (refused for the active one: activate another or none first)')
+      .argument('<name>', 'adapter name'),
+    { form: '<name>' },
+  ).action((name: string, options: ServerOptions) => run(async (config) => operationsCli().dropAdapterCommand(config, name, options)));
 
   program
     .command('reembed')

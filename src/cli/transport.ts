@@ -46,6 +46,7 @@ const ASKS_SERVED: Readonly<Record<string, Role>> = {
   'settings show': 'reader',
   'settings history': 'reader',
   'keys list': 'admin',
+  'adapters list': 'admin',
 };
 
 export const asksServedStore = (command: string): boolean => Object.hasOwn(ASKS_SERVED, command);

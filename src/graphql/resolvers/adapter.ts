@@ -17,7 +17,9 @@ export function toAdapter(row: AdapterRow): Adapter {
     return {
       level,
       questionModel: models.question,
+      questionModelId: models.questionId,
       targetModel: models.target,
+      targetModelId: models.targetId,
       trainPairs: report?.pairs.train ?? 0,
       heldOutPairs: report?.pairs.heldOut ?? 0,
       baselineRecallAt1: report?.baseline.accuracy ?? 0,
@@ -26,7 +28,7 @@ export function toAdapter(row: AdapterRow): Adapter {
       epochs: curve.map((e) => ({ epoch: e.epoch, trainLoss: e.trainLoss, heldOutLoss: e.heldOut.loss, heldOutRecallAt1: e.heldOut.accuracy })),
     };
   });
-  return { name: row.name, active: row.active, dimension: row.dimension, pairs: record.pairs ?? 0, levels, createdAt: row.createdAt };
+  return { name: row.name, active: row.active, dimension: row.dimension, pairs: record.pairs ?? 0, levels, training: row.training, createdAt: row.createdAt };
 }
 
 @Resolver(() => Adapter)

@@ -1,3 +1,4 @@
+import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, Float, Int, ObjectType } from 'type-graphql';
 import { ADAPTER_LEVELS, type AdapterLevel } from '../../adapters/linear';
 import { graphqlEnum } from './enums';
@@ -30,8 +31,14 @@ export class AdapterLevelTraining {
   @Field(() => String, { description: 'The question encoder whose vectors it maps.' })
   questionModel!: string;
 
+  @Field(() => Int, { description: "That model's integer id in the database (as `dhr adapters` lists it)." })
+  questionModelId!: number;
+
   @Field(() => String, { description: 'The model whose stored vectors it was trained against.' })
   targetModel!: string;
+
+  @Field(() => Int, { description: "That model's integer id in the database (as `dhr adapters` lists it)." })
+  targetModelId!: number;
 
   @Field(() => Int)
   trainPairs!: number;
@@ -68,6 +75,12 @@ export class Adapter {
 
   @Field(() => [AdapterLevelTraining])
   levels!: AdapterLevelTraining[];
+
+  @Field(() => GraphQLJSONObject, {
+    description:
+      'The training record as dhr adapt stored it (the pair files and kinds read, negatives per pair, and per level its pairs, every epoch, the baseline and the epoch kept), as `dhr adapters` prints it.',
+  })
+  training!: Record<string, unknown>;
 
   @Field(() => Date)
   createdAt!: Date;
