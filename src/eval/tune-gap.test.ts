@@ -1,4 +1,4 @@
-import { kindVerdicts, spearman, type TuneGap } from './tune-gap';
+import { kindVerdicts, sameBound, spearman, type TuneGap } from './tune-gap';
 
 /** Pearson's r of the ranks, written out for distinct values: 1 − 6Σd² / (n(n² − 1)). */
 const distinctSpearman = (a: number[], b: number[]) => {
@@ -38,7 +38,7 @@ describe('kindVerdicts', () => {
     sectionGivenDocument: null,
     p50Ms: 0,
     pseudo: { mrr, byKind: { cloze: { questions: 40, mrr: cloze }, 'section-path': { questions: 30, mrr: title } } },
-    perDocument: null,
+    bound: { perDocument: null, perDocumentDecay: 0.01 },
   });
 
   it('names the point each source would choose and how well it orders the grid', () => {
@@ -49,5 +49,14 @@ describe('kindVerdicts', () => {
     expect(v.cloze).toMatchObject({ questions: 40, choice: '{"alpha":0.3}' });
     expect(v['section-path']).toMatchObject({ questions: 30, choice: '{"alpha":0.7}', choiceTop5: 66 });
     expect(v['section-path'].spearman).toBeCloseTo(1, 10);
+  });
+});
+
+describe('sameBound', () => {
+  it('compares the bound per document in both forms, hard and soft', () => {
+    const defaults = { perDocument: null, perDocumentDecay: 0.01 };
+    expect(sameBound(defaults, { perDocument: null, perDocumentDecay: 0.01 })).toBe(true);
+    expect(sameBound(defaults, { perDocument: 1, perDocumentDecay: 0.01 })).toBe(false);
+    expect(sameBound(defaults, { perDocument: null, perDocumentDecay: 0.3 })).toBe(false);
   });
 });
