@@ -5,14 +5,18 @@
  * both stores fresh and sent the same commands; on PostgreSQL the local CLI also opens the
  * server's own database, so the two forms are compared on one store.
  */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { identityMap } from '../src/adapters/linear';
 import { loadConfig } from '../src/config';
 import { registerModelFromPath } from '../src/pipeline/jobs/models';
+import { ModelRegistry } from '../src/pipeline/jobs/registry';
+import { JobWorker } from '../src/pipeline/jobs/worker';
 import { listAdapters, registerAdapter } from '../src/store/adapters';
 import type { Database } from '../src/store/db';
 import { modelByName } from '../src/store/embeddings';
 import { ingestJobListing, listIngestJobs } from '../src/store/ingest-jobs';
-import { createJob, listJobs } from '../src/store/jobs';
+import { cancelJob, createJob, listJobs } from '../src/store/jobs';
 import { openMigratedDatabase } from '../src/store/open';
 import { settingsHistory } from '../src/store/retrieval-settings';
 import { dhr, useCliStore } from './helpers/cli';
@@ -220,4 +224,86 @@ describe('dhr models | settings | adapters | jobs with --url print what they pri
       }
     }
   }, 300_000);
+});
+
+describe('dhr reembed --url queues the job on the server and follows it to its end', () => {
+  // The command only queues and follows: the server's worker writes the ingest jobs, and a worker
+  // on its store (as `dhr worker` would be; the test server has no encoders) the re-embedding ones.
+  const server = useTestServer({ JOB_WORKERS: '1' });
+  const local = useCliStore('dhr-cli-remote-reembed-');
+  const remote = (args: string[]) => dhr([...args, '--url', server.url], { DHR_API_KEY: server.adminKey });
+  const both = async (args: string[]): Promise<[Run, Run]> => [await dhr(args, local.env), await remote(args)];
+  /** stderr without the progress bars (their rates and times differ from run to run). */
+  const said = (run: Run) => run.stderr.split('\n').filter((line) => line !== '' && !/^(documents|passages) \[/.test(line) && !line.startsWith('worker: '));
+
+  it('prints what the local command prints, and the job is the server’s', async () => {
+    const models = new ModelRegistry(server.db);
+    const abort = new AbortController();
+    const working = new JobWorker(server.db, models, { batchSize: 16, pollMs: 50 }).run({ signal: abort.signal });
+    try {
+      await reembedThroughServer();
+    } finally {
+      abort.abort();
+      await working;
+      await models.close();
+    }
+    // An open job of the model is followed, not queued again (no worker now: it stays queued until cancelled).
+    const open = await createJob(server.db, { model: 'tiny', scope: 'STALE', batchSize: 16 });
+    const following = remote(['reembed', '--model', 'tiny']);
+    let ended = false;
+    void following.finally(() => {
+      ended = true;
+    });
+    await new Promise((r) => setTimeout(r, 5000));
+    // Every open job, each second until the command ends: one it queued (had it not attached) would never end.
+    while (!ended) {
+      for (const job of await listJobs(server.db)) if (job.status === 'queued' || job.status === 'running') await cancelJob(server.db, job.id);
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    const followed = await following;
+    expect(followed).toMatchObject({ code: 1, stdout: `job ${open.id} cancelled: 0 documents, 0 passages\n` });
+    expect(said(followed)).toEqual([`attaching to job ${open.id} (queued) of model tiny`]);
+  }, 300_000);
+
+  async function reembedThroughServer() {
+    const folder = await writeTinyModel(local.work, 'tiny');
+    await writeFile(join(local.work, 'a.md'), '# Tides\n\nThe moon pulls the oceans.\n\n## Spring\n\nSpring tides are high.\n');
+    await writeFile(join(local.work, 'b.md'), '# Winds\n\nThe sun heats the air.\n');
+    const files = [join(local.work, 'a.md'), join(local.work, 'b.md')];
+    expect((await dhr(['models', 'register', folder], local.env)).code).toBe(0);
+    expect((await dhr(['ingest', '--no-embed', ...files], local.env)).code).toBe(0);
+    await registerModelFromPath(server.db, folder);
+    expect((await remote(['ingest', ...files])).code).toBe(0);
+
+    const [here, there] = await both(['reembed', '--model', 'tiny']);
+    expect(here).toMatchObject({ code: 0, stdout: 'job 1 succeeded: 2 documents, 3 passages\n' });
+    expect(there.stdout).toBe(here.stdout);
+    expect(there.code).toBe(0);
+    expect(said(there)).toEqual(said(here).filter((line) => line !== 'job 1 succeeded'));
+    expect(said(there)).toEqual(['job 1: 2 documents and 3 passages for tiny']);
+    expect(there.stderr).toMatch(/passages \[#+\] 3\/3/);
+    // The server's store holds the job and its vectors; the local store has only its own.
+    expect(await listJobs(server.db)).toEqual([expect.objectContaining({ id: 1, model: 'tiny', status: 'succeeded', documentsDone: 2, passagesDone: 3 })]);
+    expect(JSON.parse((await dhr(['jobs'], local.env)).stdout)).toHaveLength(1);
+
+    const [attached, attachedThere] = await both(['reembed', '--job', '1']);
+    expect(attachedThere).toMatchObject({ code: 0, stdout: attached.stdout });
+    expect(said(attachedThere)).toEqual(said(attached));
+    expect(said(attached)).toEqual(['attaching to job 1 (tiny, succeeded)']);
+
+    for (const args of [
+      ['reembed', '--job', '99'],
+      ['reembed', '--model', 'nope'],
+      ['reembed', '--model', 'tiny', '--scope', 'documents'],
+      ['reembed', '--model', 'tiny', '--documents', '1'],
+    ]) {
+      const [refused, refusedThere] = await both(args);
+      expect(refused.code).toBe(1);
+      expect(refusedThere).toEqual(refused);
+    }
+    expect(await remote(['reembed', '--model', 'tiny', '--trace', join(local.work, 'trace')])).toMatchObject({
+      code: 1,
+      stderr: "reembed: --trace records the batches this process encodes; with --url the server's workers encode them\n",
+    });
+  }
 });

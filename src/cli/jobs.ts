@@ -8,7 +8,7 @@ import { modelCounts } from '../store/embeddings';
 import { createJob, getJob, JOB_SCOPES, listJobs, openJobForModel, type JobRow } from '../store/jobs';
 import { listIngestJobs } from '../store/ingest-jobs';
 import { openMigratedDatabase } from '../store/open';
-import { ProgressBar } from './progress';
+import { followJob, jobOutcome } from './job-progress';
 
 /** Opens the store for one command and closes it after. */
 async function withDatabase(config: Config, fn: (db: Database) => Promise<number>): Promise<number> {
@@ -74,36 +74,12 @@ async function reembed(db: Database, config: Config, values: ReembedOptions): Pr
     void newWorker(db, models, config, values.trace).run({ signal: abort.signal });
   }
   try {
-    job = await follow(db, id);
+    job = await followJob(async () => (await getJob(db, id))!, 250);
   } finally {
     abort.abort();
     await models?.close();
   }
-  console.log(`job ${job.id} ${job.status}: ${job.documentsDone} documents, ${job.passagesDone} passages${job.error ? `; ${job.error}` : ''}`);
-  return job.status === 'succeeded' ? 0 : 1;
-}
-
-/** Polls the job and draws one bar per level until it ends. */
-async function follow(db: Database, id: number): Promise<JobRow> {
-  const bars = { documents: new ProgressBar(0, 'documents'), passages: new ProgressBar(0, 'passages') };
-  let started = false;
-  for (;;) {
-    const job = (await getJob(db, id))!;
-    const level = job.documentsDone < job.documentsTotal || job.passagesDone === 0 ? 'documents' : 'passages';
-    if (level === 'passages' && !started) {
-      bars.documents.update(job.documentsDone, '', job.documentsTotal);
-      bars.documents.finish();
-      started = true;
-    }
-    const done = level === 'documents' ? job.documentsDone : job.passagesDone;
-    const total = level === 'documents' ? job.documentsTotal : job.passagesTotal;
-    bars[level].update(done, job.status, total);
-    if (FINAL.has(job.status)) {
-      bars[level].finish();
-      return job;
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
+  return jobOutcome(job);
 }
 
 /** `dhr worker`: works jobs until SIGINT/SIGTERM (or, with --exit-when-idle, until there is nothing to do). */

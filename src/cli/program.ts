@@ -388,18 +388,30 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
     { form: '<name>' },
   ).action((name: string, options: ServerOptions) => run(async (config) => operationsCli().dropAdapterCommand(config, name, options)));
 
-  program
-    .command('reembed')
-    .description("queue a re-embedding job (or attach to the model's open one, or to --job), work on it here and show its progress until it ends")
-    .option('--model <name>', 'the model to write embeddings for')
-    .addOption(new Option('--scope <scope>', 'what to embed').choices([...JOB_SCOPES, ...JOB_SCOPES.map((s) => s.toLowerCase())]).default('ALL'))
-    .option('--documents <ids>', 'comma-separated document ids (scope DOCUMENTS)', idList)
-    .option('--job <id>', 'attach to this job instead', integer(1, 2_147_483_647))
-    .option('--no-work', 'only queue (or attach) and follow; leave the work to workers')
-    .option('--trace <file>', 'append the ids of each encoded batch to this file (crash tests)')
-    .action((options: { model?: string; scope: string; documents?: number[]; job?: number; work: boolean; trace?: string }) =>
-      run(async (config) => jobsCli().reembedCommand(config, options)),
-    );
+  remotable(
+    program
+      .command('reembed')
+      .description(
+        "queue a re-embedding job (or attach to the model's open one, or to --job), work on it here and show its progress until it ends; with --url the server's workers work it",
+      )
+      .option('--model <name>', 'the model to write embeddings for')
+      .addOption(new Option('--scope <scope>', 'what to embed').choices([...JOB_SCOPES, ...JOB_SCOPES.map((s) => s.toLowerCase())]).default('ALL'))
+      .option('--documents <ids>', 'comma-separated document ids (scope DOCUMENTS)', idList)
+      .option('--job <id>', 'attach to this job instead', integer(1, 2_147_483_647))
+      .option('--no-work', 'only queue (or attach) and follow; leave the work to workers (always so with --url)')
+      .option('--trace <file>', 'append the ids of each encoded batch to this file (crash tests; not with --url)'),
+    { form: '--model <name>' },
+  ).action((options: { model?: string; scope: string; documents?: number[]; job?: number; work: boolean; trace?: string } & ServerOptions) =>
+    run(async (config) => {
+      const target = serverFor(config, options, 'reembed');
+      if (!target) return jobsCli().reembedCommand(config, options);
+      if (options.trace !== undefined) {
+        console.error("reembed: --trace records the batches this process encodes; with --url the server's workers encode them");
+        return 1;
+      }
+      return remoteCli().remoteReembed(target, options);
+    }),
+  );
 
   program
     .command('worker')
