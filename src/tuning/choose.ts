@@ -45,13 +45,12 @@ export function lowersDense(point: Ranking, current: Ranking): (typeof DENSE_WEI
  * The best grid point by MRR among those that lower no dense weight (lowersDense) replaces the
  * settings in force only if it is better by at least MIN_GAIN and by MIN_STANDARD_ERRORS paired
  * standard errors (the same questions run at both, so per-question differences cancel the
- * questions' own difficulty), never if it scores below
- * LEXICAL alone on the same questions, and never if a source of questions (`kinds`, one per
- * question) scores it lower than the settings in force (kindsAgainst): then the sources disagree
- * on which way to move, and the next point down is not asked instead (on the Factbook's dev split
- * that next point, λ 2 with α 0.1, lost to the settings in force too: docs/eval/README.md).
- * Otherwise the settings in force stay, and the reason says why. On few questions the standard
- * error is large, so thin evidence moves nothing.
+ * questions' own difficulty), never if it scores below LEXICAL alone on the same questions, and
+ * never if a source of questions (`kinds`, one per question) scores it lower than the settings in
+ * force (kindsAgainst): then the sources disagree on which way to move, and the next point down
+ * is not asked instead (on the Factbook's dev split that next point, λ 2 with α 0.1, lost to the
+ * settings in force too: docs/eval/README.md). Otherwise the settings in force stay, and the
+ * reason says why. On few questions the standard error is large, so thin evidence moves nothing.
  */
 export function chooseSettings(s: { current: Scored; defaults: Scored; lexical: Scored; grid: Scored[]; kinds?: readonly string[] }): Choice {
   const byMrr = (a: Scored, b: Scored) => b.mrr - a.mrr || a.label.localeCompare(b.label);
