@@ -69,14 +69,17 @@ async function reembed(db: Database, config: Config, values: ReembedOptions): Pr
   const id = job.id;
   const abort = new AbortController();
   let models: ModelRegistry | undefined;
+  let working: Promise<void> | undefined;
   if (values.work) {
     models = new ModelRegistry(db, { cacheDir: config.modelCacheDir, threads: config.encoderThreads });
-    void newWorker(db, models, config, values.trace).run({ signal: abort.signal });
+    working = newWorker(db, models, config, values.trace).run({ signal: abort.signal });
   }
   try {
     job = await followJob(async () => (await getJob(db, id))!, 250);
   } finally {
     abort.abort();
+    // The step in flight ends before the models and the store close under it (run never rejects).
+    await working;
     await models?.close();
   }
   return jobOutcome(job);
