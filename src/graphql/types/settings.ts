@@ -3,6 +3,11 @@ import { Field, Int, ObjectType } from 'type-graphql';
 import type { RetrievalMode as Mode } from '../../retrieval/modes';
 import { RankingParameter, RetrievalModeEnum } from './retrieval';
 
+// A version's fields, described once for the version in force and for each in the history.
+const SET_BY = 'Who or what set it: an API key’s name, cli, tune, or a rollback.';
+const EVIDENCE = 'What justified it (dhr tune: the data used and the scores of the chosen point and of the defaults).';
+const PREVIOUS = 'The version in force before this one: what rollbackRetrievalSettings restores.';
+
 @ObjectType({ description: 'One mode’s ranking parameters in force when a question gives none, each with where it comes from (corpus, environment or mode).' })
 export class ModeSettings {
   @Field(() => RetrievalModeEnum)
@@ -20,7 +25,7 @@ export class RetrievalSettings {
   @Field(() => Int, { nullable: true, description: 'The version in force (null: never set; the defaults apply).' })
   version!: number | null;
 
-  @Field(() => String, { nullable: true, description: 'Who or what set it: an API key’s name, cli, tune, or a rollback.' })
+  @Field(() => String, { nullable: true, description: SET_BY })
   setBy!: string | null;
 
   @Field(() => String, { nullable: true })
@@ -28,11 +33,11 @@ export class RetrievalSettings {
 
   @Field(() => GraphQLJSONObject, {
     nullable: true,
-    description: 'What justified it (dhr tune: the data used and the scores of the chosen point and of the defaults).',
+    description: EVIDENCE,
   })
   evidence!: Record<string, unknown> | null;
 
-  @Field(() => Int, { nullable: true, description: 'The version in force before this one: what rollbackRetrievalSettings restores.' })
+  @Field(() => Int, { nullable: true, description: PREVIOUS })
   previous!: number | null;
 
   @Field(() => Date, { nullable: true })
@@ -53,7 +58,7 @@ export class RetrievalSettingsVersion {
   })
   settings!: Record<string, unknown>;
 
-  @Field(() => String, { description: 'Who or what set it: an API key’s name, cli, tune, or a rollback.' })
+  @Field(() => String, { description: SET_BY })
   setBy!: string;
 
   @Field(() => String, { nullable: true })
@@ -61,11 +66,11 @@ export class RetrievalSettingsVersion {
 
   @Field(() => GraphQLJSONObject, {
     nullable: true,
-    description: 'What justified it (dhr tune: the data used and the scores of the chosen point and of the defaults).',
+    description: EVIDENCE,
   })
   evidence!: Record<string, unknown> | null;
 
-  @Field(() => Int, { nullable: true, description: 'The version in force before this one: what rollbackRetrievalSettings restores.' })
+  @Field(() => Int, { nullable: true, description: PREVIOUS })
   previous!: number | null;
 
   @Field(() => Date)
