@@ -3,7 +3,17 @@ import { join } from 'node:path';
 import { EncoderSet } from '../src/encoders/set';
 import { DEFAULT_INGEST_OPTIONS } from '../src/ingest/types';
 import { ingest } from '../src/pipeline/ingest';
-import { chooseBudget, chooseSettings, kindsAgainst, lowersDense, MIN_GAIN, MIN_KIND_QUESTIONS, pairedDifference, type Scored } from '../src/tuning/choose';
+import {
+  chooseBudget,
+  chooseSettings,
+  kindMargins,
+  kindsAgainst,
+  lowersDense,
+  MIN_GAIN,
+  MIN_KIND_QUESTIONS,
+  pairedDifference,
+  type Scored,
+} from '../src/tuning/choose';
 import { BUDGET_FROM_PASSAGES, budgetLadder, budgetPlan, roundBudget, searchBudget } from '../src/tuning/budget';
 import { applyChoice, changedValues } from '../src/tuning/runs';
 import type { PointScore } from '../src/tuning/score';
@@ -129,6 +139,38 @@ describe('chooseSettings', () => {
       current.reciprocalRanks.map((r, i) => (few[i] === 'section-path' ? Math.min(1, r + 0.4) : r - 0.05)),
     );
     expect(chooseSettings({ current, defaults: current, lexical, grid: [small], kinds: few })).toMatchObject({ change: true, chosen: small });
+  });
+
+  it('keeps the settings in force when one source of questions carries the whole gain and the others do not move', () => {
+    const kinds = current.reciprocalRanks.map((_, i) => (i < 20 ? 'cloze' : 'section-path'));
+    // Twenty cloze questions gain a lot; the twenty section paths gain under MIN_GAIN.
+    const alone = scored(
+      'alone',
+      current.reciprocalRanks.map((r, i) => (i < 20 ? Math.min(1, r + 0.4) : r + MIN_GAIN / 2)),
+    );
+    const overall = pairedDifference(alone.reciprocalRanks, current.reciprocalRanks);
+    expect(overall.mean).toBeGreaterThan(Math.max(MIN_GAIN, 2 * overall.standardError));
+    expect(kindsAgainst(alone.reciprocalRanks, current.reciprocalRanks, kinds)).toEqual([]);
+    expect(kindMargins(alone.reciprocalRanks, current.reciprocalRanks, kinds)).toEqual([
+      { kind: 'cloze', margin: expect.any(Number), questions: 20 },
+      { kind: 'section-path', margin: expect.closeTo(MIN_GAIN / 2, 12), questions: 20 },
+    ]);
+    const c = chooseSettings({ current, defaults: current, lexical, grid: [alone, current], kinds });
+    expect(c).toMatchObject({ change: false, chosen: current });
+    expect(c.reason).toMatch(/carried by cloze alone \(cloze \+0\.[0-9]+, section-path \+0\.005\): a change needs 2 sources/);
+    // The same gain with a second source behind it is taken.
+    const both = scored(
+      'both',
+      alone.reciprocalRanks.map((r, i) => (i >= 20 ? r + 0.05 : r)),
+    );
+    expect(chooseSettings({ current, defaults: current, lexical, grid: [both, current], kinds })).toMatchObject({ change: true, chosen: both });
+    // With only one source that has a say, that one may carry a change alone.
+    const one = current.reciprocalRanks.map((_, i) => (i < 21 ? 'cloze' : 'title'));
+    const lone = scored(
+      'lone',
+      current.reciprocalRanks.map((r, i) => (i < 21 ? Math.min(1, r + 0.4) : r)),
+    );
+    expect(chooseSettings({ current, defaults: current, lexical, grid: [lone, current], kinds: one })).toMatchObject({ change: true, chosen: lone });
   });
 
   it('never lowers a dense weight (alpha, documentAlpha), however much the pseudo-questions gain by it, and still raises one', () => {

@@ -49,7 +49,8 @@ export function lowersDense(point: Ranking, current: Ranking): (typeof DENSE_WEI
  * never if a source of questions (`kinds`, one per question) scores it lower than the settings in
  * force (kindsAgainst): then the sources disagree on which way to move, and the next point down
  * is not asked instead (on the Factbook's dev split that next point, λ 2 with α 0.1, lost to the
- * settings in force too: docs/eval/README.md). Otherwise the settings in force stay, and the
+ * settings in force too: docs/eval/README.md), and never if fewer than MIN_CARRYING_KINDS sources
+ * gain by it where that many have a say. Otherwise the settings in force stay, and the
  * reason says why. On few questions the standard error is large, so thin evidence moves nothing.
  */
 export function chooseSettings(s: { current: Scored; defaults: Scored; lexical: Scored; grid: Scored[]; kinds?: readonly string[] }): Choice {
@@ -79,6 +80,14 @@ export function chooseSettings(s: { current: Scored; defaults: Scored; lexical: 
       `the best point (${best.label}) gains ${mean.toFixed(3)} ± ${standardError.toFixed(3)} MRR in all but loses on ${list}: the sources of questions disagree`,
     );
   }
+  const carried = s.kinds ? kindMargins(best.reciprocalRanks, s.current.reciprocalRanks, s.kinds) : [];
+  const carriers = carried.filter((k) => k.margin >= MIN_GAIN);
+  if (carried.length >= MIN_CARRYING_KINDS && carriers.length < MIN_CARRYING_KINDS) {
+    const list = carried.map((k) => `${k.kind} ${k.margin >= 0 ? '+' : ''}${k.margin.toFixed(3)}`).join(', ');
+    return keep(
+      `the best point (${best.label}) gains ${mean.toFixed(3)} ± ${standardError.toFixed(3)} MRR, carried by ${carriers.length === 0 ? 'no source' : `${carriers[0].kind} alone`} (${list}): a change needs ${MIN_CARRYING_KINDS} sources of questions behind it`,
+    );
+  }
   return {
     change: true,
     chosen: best,
@@ -100,6 +109,23 @@ export function kindsAgainst(
   current: readonly number[],
   kinds: readonly string[],
 ): { kind: string; margin: number; questions: number }[] {
+  return kindMargins(point, current, kinds).filter((k) => k.margin <= -MIN_GAIN);
+}
+
+/**
+ * How many sources of questions must gain MIN_GAIN or more by a change, where at least that many
+ * have a say: a gain one kind carries alone is that kind's bias. On the Factbook the whole gain of
+ * λ 2 came from the cloze sentences (MRR 0.493 → 0.614) while its section paths and titles did not
+ * move (0.898, 0.068), and its labelled dev splits lost 1.7–1.8 at Top-1 by it (docs/eval/README.md).
+ */
+export const MIN_CARRYING_KINDS = 2;
+
+/** `point`'s paired MRR margin over `current` per source of questions that has a say (MIN_KIND_QUESTIONS or more), in the kinds' order. */
+export function kindMargins(
+  point: readonly number[],
+  current: readonly number[],
+  kinds: readonly string[],
+): { kind: string; margin: number; questions: number }[] {
   const byKind = new Map<string, number[]>();
   kinds.forEach((k, i) => {
     const idx = byKind.get(k);
@@ -113,7 +139,7 @@ export function kindsAgainst(
       idx.map((i) => point[i]),
       idx.map((i) => current[i]),
     );
-    if (mean <= -MIN_GAIN) out.push({ kind, margin: mean, questions: idx.length });
+    out.push({ kind, margin: mean, questions: idx.length });
   }
   return out;
 }
