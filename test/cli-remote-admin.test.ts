@@ -186,6 +186,24 @@ describe('dhr models | settings | adapters | jobs with --url print what they pri
     refusedAlike(await both(['adapters', 'drop', 'a2']), 'NOT_FOUND');
     await both(['adapters', 'activate', 'a1']);
     refusedAlike(await both(['adapters', 'drop', 'a1']), 'CONFLICT');
+
+    // A row registered by hand, its level's record without a baseline, epochs or held-out pairs: listed as stored, the API's figures 0.
+    const bare = async (db: Database) => {
+      const ada = (await modelByName(db, 'ada'))!;
+      const training = { levels: { passage: { pairs: { train: 4 } } } };
+      await registerAdapter(db, { name: 'a3', dimension: 3, maps: { passage: identityMap(3) }, models: { passage: { question: ada, target: ada } }, training });
+    };
+    await bare(server.db);
+    await onLocal(bare);
+    const [here, there] = await both(['adapters']);
+    expect(here).toMatchObject({ code: 0, stderr: '' });
+    expect(there).toEqual({ code: 0, stdout: await listed(), stderr: '' });
+    expect(JSON.parse(here.stdout).at(-1)).toMatchObject({ name: 'a3', levels: ['passage'], training: { levels: { passage: { pairs: { train: 4 } } } } });
+    const levels = await server.post('{ adapters { name levels { trainPairs heldOutPairs baselineRecallAt1 recallAt1 bestEpoch epochs { epoch } } } }');
+    expect(levels.body.data.adapters.at(-1)).toEqual({
+      name: 'a3',
+      levels: [{ trainPairs: 4, heldOutPairs: 0, baselineRecallAt1: 0, recallAt1: 0, bestEpoch: 0, epochs: [] }],
+    });
   });
 
   it('jobs list [--ingest] and jobs cancel [--ingest]', async () => {

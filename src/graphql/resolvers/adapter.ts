@@ -10,22 +10,24 @@ import { Adapter, type AdapterLevelTraining } from '../types/adapter';
 export function toAdapter(row: AdapterRow): Adapter {
   const record = row.training as { pairs?: number; levels?: Partial<Record<AdapterLevel, LevelReport>> };
   const levels: AdapterLevelTraining[] = row.levels.map((level) => {
-    const report = record.levels?.[level];
+    // dhr adapt records every figure; a row registered otherwise may lack any of them, read as a level without its record (0).
+    const report = record.levels?.[level] as Partial<LevelReport> | undefined;
     const models = row.models[level]!;
     const curve = report?.curve ?? [];
-    const best = report && report.bestEpoch > 0 ? curve[report.bestEpoch - 1]?.heldOut : report?.baseline;
+    const bestEpoch = report?.bestEpoch ?? 0;
+    const best = bestEpoch > 0 ? curve[bestEpoch - 1]?.heldOut : report?.baseline;
     return {
       level,
       questionModel: models.question,
       questionModelId: models.questionId,
       targetModel: models.target,
       targetModelId: models.targetId,
-      trainPairs: report?.pairs.train ?? 0,
-      heldOutPairs: report?.pairs.heldOut ?? 0,
-      baselineRecallAt1: report?.baseline.accuracy ?? 0,
+      trainPairs: report?.pairs?.train ?? 0,
+      heldOutPairs: report?.pairs?.heldOut ?? 0,
+      baselineRecallAt1: report?.baseline?.accuracy ?? 0,
       recallAt1: best?.accuracy ?? 0,
-      bestEpoch: report?.bestEpoch ?? 0,
-      epochs: curve.map((e) => ({ epoch: e.epoch, trainLoss: e.trainLoss, heldOutLoss: e.heldOut.loss, heldOutRecallAt1: e.heldOut.accuracy })),
+      bestEpoch,
+      epochs: curve.map((e) => ({ epoch: e.epoch, trainLoss: e.trainLoss, heldOutLoss: e.heldOut?.loss ?? 0, heldOutRecallAt1: e.heldOut?.accuracy ?? 0 })),
     };
   });
   return { name: row.name, active: row.active, dimension: row.dimension, pairs: record.pairs ?? 0, levels, training: row.training, createdAt: row.createdAt };
