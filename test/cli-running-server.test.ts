@@ -133,7 +133,10 @@ describe('the CLI while dhr serve holds the embedded store', () => {
     expect(rollback.stderr).toContain(`Send it to the server with an admin key: dhr settings rollback --url ${serve!.url} --key <admin key>`);
     const pairs = await dhr(['pairs'], env);
     expect(pairs.code).toBe(1);
-    expect(pairs.stderr).toContain('`dhr pairs` has no --url form: stop the server (Ctrl-C) and run it again');
+    expect(pairs.stderr).toContain(`dhr pairs [--out <file>] --url ${serve!.url} --key <admin key>`);
+    const embed = await dhr(['embed'], env);
+    expect(embed.code).toBe(1);
+    expect(embed.stderr).toContain('`dhr embed` has no --url form: stop the server (Ctrl-C) and run it again');
     // Nothing changed: the settings are the modes' defaults still, and the server still answers.
     const settings = await dhr(['settings'], { ...env, DHR_API_KEY: readerKey });
     expect(JSON.parse(settings.stdout)).toMatchObject({ version: null });

@@ -3,16 +3,20 @@ import { dirname, join, basename } from 'node:path';
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import type { Config } from '../config';
-import { badUserInput, DomainError, messageOf } from '../errors';
+import { badUserInput, DomainError, ErrorCode, messageOf, notFound } from '../errors';
+import { toGlobalId } from '../graphql/ids';
 import type { Database } from '../store/db';
-import { openMigratedDatabase } from '../store/open';
-import { importFeedbackFile } from '../training/feedback';
-import { minePairs, type MineOptions } from '../training/mine';
-import { PAIR_KINDS, type PairKind } from '../training/pair';
+import type { FeedbackInput } from '../store/feedback';
+import { feedbackLines, importFeedbackFile, readFailure } from '../training/feedback';
+import { DEFAULT_MAX_QUESTION_WORDS, minePairs, type MineOptions } from '../training/mine';
+import { DEFAULT_NEGATIVES, MAX_TRAINING_PAIRS, type NegativeCounts, PAIR_KINDS, type PairKind, type TrainingPair } from '../training/pair';
 import { ProgressBar } from './progress';
+import { type ServerOptions, type Transport, withTransport } from './transport';
 
 /** Opens the store for one command; a DomainError (bad input, too few pairs) is exit code 1 with its message. */
 async function withStore(config: Config, name: string, fn: (db: Database) => Promise<number>): Promise<number> {
+  // Loaded here, not at the top: with --url these commands are GraphQL clients and need no store.
+  const { openMigratedDatabase } = require('../store/open') as typeof import('../store/open');
   const db = await openMigratedDatabase(config);
   try {
     return await fn(db);
@@ -108,10 +112,184 @@ export function pairsCommand(config: Config, options: PairsCommandOptions): Prom
       throw error;
     }
     bar?.finish();
-    const kinds = options.kinds ?? PAIR_KINDS;
-    console.error(
-      `pairs: ${written} written${options.out && options.out !== '-' ? ` to ${options.out}` : ''} (${kinds.map((k) => `${k} ${counts[k]}`).join(', ')})`,
+    printWritten(options, written, counts);
+    return 0;
+  });
+}
+
+/** The last line: how many pairs were written, and where, and how many of each kind. */
+function printWritten(options: { out?: string; kinds?: readonly PairKind[] }, written: number, counts: Record<PairKind, number>): void {
+  const kinds = options.kinds ?? PAIR_KINDS;
+  console.error(
+    `pairs: ${written} written${options.out && options.out !== '-' ? ` to ${options.out}` : ''} (${kinds.map((k) => `${k} ${counts[k]}`).join(', ')})`,
+  );
+}
+
+const PASSAGE_FIELDS = 'passageId documentId sectionId titlePath text';
+const PAIR_FIELDS = `kind question questionPassageId positive { ${PASSAGE_FIELDS} } positiveDocument { documentId title }
+  negatives { bm25 { ${PASSAGE_FIELDS} } inDoc { ${PASSAGE_FIELDS} } inSec { ${PASSAGE_FIELDS} } documents { documentId title } judged { ${PASSAGE_FIELDS} } }`;
+
+type Sent<T> = { [K in keyof T]: T[K] extends number ? string : T[K] extends number | null ? string | null : T[K] };
+type SentPassage = Sent<TrainingPair['positive']>;
+interface SentPair {
+  kind: string;
+  question: string;
+  questionPassageId: string | null;
+  positive: SentPassage;
+  positiveDocument: Sent<TrainingPair['positiveDocument']>;
+  negatives: { bm25: SentPassage[]; inDoc: SentPassage[]; inSec: SentPassage[]; documents: Sent<TrainingPair['positiveDocument']>[]; judged: SentPassage[] };
+}
+
+/** A pair as the API sends it (ID strings, the kind's enum name) as `dhr pairs` writes it: the miner's fields, order and spelling. */
+function minedPair(p: SentPair): TrainingPair {
+  const passage = (x: SentPassage) => ({
+    passageId: Number(x.passageId),
+    documentId: Number(x.documentId),
+    sectionId: x.sectionId === null ? null : Number(x.sectionId),
+    titlePath: x.titlePath,
+    text: x.text,
+  });
+  const document = (d: SentPair['positiveDocument']) => ({ documentId: Number(d.documentId), title: d.title });
+  return {
+    kind: p.kind.toLowerCase().replace(/_/g, '-') as PairKind,
+    question: p.question,
+    questionPassageId: p.questionPassageId === null ? null : Number(p.questionPassageId),
+    positive: passage(p.positive),
+    positiveDocument: document(p.positiveDocument),
+    negatives: {
+      bm25: p.negatives.bm25.map(passage),
+      inDoc: p.negatives.inDoc.map(passage),
+      inSec: p.negatives.inSec.map(passage),
+      documents: p.negatives.documents.map(document),
+      judged: p.negatives.judged.map(passage),
+    },
+  };
+}
+
+/**
+ * `dhr pairs --url`: the server's trainingPairs, one request per kind (a request returns at most
+ * MAX_TRAINING_PAIRS, the first of its kinds in turn, so a kind at a time keeps --limit a bound of
+ * each kind, as locally), written as the local command writes them. The server mines with its
+ * defaults, so --negatives and --max-question-words other than theirs are refused before anything
+ * is sent, and without --limit each kind is its first MAX_TRAINING_PAIRS, which is said.
+ */
+export function remotePairsCommand(config: Config, options: PairsCommandOptions & ServerOptions): Promise<number> {
+  const negatives = { ...DEFAULT_NEGATIVES, ...options.negatives };
+  const other = [
+    ...((Object.keys(DEFAULT_NEGATIVES) as (keyof NegativeCounts)[]).some((k) => negatives[k] !== DEFAULT_NEGATIVES[k])
+      ? [`--negatives (the server's: ${DEFAULT_NEGATIVES.bm25})`]
+      : []),
+    ...((options.maxQuestionWords ?? DEFAULT_MAX_QUESTION_WORDS) !== DEFAULT_MAX_QUESTION_WORDS
+      ? [`--max-question-words (the server's: ${DEFAULT_MAX_QUESTION_WORDS})`]
+      : []),
+    ...((options.limit ?? 0) > MAX_TRAINING_PAIRS ? [`--limit over ${MAX_TRAINING_PAIRS} (the most the server's trainingPairs returns)`] : []),
+  ];
+  if (other.length > 0) {
+    console.error(`pairs: with --url the server mines with its own settings: ${other.join(', ')} cannot be sent`);
+    return Promise.resolve(1);
+  }
+  return withTransport(config, options, 'pairs', async (t) => {
+    const kinds = PAIR_KINDS.filter((k) => (options.kinds ?? PAIR_KINDS).includes(k));
+    const limit = options.limit ?? MAX_TRAINING_PAIRS;
+    const pairs: TrainingPair[] = [];
+    const counts = Object.fromEntries(PAIR_KINDS.map((k) => [k, 0])) as Record<PairKind, number>;
+    const none = new Map<PairKind, string>();
+    for (const kind of kinds) {
+      const mined = await pairsOfKind(t, kind, limit, options.seed ?? 0);
+      if (typeof mined === 'string') none.set(kind, mined);
+      else pairs.push(...mined);
+      counts[kind] = typeof mined === 'string' ? 0 : mined.length;
+    }
+    const minimum = options.minPairs ?? 1;
+    if (pairs.length < minimum) {
+      // In the local command's words (training/mine.ts planPairs), with the server's reason for each kind that had none.
+      const asked = options.kinds ?? PAIR_KINDS;
+      const empty = asked.flatMap((k) => none.get(k) ?? []);
+      throw badUserInput(
+        `too few training pairs: ${pairs.length} of kinds ${asked.join(', ')}, at least ${minimum} needed` + (empty.length ? `; ${empty.join('; ')}` : ''),
+        'kinds',
+      );
+    }
+    const output = await openOutput(options.out);
+    try {
+      for (const pair of pairs) await output.write(JSON.stringify(pair));
+      await output.commit();
+    } catch (error) {
+      await output.abort();
+      throw error;
+    }
+    printWritten(options, pairs.length, counts);
+    const bounded = options.limit === undefined ? kinds.filter((k) => counts[k] === MAX_TRAINING_PAIRS) : [];
+    if (bounded.length > 0) {
+      console.error(
+        `pairs: ${bounded.join(', ')}: the first ${MAX_TRAINING_PAIRS} (the most the server's trainingPairs returns); dhr pairs on the server's store writes every pair`,
+      );
+    }
+    return 0;
+  });
+}
+
+/** The first `limit` pairs of one kind from the server, or, when it has none, why (the server's words). */
+async function pairsOfKind(t: Transport, kind: PairKind, limit: number, seed: number): Promise<TrainingPair[] | string> {
+  try {
+    const { trainingPairs } = await t.request<{ trainingPairs: SentPair[] }>(
+      `query($kinds: [TrainingPairKind!], $first: Int!, $seed: Int!) { trainingPairs(kinds: $kinds, first: $first, seed: $seed) { ${PAIR_FIELDS} } }`,
+      { kinds: [kind.replace(/-/g, '_').toUpperCase()], first: limit, seed },
     );
+    return trainingPairs.map(minedPair);
+  } catch (error) {
+    // "too few training pairs: 0 of kinds K, at least 1 needed; K: why": a kind with none, which is no refusal of the whole run.
+    if (!(error instanceof DomainError) || error.code !== ErrorCode.BAD_USER_INPUT || !error.message.startsWith('too few training pairs:')) throw error;
+    return error.message.slice(error.message.indexOf('; ') + 2);
+  }
+}
+
+/** How many passages one nodes request asks about (MAX_PAGE_SIZE's default). */
+const NODES_PER_REQUEST = 100;
+
+/**
+ * `dhr feedback import <file> --url`: each line through recordFeedback, the API's one write of a
+ * judgement. All or none as locally as far as a file can be checked: every line is read and
+ * checked here, and every passage it names looked up on the server (nodes), before the first is
+ * sent, so a bad file changes nothing. A batch mutation would make the writes one transaction too,
+ * but needs a new operation (and request-sized parts, each its own transaction, for a large
+ * file); a server that fails midway is said with how many were recorded.
+ */
+export function remoteFeedbackImportCommand(config: Config, path: string, options: ServerOptions): Promise<number> {
+  return withTransport(config, options, 'feedback import', async (t) => {
+    const items: { input: FeedbackInput; line: number }[] = [];
+    try {
+      for await (const item of feedbackLines(path)) items.push(item);
+    } catch (error) {
+      throw readFailure(path, error);
+    }
+    for (let from = 0; from < items.length; from += NODES_PER_REQUEST) {
+      const part = items.slice(from, from + NODES_PER_REQUEST);
+      const { nodes } = await t.request<{ nodes: ({ id: string } | null)[] }>('query($ids: [ID!]!) { nodes(ids: $ids) { id } }', {
+        ids: part.map((i) => toGlobalId('Passage', i.input.passageId)),
+      });
+      const missing = nodes.findIndex((n) => n === null);
+      // In the words of the local import (store/feedback.ts insertFeedback).
+      if (missing >= 0) throw notFound(`line ${part[missing].line}: no passage with id ${part[missing].input.passageId}`, 'passageId');
+    }
+    let relevant = 0;
+    for (const [n, { input, line }] of items.entries()) {
+      try {
+        await t.request(
+          'mutation($question: String!, $passageId: ID!, $relevant: Boolean!) { recordFeedback(question: $question, passageId: $passageId, relevant: $relevant) { id } }',
+          {
+            question: input.question,
+            passageId: String(input.passageId),
+            relevant: input.relevant,
+          },
+        );
+      } catch (error) {
+        console.error(`feedback import: ${n} of ${items.length} judgements recorded before line ${line} failed`);
+        throw error;
+      }
+      if (input.relevant) relevant += 1;
+    }
+    console.log(`imported ${items.length} judgements (${relevant} relevant, ${items.length - relevant} not relevant)`);
     return 0;
   });
 }

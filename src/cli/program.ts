@@ -18,7 +18,7 @@ import type { AskOptions } from './ask';
 import type { EvalCommandOptions } from './eval';
 import { refuseWhileServed } from './running-server';
 import { asksServedStore, serverFor, type ServerOptions } from './transport';
-import type { TuneCommandOptions } from './tune';
+import type { TuneCommandOptions } from './tune-report';
 
 /*
  * Each command's module is loaded only when that command runs (typeof import: types only), so
@@ -38,6 +38,7 @@ const remoteCli = () => require('./remote-commands') as typeof import('./remote-
 const serveCli = () => require('./serve') as typeof import('./serve');
 const storeCli = () => require('./store') as typeof import('./store');
 const tuneCli = () => require('./tune') as typeof import('./tune');
+const tuneReportCli = () => require('./tune-report') as typeof import('./tune-report');
 
 /**
  * The `dhr` command line. `dhr <command> --help` opens no database and reads no settings: they
@@ -453,9 +454,9 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
   remotable(keys.command('list').description('id, prefix, name, role, created, last used, revoked (never the key)')).action((options: ServerOptions) =>
     run(async (config) => operationsCli().listKeysCommand(config, options)),
   );
-  remotable(keys.command('revoke').description('revoke a key at once').argument('<key>', 'key id or prefix'), { form: '<id|prefix>' }).action(
-    (key: string, options: ServerOptions) => run(async (config) => operationsCli().revokeKeyCommand(config, key, options)),
-  );
+  remotable(keys.command('revoke').description('revoke a key at once').argument('<id|prefix>', "the key's id, or the start of its prefix"), {
+    form: '<id|prefix>',
+  }).action((key: string, options: ServerOptions) => run(async (config) => operationsCli().revokeKeyCommand(config, key, options)));
 
   const settings = program
     .command('settings')
@@ -492,31 +493,52 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
     { key: servedKey() },
   ).action((options: { limit: number } & ServerOptions) => run(async (config) => operationsCli().settingsHistoryCommand(config, options.limit, options)));
 
-  program
-    .command('tune')
-    .description("choose the corpus's ranking parameters from questions it asks of itself (no labels): prints the grid and the choice; --apply stores it")
-    .addOption(new Option('--mode <mode>', 'the mode to tune').choices(RETRIEVAL_MODES).default('HYBRID_HIERARCHICAL'))
-    .option('--per-kind <n>', 'pseudo-questions of each kind', integer(1, 10_000), 40)
-    .option('--kinds <kinds>', `comma-separated: ${PSEUDO_KINDS.join(', ')} (default: all)`, (v: string) => pseudoKinds(v))
-    .option('--seed <n>', 'drives every draw: the same seed and store give the same questions', integer(0, 2_147_483_647), 0)
-    .option('--questions <file>', 'labelled questions too: JSONL of {"question", "passageIds" or "documentKeys"}')
-    .option('--apply', 'store the choice as a new settings version when it beats the settings in force')
-    .action((options: TuneCommandOptions) => run(async (config) => tuneCli().tuneCommand(config, options)));
+  remotable(
+    program
+      .command('tune')
+      .description(
+        "choose the corpus's ranking parameters from questions it asks of itself (no labels): prints the grid and the choice; --apply stores it; with --url the server runs it",
+      )
+      .addOption(new Option('--mode <mode>', 'the mode to tune').choices(RETRIEVAL_MODES).default('HYBRID_HIERARCHICAL'))
+      .option('--per-kind <n>', 'pseudo-questions of each kind', integer(1, 10_000), 40)
+      .option('--kinds <kinds>', `comma-separated: ${PSEUDO_KINDS.join(', ')} (default: all; not with --url)`, (v: string) => pseudoKinds(v))
+      .option('--seed <n>', 'drives every draw: the same seed and store give the same questions', integer(0, 2_147_483_647), 0)
+      .option('--questions <file>', 'labelled questions too: JSONL of {"question", "passageIds" or "documentKeys"} (not with --url)')
+      .option('--apply', 'store the choice as a new settings version when it beats the settings in force'),
+    { form: '[--apply]' },
+  ).action((options: TuneCommandOptions & ServerOptions) =>
+    run(async (config) => (serverFor(config, options, 'tune') ? tuneReportCli().remoteTuneCommand(config, options) : tuneCli().tuneCommand(config, options))),
+  );
 
   // Training data from the stored corpus: docs/training.md.
-  program
-    .command('pairs')
-    .description('mine training pairs (HLP link pairs, title-tree pairs, feedback) with BM25, In-Doc, In-Sec and document negatives, as JSONL')
-    .option('--out <file>', 'where the JSONL goes ("-" or left out: stdout); written under a temporary name until complete')
-    .option('--kinds <list>', `comma-separated kinds (default: all): ${PAIR_KINDS.join(',')}`, kindList)
-    .option('--limit <n>', 'the most pairs of each kind (default: all)', integer(1, 2_147_483_647))
-    .option('--negatives <n>', 'negatives of each kind per pair: BM25, In-Doc, In-Sec, documents', integer(0, 100), 4)
-    .option('--seed <s>', 'seed of every random draw: the same seed and store give the same bytes', integer(0, 4_294_967_295), 0)
-    .option('--max-question-words <n>', 'link pairs: passage A clipped to this many words as the question', integer(1, 1000), 64)
-    .option('--min-pairs <n>', 'fewer pairs than this is an error (nothing is written)', integer(0, 2_147_483_647), 10)
-    .action((options: { out?: string; kinds?: PairKind[]; limit?: number; negatives: number; seed: number; maxQuestionWords: number; minPairs: number }) =>
-      run(async (config) =>
-        pairsCli().pairsCommand(config, {
+  remotable(
+    program
+      .command('pairs')
+      .description(
+        "mine training pairs (HLP link pairs, title-tree pairs, feedback) with BM25, In-Doc, In-Sec and document negatives, as JSONL; with --url the server's trainingPairs (at most 100 of each kind)",
+      )
+      .option('--out <file>', 'where the JSONL goes ("-" or left out: stdout); written under a temporary name until complete')
+      .option('--kinds <list>', `comma-separated kinds (default: all): ${PAIR_KINDS.join(',')}`, kindList)
+      .option('--limit <n>', 'the most pairs of each kind (default: all)', integer(1, 2_147_483_647))
+      .option('--negatives <n>', 'negatives of each kind per pair: BM25, In-Doc, In-Sec, documents', integer(0, 100), 4)
+      .option('--seed <s>', 'seed of every random draw: the same seed and store give the same bytes', integer(0, 4_294_967_295), 0)
+      .option('--max-question-words <n>', 'link pairs: passage A clipped to this many words as the question', integer(1, 1000), 64)
+      .option('--min-pairs <n>', 'fewer pairs than this is an error (nothing is written)', integer(0, 2_147_483_647), 10),
+    { form: '[--out <file>]' },
+  ).action(
+    (
+      options: {
+        out?: string;
+        kinds?: PairKind[];
+        limit?: number;
+        negatives: number;
+        seed: number;
+        maxQuestionWords: number;
+        minPairs: number;
+      } & ServerOptions,
+    ) =>
+      run(async (config) => {
+        const mine = {
           out: options.out,
           kinds: options.kinds,
           limit: options.limit,
@@ -524,16 +546,29 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
           seed: options.seed,
           maxQuestionWords: options.maxQuestionWords,
           minPairs: options.minPairs,
-        }),
-      ),
-    );
+        };
+        return serverFor(config, options, 'pairs')
+          ? pairsCli().remotePairsCommand(config, { ...mine, url: options.url, key: options.key })
+          : pairsCli().pairsCommand(config, mine);
+      }),
+  );
 
   const feedback = program.command('feedback').description('judged (question, passage) pairs for training');
-  feedback
-    .command('import')
-    .description('import judgements from JSONL lines {"question": …, "passageId": …, "relevant": true|false}: all lines or none')
-    .argument('<file>', 'the JSONL file')
-    .action((file: string) => run(async (config) => pairsCli().feedbackImportCommand(config, file)));
+  remotable(
+    feedback
+      .command('import')
+      .description(
+        'import judgements from JSONL lines {"question": …, "passageId": …, "relevant": true|false}: all lines or none (with --url every line is checked before the first is sent)',
+      )
+      .argument('<file>', 'the JSONL file'),
+    { form: '<file>' },
+  ).action((file: string, options: ServerOptions) =>
+    run(async (config) =>
+      serverFor(config, options, 'feedback import')
+        ? pairsCli().remoteFeedbackImportCommand(config, file, options)
+        : pairsCli().feedbackImportCommand(config, file),
+    ),
+  );
 
   program
     .command('eval')

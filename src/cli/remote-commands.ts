@@ -18,8 +18,8 @@ import type { RemoteTarget } from './transport';
  * `dhr reembed --url`. Locally the pipeline reads, writes and embeds the files (or the job's
  * batches) in this process; through a server they become durable jobs that this command sends
  * and follows (with `--job`, follows alone), which no in-process operation does. Every other
- * command that reaches a server is one operation and a printer over cli/transport.ts
- * (cli/operations.ts, cli/ask.ts).
+ * command that reaches a server is operations and a printer over cli/transport.ts
+ * (cli/operations.ts, cli/ask.ts, cli/pairs.ts; cli/tune-report.ts, whose run the server keeps).
  */
 
 /** A refused or failed remote call is exit code 1 with the server's message. */

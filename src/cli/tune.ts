@@ -1,25 +1,14 @@
 import { readFileSync } from 'node:fs';
 import type { Config } from '../config';
 import { badUserInput } from '../errors';
-import type { RetrievalMode } from '../retrieval/modes';
 import type { Database } from '../store/db';
-import type { PseudoKind, PseudoQuestion } from '../tuning/pseudo-questions';
-import { applyChoice, changedValues } from '../tuning/runs';
-import { BUDGET_RECALL_DEPTH } from '../tuning/budget';
-import { tune, type PointScore, type TuneReport } from '../tuning/tune';
+import type { PseudoQuestion } from '../tuning/pseudo-questions';
+import { applyChoice, reportRecord } from '../tuning/runs';
+import { tune } from '../tuning/tune';
 import { loadEmbedding } from './embed';
 import { onStore } from './answering';
 import { ProgressBar } from './progress';
-
-export interface TuneCommandOptions {
-  mode?: RetrievalMode;
-  perKind?: number;
-  seed?: number;
-  kinds?: PseudoKind[];
-  /** A JSONL file of labelled questions: {"question": "…", "passageIds": [..]} or {"question": "…", "documentKeys": [..]}. */
-  questions?: string;
-  apply?: boolean;
-}
+import { printStored, printTuneReport, type TuneCommandOptions } from './tune-report';
 
 /** Labelled questions from a file: each line a question and the passages (by id) or documents (by key) that answer it. */
 async function readLabelled(db: Database, file: string): Promise<PseudoQuestion[]> {
@@ -52,55 +41,6 @@ async function readLabelled(db: Database, file: string): Promise<PseudoQuestion[
   });
 }
 
-const pct = (x: number) => (100 * x).toFixed(1);
-/** A point's row: its scores, then its MRR@20 per source of questions (in `kinds`' order), so a reader sees which sources carry it. */
-const row = (p: PointScore, kinds: readonly (keyof PointScore['byKind'])[], note = '') =>
-  `| ${p.mode === 'LEXICAL' || p.mode === 'HYBRID' ? p.mode : p.label} | ${p.mrr.toFixed(3)} | ${pct(p.top1)} | ${pct(p.top20)} | ${kinds.map((k) => p.byKind[k]?.mrr.toFixed(3) ?? '–').join(' / ')} | ${note} |`;
-
-/** The report as Markdown: the questions, the baselines, the grid best first, and the choice. */
-export function formatTuneReport(r: TuneReport): string {
-  const counts = Object.entries(r.questions)
-    .filter(([, n]) => n > 0)
-    .map(([k, n]) => `${k} ${n}`)
-    .join(', ');
-  const total = Object.values(r.questions).reduce((a, b) => a + b, 0);
-  const kinds = Object.keys(r.current.byKind) as (keyof PointScore['byKind'])[];
-  const lines = [
-    `${r.mode}: ${total} questions (${counts})`,
-    '',
-    `| point | MRR@20 | Top-1 % | Top-20 % | MRR@20 by source (${kinds.join(' / ')}) | |`,
-    '|---|---:|---:|---:|---|---|',
-    row(r.current, kinds, 'in force'),
-    row(r.defaults, kinds, 'built-in defaults'),
-    row(r.lexical, kinds, 'baseline'),
-    row(r.hybrid, kinds, 'baseline'),
-    ...[...r.grid].sort((a, b) => b.mrr - a.mrr).map((p) => row(p, kinds, p === r.choice.chosen ? 'chosen' : '')),
-    '',
-    `${r.choice.change ? 'change' : 'keep the settings in force'}: ${r.choice.reason}`,
-    ...(r.passageBudget ? budgetLines(r) : []),
-  ];
-  return lines.join('\n');
-}
-
-/** Stage 2's passage budget: each budget tried against none, and the choice. */
-function budgetLines(r: TuneReport): string[] {
-  const b = r.passageBudget!;
-  const inForce = r.current.values.passageBudget;
-  const head = ['', `Stage 2's passage budget (stage 2 scores about ${b.stage2Passages} passages a question without one; in force: ${inForce ?? 'none'})`];
-  if (b.points.length === 0) return [...head, `budget: ${b.reason}`];
-  return [
-    ...head,
-    '',
-    `| passageBudget | MRR@20 | recall@${BUDGET_RECALL_DEPTH} % | |`,
-    '|---|---:|---:|---|',
-    ...b.points.map(
-      (p) => `| ${p.values.passageBudget ?? 'none'} | ${p.mrr.toFixed(3)} | ${pct(p.recall)} | ${p.values.passageBudget === b.chosen ? 'chosen' : ''} |`,
-    ),
-    '',
-    `budget ${b.chosen === inForce ? 'stays' : 'changes'}: ${b.reason}`,
-  ];
-}
-
 /**
  * `dhr tune`: scores a small grid of the mode's parameters on pseudo-questions from the corpus
  * (and labelled ones with --questions) and prints the grid and the choice; with --apply, stores
@@ -122,15 +62,10 @@ export function tuneCommand(config: Config, o: TuneCommandOptions): Promise<numb
         bm25: config.bm25,
         onProgress: (done, total, label) => (bar ??= new ProgressBar(total, 'tune')).update(done, label),
       });
-      console.log(formatTuneReport(report));
-      // stderr, as the progress: the report itself stays the same from run to run of one store and seed
-      console.error(`tune: ${report.pointsRun} points run in ${report.seconds.toFixed(0)} s`);
-      const version = o.apply ? await applyChoice(db, report, o.seed ?? 0) : null;
-      if (version !== null) {
-        console.error(`stored as retrieval settings version ${version}: ${JSON.stringify(changedValues(report))}`);
-      } else if (o.apply) console.error('nothing stored: the settings in force stay');
-      else console.error('dry run: nothing stored (--apply stores the choice)');
-      return 0;
+      // Printed from the record a run through the API stores, so that dhr tune --url prints the same.
+      const record = reportRecord(report);
+      printTuneReport(record);
+      return printStored(record, o.apply, o.apply ? await applyChoice(db, report, o.seed ?? 0) : null);
     } finally {
       await models.close();
     }

@@ -42,6 +42,25 @@ export function parseFeedbackLine(line: string, lineNumber: number): FeedbackInp
   return { question: checkFeedback(question, id, where), passageId: id, relevant };
 }
 
+/** The judgements of a feedback JSONL file with their line numbers, read line by line (blank lines skipped); a bad line throws, naming it. */
+export async function* feedbackLines(path: string): AsyncGenerator<{ input: FeedbackInput; line: number }> {
+  const reader = createInterface({ input: createReadStream(path, 'utf8'), crlfDelay: Infinity });
+  let lineNumber = 0;
+  try {
+    for await (const line of reader) {
+      lineNumber += 1;
+      if (line.trim() === '') continue;
+      yield { input: parseFeedbackLine(line, lineNumber), line: lineNumber };
+    }
+  } finally {
+    reader.close();
+  }
+}
+
+/** A refusal as it is; anything else while reading (no such file) as the file that cannot be read. */
+export const readFailure = (path: string, error: unknown): DomainError =>
+  error instanceof DomainError ? error : badUserInput(`cannot read ${path}: ${(error as Error).message}`, 'file');
+
 /** Lines inserted per statement while importing. */
 const IMPORT_BATCH = 500;
 
@@ -65,20 +84,13 @@ export async function importFeedbackFile(db: Database, path: string): Promise<{ 
       imported += rows.length;
       relevant += rows.filter((r) => r.relevant).length;
     };
-    const reader = createInterface({ input: createReadStream(path, 'utf8'), crlfDelay: Infinity });
-    let lineNumber = 0;
     try {
-      for await (const line of reader) {
-        lineNumber += 1;
-        if (line.trim() === '') continue;
-        batch.push({ input: parseFeedbackLine(line, lineNumber), line: lineNumber });
+      for await (const item of feedbackLines(path)) {
+        batch.push(item);
         if (batch.length >= IMPORT_BATCH) await flush();
       }
     } catch (error) {
-      if (error instanceof DomainError) throw error;
-      throw badUserInput(`cannot read ${path}: ${(error as Error).message}`, 'file');
-    } finally {
-      reader.close();
+      throw readFailure(path, error);
     }
     if (batch.length) await flush();
     return { imported, relevant };

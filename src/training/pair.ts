@@ -10,3 +10,6 @@ export interface NegativeCounts {
 }
 
 export const DEFAULT_NEGATIVES: NegativeCounts = { bm25: 4, inDoc: 4, inSec: 4, documents: 4 };
+
+/** The most pairs one trainingPairs request returns: a sample over the API; `dhr pairs` streams all of them. */
+export const MAX_TRAINING_PAIRS = 100;

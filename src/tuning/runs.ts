@@ -1,6 +1,6 @@
 import { DomainError } from '../errors';
 import type { RetrievalMode } from '../retrieval/modes';
-import { RANKING_NAMES } from '../retrieval/parameters';
+import { RANKING_NAMES, type Ranking } from '../retrieval/parameters';
 import { setModeSettings } from '../retrieval/settings';
 import type { Database } from '../store/db';
 import type { EmbeddingTargets } from '../store/embeddings';
@@ -42,12 +42,22 @@ const budgetRecord = (b: BudgetSearch) => ({
   reason: b.reason,
 });
 
+/** A report as stored and served: what `dhr tune` prints, through a server too. */
+export type TuneRecord = ReturnType<typeof reportRecord>;
+
+/** What a tune changes is read from its report, or from the record of it (dhr tune --url has only that). */
+interface ChoiceMade {
+  current: { values: Ranking };
+  choice: { change: boolean; chosen: { values: Ranking } };
+  passageBudget?: { points: readonly unknown[]; chosen: number | null };
+}
+
 /** The budget the search chose, when it tried any (undefined: none tried, the budget in force stays). */
-export const searchedBudget = (r: TuneReport): number | null | undefined =>
+export const searchedBudget = (r: ChoiceMade): number | null | undefined =>
   r.passageBudget && r.passageBudget.points.length > 0 ? r.passageBudget.chosen : undefined;
 
 /** Whether the budget search chose other than the budget in force. */
-const budgetChanges = (r: TuneReport) => {
+const budgetChanges = (r: ChoiceMade) => {
   const budget = searchedBudget(r);
   return budget !== undefined && budget !== r.current.values.passageBudget;
 };
@@ -57,7 +67,7 @@ const budgetChanges = (r: TuneReport) => {
  * chosen point's, when it beats the settings in force, and stage 2's passage budget, when the
  * search chose another (on its own rule: a budget may change while the weights stay).
  */
-export function changedValues(r: TuneReport): Record<string, unknown> {
+export function changedValues(r: ChoiceMade): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   // (the grid never varies the budget, so the chosen point's is the one in force)
   if (r.choice.change) for (const name of RANKING_NAMES) if (r.choice.chosen.values[name] !== r.current.values[name]) out[name] = r.choice.chosen.values[name];

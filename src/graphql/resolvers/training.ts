@@ -4,13 +4,10 @@ import { insertFeedback } from '../../store/feedback';
 import type { Role } from '../../store/keys';
 import { checkFeedback } from '../../training/feedback';
 import { minePairs } from '../../training/mine';
-import type { PairKind, TrainingPair as Pair } from '../../training/pair';
+import { MAX_TRAINING_PAIRS, type PairKind, type TrainingPair as Pair } from '../../training/pair';
 import type { Context } from '../context';
 import { checkPageSize, parseNodeId } from '../ids';
 import { Feedback, PairKindEnum, TrainingPair } from '../types/training';
-
-/** A sample of training data over the API; `dhr pairs` streams all of it. */
-export const MAX_TRAINING_PAIRS = 100;
 
 @Resolver(() => TrainingPair)
 export class TrainingResolver {
