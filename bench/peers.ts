@@ -27,9 +27,12 @@
  *   BENCH_QUESTIONS (300, of the pydocs FAQ and pyapi questions)  BENCH_WARMUP (5)  BENCH_K (20)
  *   BENCH_SEED (20261202)  BENCH_KEEP=1 (keep the temporary folder)
  *   BENCH_DOCUMENTS=n (the corpus's first n documents, loaded fresh: a quick check of the bench itself)
+ *   BENCH_BM25_INDEX=0 (measure the store without the BM25 index: LEXICAL and HYBRID's lexical side
+ *   read the SQL postings). By default the copy gets the index (migration 0026, as a store made with
+ *   PGLITE_BM25_INDEX has it) where it lacks one: the eval loads its stores without it.
  */
 import 'reflect-metadata';
-import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
@@ -48,7 +51,10 @@ import { DEFAULT_EF_FACTOR, DEFAULT_EF_SEARCH } from '../src/retrieval/types';
 import type { RetrievalMode } from '../src/retrieval/modes';
 import { retrieve } from '../src/retrieval/retrieve';
 import type { Database } from '../src/store/db';
+import { bm25Candidates, hasBm25Index, refreshBm25Index } from '../src/store/bm25-index';
 import { dataFolderHolder } from '../src/store/data-lock';
+import { migrationsDir } from '../src/store/migration-files';
+import { PgliteDatabase } from '../src/store/pglite';
 import { prng } from '../test/helpers/prng';
 
 const questionCount = Number(process.env.BENCH_QUESTIONS ?? 300);
@@ -57,6 +63,7 @@ const K = Number(process.env.BENCH_K ?? RETRIEVE_DEFAULTS.k2);
 const seed = Number(process.env.BENCH_SEED ?? 20261202);
 const keep = process.env.BENCH_KEEP === '1';
 const documents = process.env.BENCH_DOCUMENTS ? Number(process.env.BENCH_DOCUMENTS) : undefined;
+const withIndex = process.env.BENCH_BM25_INDEX !== '0';
 // LanceDB logs two deprecation warnings a query otherwise; read when its native module loads.
 process.env.LANCEDB_LOG ??= 'error';
 
@@ -84,6 +91,26 @@ function copyCachedLoads(work: string): string[] {
     cpSync(path.join(cache, f), path.join(work, f), { recursive: true, filter: (s) => !/^(dhr\.lock(\.owner)?|postmaster\.pid)$/.test(path.basename(s)) });
   }
   return folders;
+}
+
+/**
+ * Gives a copied store the BM25 index of migration 0026 where it has none (the eval's loader opens
+ * its stores without PGLITE_BM25_INDEX, so 0026 ran there and created nothing): the migration's
+ * own text, run again with pg_textsearch loaded, then the marker that makes later opens load it.
+ * Returns whether the store now has the index.
+ */
+async function addBm25Index(folder: string): Promise<{ built: boolean; ms: number }> {
+  const started = process.hrtime.bigint();
+  const db = await PgliteDatabase.open({ dataDir: folder, bm25Index: true });
+  try {
+    const had = await hasBm25Index(db);
+    if (!had) await db.exec(readFileSync(path.join(migrationsDir(), '0026_bm25_index.sql'), 'utf8'));
+    await refreshBm25Index(db);
+    if (!(await hasBm25Index(db))) throw new Error(`${folder}: migration 0026 built no BM25 index (is pg_textsearch available?)`);
+    return { built: !had, ms: ms(started) };
+  } finally {
+    await db.close();
+  }
 }
 
 /** The scratch table's store: the product's PGlite when it loads pg_textsearch, else a second one. */
@@ -157,13 +184,26 @@ async function peers(work: string) {
   const pyapi = buildPyapi(datasets);
   if (documents !== undefined) pydocs.documents = pydocs.documents.slice(0, documents);
   const copied = documents === undefined ? copyCachedLoads(work) : [];
+  if (withIndex) {
+    for (const f of copied) {
+      const { built, ms: took } = await addBm25Index(path.join(work, f));
+      if (built) console.log(`BM25 index: built in the copy of ${f} (migration 0026), ${(took / 1000).toFixed(1)} s`);
+    }
+  }
   console.log(
     copied.length > 0
       ? `store: a copy of the eval's cached load ${copied.join(', ')} in ${work}`
       : `store: ${documents === undefined ? 'no cached pydocs load in .cache/eval-corpus, so ' : `${documents} documents only, so `}the eval's loader builds one in ${work} (≈ 25 min on 2 cores for the whole corpus)`,
   );
-  const corpus = await loadCorpus(pydocs, { ...corpusSetup(config), corpusCacheDir: work });
+  const setup = { ...corpusSetup(config), corpusCacheDir: work };
+  if (withIndex && copied.length === 0) {
+    // A fresh load: made and closed first, so the index goes in as into a copy.
+    await (await loadCorpus(pydocs, setup)).close();
+    for (const f of readdirSync(work).filter((f) => f.startsWith('pydocs-'))) await addBm25Index(path.join(work, f));
+  }
+  const corpus = await loadCorpus(pydocs, setup);
   const { db, targets } = corpus;
+  console.log(`passage BM25's candidates: ${await bm25Candidates(db)} (BENCH_BM25_INDEX=${withIndex ? '1' : '0'})`);
   const closers: (() => Promise<void>)[] = [];
   try {
     console.log(
