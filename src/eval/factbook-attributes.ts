@@ -38,6 +38,7 @@ export function buildFactbookAttributes(): EvalDataset {
       question: form.replace('{X}', d.title!),
       goldDocuments: [d.key!],
       goldSections: [{ document: d.key!, path: [group, field] }],
+      shape: field,
     });
   }
   return {

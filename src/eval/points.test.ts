@@ -1,4 +1,4 @@
-import { parsePoint, pointTarget, scoreOutcomes } from './points';
+import { parsePoint, pointsMarkdown, pointTarget, scoreOutcomes } from './points';
 import type { QuestionOutcome } from './run';
 import type { EvalDataset } from './types';
 
@@ -35,5 +35,21 @@ describe('dhr eval --points', () => {
     expect(row.document1).toBe(50);
     expect(row.sectionGivenDocument).toBe(50);
     expect(scoreOutcomes('p', [outcome(3, null, 1)], 'answer').top['1']).toBe(100);
+  });
+
+  it('breaks the figures down by question form where a set has forms: Top-5 and the section first, document first, a column per point', () => {
+    const climate = [outcome(1, 1), outcome(1, 7)];
+    const currency = [outcome(1, 2)];
+    const rows = [scoreOutcomes('{}', [...climate, ...currency], 'section')];
+    const shapes = [
+      { shape: 'Climate', questions: 2, rows: [scoreOutcomes('{}', climate, 'section')] },
+      { shape: 'Exchange rates', questions: 1, rows: [scoreOutcomes('{}', currency, 'section')] },
+    ];
+    const set = { name: 'attributes', description: 'a set' } as EvalDataset;
+    const md = pointsMarkdown(set, 'dev', { rows, questions: 3, target: 'section', shapes }, 'dhr eval');
+    expect(md).toContain('| form | questions | `{}` |');
+    expect(md).toContain('| Climate | 2 | 50.0 · 50.0 |');
+    expect(md).toContain('| Exchange rates | 1 | 100.0 · 0.0 |');
+    expect(pointsMarkdown(set, 'dev', { rows, questions: 3, target: 'section', shapes: [] }, 'dhr eval')).not.toContain('By question form');
   });
 });

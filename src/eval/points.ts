@@ -80,18 +80,36 @@ export async function scorePoints(
   points: PointInput[],
   defaults: { k1: number; k2: number },
   log: (line: string) => void,
-): Promise<{ rows: PointRow[]; questions: number; target: PointTarget }> {
+): Promise<{ rows: PointRow[]; questions: number; target: PointTarget; shapes: ShapeRows[] }> {
   const target = pointTarget(dataset);
   const questions = dataset.questions.filter((q) => splitOf(q.id) === split);
   const rows: PointRow[] = [];
+  const byShape = [...new Set(questions.flatMap((q) => (q.shape === undefined ? [] : [q.shape])))].map((shape) => ({
+    shape,
+    questions: 0,
+    rows: [] as PointRow[],
+  }));
   for (const point of points) {
     const { mode = 'HYBRID_HIERARCHICAL', k1 = defaults.k1, k2 = defaults.k2, exact, ...ranking } = point;
     const params: RunParams = { ...modeDefaults(mode), ...ranking, mode, k1, k2, ...(exact === false ? { exact } : {}) } as RunParams;
     const label = JSON.stringify(point);
     log(`  ${label}`);
-    rows.push(scoreOutcomes(label, await runQuestions(corpus, questions, params), target));
+    const outcomes = await runQuestions(corpus, questions, params);
+    rows.push(scoreOutcomes(label, outcomes, target));
+    for (const s of byShape) {
+      const of = outcomes.filter((_, i) => questions[i].shape === s.shape);
+      s.questions = of.length;
+      s.rows.push(scoreOutcomes(label, of, target));
+    }
   }
-  return { rows, questions: questions.length, target };
+  return { rows, questions: questions.length, target, shapes: byShape };
+}
+
+/** A question form's rows, a point each (scorePoints' order). */
+export interface ShapeRows {
+  shape: string;
+  questions: number;
+  rows: PointRow[];
 }
 
 export function pointsMarkdown(dataset: EvalDataset, split: Split, result: Awaited<ReturnType<typeof scorePoints>>, command: string): string {
@@ -109,6 +127,16 @@ export function pointsMarkdown(dataset: EvalDataset, split: Split, result: Await
     ),
     '',
   ];
+  if (result.shapes.length > 0) {
+    lines.push(
+      `By question form (the gold section's title): Top-5, then the section first among the questions whose document is first, per point.`,
+      '',
+      `| form | questions | ${result.rows.map((r) => `\`${r.point}\``).join(' | ')} |`,
+      `|---|---:|${result.rows.map(() => '---:|').join('')}`,
+      ...result.shapes.map((s) => `| ${s.shape} | ${s.questions} | ${s.rows.map((r) => `${f(r.top['5'])} · ${f(r.sectionGivenDocument)}`).join(' | ')} |`),
+      '',
+    );
+  }
   return lines.join('\n');
 }
 

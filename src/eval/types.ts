@@ -16,6 +16,8 @@ export interface EvalQuestion {
   goldDocuments: string[];
   /** Sections that hold the answer, where known. */
   goldSections: GoldSection[];
+  /** The question's form, where a set asks in several (the entity–attribute forms): `--points` breaks its figures down by it. */
+  shape?: string;
 }
 
 export interface EvalDataset {
