@@ -129,7 +129,7 @@ export function pointsMarkdown(dataset: EvalDataset, split: Split, result: Await
   ];
   if (result.shapes.length > 0) {
     lines.push(
-      `By question form (the gold section's title): Top-5, then the section first among the questions whose document is first, per point.`,
+      `By question form: Top-5, then the section first among the questions whose document is first, per point.`,
       '',
       `| form | questions | ${result.rows.map((r) => `\`${r.point}\``).join(' | ')} |`,
       `|---|---:|${result.rows.map(() => '---:|').join('')}`,

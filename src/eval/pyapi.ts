@@ -59,6 +59,7 @@ export function buildPyapi(cacheDir: string, root = debianPackage('python3.11-do
         answers: [t.object.signature],
         goldDocuments: [d.key!],
         goldSections: t.sectionPath.length > 0 ? [{ document: d.key!, path: t.sectionPath }] : [],
+        shape: t.object.directive,
       });
     }
   }

@@ -16,7 +16,7 @@ export interface EvalQuestion {
   goldDocuments: string[];
   /** Sections that hold the answer, where known. */
   goldSections: GoldSection[];
-  /** The question's form, where a set asks in several (the entity–attribute forms): `--points` breaks its figures down by it. */
+  /** The question's form, where a set asks in several (the entity–attribute sets: the gold section's title, the object's kind): `--points` breaks its figures down by it. */
   shape?: string;
 }
 
