@@ -17,27 +17,11 @@ import { dhr, useCliStore } from './helpers/cli';
 import { createTestDatabase, type TestDatabase } from './helpers/database';
 import { captureLog } from './helpers/log-capture';
 import { writeTinyModel } from './helpers/tiny-model';
+import { RIVER_DOCS } from './helpers/river-corpus';
 
 type Run = Awaited<ReturnType<typeof dhr>>;
 
-const RIVERS = ['Rhine', 'Danube', 'Elbe', 'Oder', 'Vistula', 'Loire', 'Seine', 'Rhone', 'Po', 'Tagus', 'Ebro', 'Thames'];
-const TOPICS = [
-  ['Course', 'rises in the mountains and flows past farms and old towns before it reaches the sea.'],
-  ['Trade', 'carried grain, timber and salt on barges, and its ports grew rich on tolls.'],
-  ['Wildlife', 'shelters salmon, otters and herons along its banks and flooded meadows.'],
-];
-// No links: no link pairs; sections of three passages: cloze questions for the tune.
-const DOCS = RIVERS.map((name) => ({
-  key: name.toLowerCase(),
-  title: `The ${name}`,
-  abstract: `The ${name} is a river of Europe. Its basin holds cities, farmland and wetlands of many kinds.`,
-  sections: TOPICS.map(([title, text]) => ({
-    title,
-    text: [1, 2, 3]
-      .map((i) => `Part ${i} about the ${name}: the ${name} ${text} People tell many stories of the ${name} and its ${title.toLowerCase()}.`)
-      .join('\n\n'),
-  })),
-}));
+const DOCS = RIVER_DOCS;
 
 describe('dhr tune | pairs | feedback import with --url print what they print locally', () => {
   const local = useCliStore('dhr-cli-remote-training-');

@@ -28,6 +28,7 @@ import { MODES } from '../src/retrieval/modes';
 import { createTestApi, dataOf, type TestApi } from './helpers/api';
 import { dhr, useCliStore } from './helpers/cli';
 import { createTestDatabase, type TestDatabase } from './helpers/database';
+import { RIVER_DOCS } from './helpers/river-corpus';
 
 /**
  * `dhr tune` chooses a corpus's ranking parameters from questions the corpus asks of
@@ -35,24 +36,7 @@ import { createTestDatabase, type TestDatabase } from './helpers/database';
  * the command end to end (real processes, the real default model).
  */
 
-const RIVERS = ['Rhine', 'Danube', 'Elbe', 'Oder', 'Vistula', 'Loire', 'Seine', 'Rhone', 'Po', 'Tagus', 'Ebro', 'Thames'];
-const TOPICS = [
-  ['Course', 'rises in the mountains and flows past farms, forests and old market towns before it reaches the sea at a wide estuary.'],
-  ['Trade', 'carried grain, timber and salt on barges for centuries, and its ports grew rich on the tolls that merchants paid.'],
-  ['Wildlife', 'shelters salmon, otters and herons along its banks, where reed beds and flooded meadows make room for nesting birds.'],
-];
-// Plain headings and a few passages a section: no links, so the corpus has no link pairs to give.
-const DOCS = RIVERS.map((name) => ({
-  key: name.toLowerCase(),
-  title: `The ${name}`,
-  abstract: `The ${name} is a river of Europe. Its basin holds cities, farmland and wetlands of many kinds.`,
-  sections: TOPICS.map(([title, text]) => ({
-    title,
-    text: [1, 2, 3]
-      .map((i) => `Part ${i} about the ${name}: the ${name} ${text} Local people tell many stories of the ${name} and its ${title.toLowerCase()}.`)
-      .join('\n\n'),
-  })),
-}));
+const DOCS = RIVER_DOCS;
 
 const scored = (label: string, rr: number[]): Scored => ({
   label,
