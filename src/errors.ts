@@ -159,7 +159,18 @@ export function forbidden(message: string): DomainError {
 }
 
 export function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  if (error instanceof Error) return error.message;
+  if (typeof error === 'object' && error !== null) {
+    // Thrown objects that are not Errors, such as Emscripten's file-system errors out of PGlite
+    // ({ name: 'ErrnoError', errno: 20 }), read "[object Object]" through String().
+    const e = error as { name?: unknown; message?: unknown; code?: unknown; errno?: unknown };
+    if (typeof e.message === 'string' && e.message !== '') return e.message;
+    const said = [e.code !== undefined ? `code ${String(e.code)}` : '', e.errno !== undefined ? `errno ${String(e.errno)}` : ''].filter(Boolean);
+    if (typeof e.name === 'string' || said.length > 0)
+      return `${typeof e.name === 'string' ? e.name : 'error'}${said.length > 0 ? ` (${said.join(', ')})` : ''}`;
+    return echo(error);
+  }
+  return String(error);
 }
 
 /** Longest echo of a refused value in a message; longer ones are cut with an ellipsis. */

@@ -4,11 +4,12 @@
  * lock left by a process killed with SIGKILL is taken over by the next one. Real
  * processes, a real PGlite folder (whatever DATABASE_URL says: the lock is the embedded store's).
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ErrorCode } from '../src/errors';
 import { dataFolderHolder, LOCK_NAME, lockDataFolder, recordServer } from '../src/store/data-lock';
+import { PgliteDatabase } from '../src/store/pglite';
 import { dhr } from './helpers/cli';
 import { startServe, type ServeProcess } from './helpers/serve';
 
@@ -84,6 +85,32 @@ describe('data folder lock within one process', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it("opens a folder given as a symbolic link: the store is the folder it names, and its lock is that folder's", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dhr-lock-link-'));
+    const real = join(dir, 'real');
+    const link = join(dir, 'link');
+    try {
+      mkdirSync(real);
+      symlinkSync(real, link);
+      const viaLink = await PgliteDatabase.open({ dataDir: link });
+      try {
+        await viaLink.exec('CREATE TABLE written_through_link (x int); INSERT INTO written_through_link VALUES (7)');
+        // The same folder by its own name is held by the open through the link.
+        await expect(lockDataFolder(real)).rejects.toMatchObject({ code: ErrorCode.CONFLICT });
+      } finally {
+        await viaLink.close();
+      }
+      const viaReal = await PgliteDatabase.open({ dataDir: real });
+      try {
+        expect(await viaReal.query('SELECT x FROM written_through_link')).toEqual([{ x: 7 }]);
+      } finally {
+        await viaReal.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it('says what the holding server is doing: starting, or where it listens (taken back at shutdown)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'dhr-lock-server-'));

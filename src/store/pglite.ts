@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite, types, type QueryOptions } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite/vector';
@@ -50,14 +50,19 @@ export class PgliteDatabase implements Database {
 
   static async open(options: PgliteOptions = {}): Promise<PgliteDatabase> {
     let release: (() => Promise<void>) | undefined;
+    let dataDir: string | undefined;
     if (options.dataDir) {
       mkdirSync(options.dataDir, { recursive: true });
+      // PGlite's file system (Emscripten's NODEFS) cannot mount a symbolic link: a DATA_DIR that is
+      // one (a volume linked into place) failed with a bare ErrnoError (ENOTDIR). It gets the folder
+      // the link names; messages still name the path as given.
+      dataDir = realpathSync(options.dataDir);
       // Before PGlite touches a file: a second process is refused, not let in to corrupt them.
       release = await lockDataFolder(options.dataDir);
     }
     try {
       const db = await PGlite.create({
-        dataDir: options.dataDir,
+        dataDir,
         extensions:
           options.pgvector === false
             ? {}
