@@ -9,7 +9,7 @@ import type { Database } from '../store/db';
 import type { FeedbackInput } from '../store/feedback';
 import { feedbackLines, importFeedbackFile, readFailure } from '../training/feedback';
 import { DEFAULT_MAX_QUESTION_WORDS, minePairs, type MineOptions } from '../training/mine';
-import { DEFAULT_NEGATIVES, MAX_TRAINING_PAIRS, type NegativeCounts, PAIR_KINDS, type PairKind, type TrainingPair } from '../training/pair';
+import { DEFAULT_NEGATIVES, MAX_TRAINING_PAIRS, type NegativeCounts, PAIR_KINDS, type PairKind, pairKindName, type TrainingPair } from '../training/pair';
 import { ProgressBar } from './progress';
 import { type ServerOptions, type Transport, withTransport } from './transport';
 
@@ -151,7 +151,7 @@ function minedPair(p: SentPair): TrainingPair {
   });
   const document = (d: SentPair['positiveDocument']) => ({ documentId: Number(d.documentId), title: d.title });
   return {
-    kind: p.kind.toLowerCase().replace(/_/g, '-') as PairKind,
+    kind: PAIR_KINDS.find((k) => pairKindName(k) === p.kind)!,
     question: p.question,
     questionPassageId: p.questionPassageId === null ? null : Number(p.questionPassageId),
     positive: passage(p.positive),
@@ -234,7 +234,7 @@ async function pairsOfKind(t: Transport, kind: PairKind, limit: number, seed: nu
   try {
     const { trainingPairs } = await t.request<{ trainingPairs: SentPair[] }>(
       `query($kinds: [TrainingPairKind!], $first: Int!, $seed: Int!) { trainingPairs(kinds: $kinds, first: $first, seed: $seed) { ${PAIR_FIELDS} } }`,
-      { kinds: [kind.replace(/-/g, '_').toUpperCase()], first: limit, seed },
+      { kinds: [pairKindName(kind)], first: limit, seed },
     );
     return trainingPairs.map(minedPair);
   } catch (error) {

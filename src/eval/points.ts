@@ -86,7 +86,7 @@ export async function scorePoints(
   const rows: PointRow[] = [];
   const byShape = [...new Set(questions.flatMap((q) => (q.shape === undefined ? [] : [q.shape])))].map((shape) => ({
     shape,
-    questions: 0,
+    questions: questions.filter((q) => q.shape === shape).length,
     rows: [] as PointRow[],
   }));
   for (const point of points) {
@@ -97,9 +97,13 @@ export async function scorePoints(
     const outcomes = await runQuestions(corpus, questions, params);
     rows.push(scoreOutcomes(label, outcomes, target));
     for (const s of byShape) {
-      const of = outcomes.filter((_, i) => questions[i].shape === s.shape);
-      s.questions = of.length;
-      s.rows.push(scoreOutcomes(label, of, target));
+      s.rows.push(
+        scoreOutcomes(
+          label,
+          outcomes.filter((_, i) => questions[i].shape === s.shape),
+          target,
+        ),
+      );
     }
   }
   return { rows, questions: questions.length, target, shapes: byShape };

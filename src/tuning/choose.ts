@@ -73,17 +73,18 @@ export function chooseSettings(s: { current: Scored; defaults: Scored; lexical: 
       `the best point (${best.label}) gains ${mean.toFixed(3)} ± ${standardError.toFixed(3)} MRR: within ${MIN_STANDARD_ERRORS} standard errors of none`,
     );
   }
-  const against = s.kinds ? kindsAgainst(best.reciprocalRanks, s.current.reciprocalRanks, s.kinds) : [];
+  // Each source's margin, read once: a source against the change, and the sources carrying it.
+  const margins = s.kinds ? kindMargins(best.reciprocalRanks, s.current.reciprocalRanks, s.kinds) : [];
+  const against = margins.filter((k) => k.margin <= -MIN_GAIN);
   if (against.length > 0) {
     const list = against.map((k) => `${k.kind} ${k.margin.toFixed(3)} over ${k.questions} questions`).join(', ');
     return keep(
       `the best point (${best.label}) gains ${mean.toFixed(3)} ± ${standardError.toFixed(3)} MRR in all but loses on ${list}: the sources of questions disagree`,
     );
   }
-  const carried = s.kinds ? kindMargins(best.reciprocalRanks, s.current.reciprocalRanks, s.kinds) : [];
-  const carriers = carried.filter((k) => k.margin >= MIN_GAIN);
-  if (carried.length >= MIN_CARRYING_KINDS && carriers.length < MIN_CARRYING_KINDS) {
-    const list = carried.map((k) => `${k.kind} ${k.margin >= 0 ? '+' : ''}${k.margin.toFixed(3)}`).join(', ');
+  const carriers = margins.filter((k) => k.margin >= MIN_GAIN);
+  if (margins.length >= MIN_CARRYING_KINDS && carriers.length < MIN_CARRYING_KINDS) {
+    const list = margins.map((k) => `${k.kind} ${k.margin >= 0 ? '+' : ''}${k.margin.toFixed(3)}`).join(', ');
     return keep(
       `the best point (${best.label}) gains ${mean.toFixed(3)} ± ${standardError.toFixed(3)} MRR, carried by ${carriers.length === 0 ? 'no source' : `${carriers[0].kind} alone`} (${list}): a change needs ${MIN_CARRYING_KINDS} sources of questions behind it`,
     );

@@ -1,8 +1,8 @@
 import { Field, ID, ObjectType, registerEnumType } from 'type-graphql';
-import { PAIR_KINDS, type PairKind } from '../../training/pair';
+import { PAIR_KINDS, pairKindName, type PairKind } from '../../training/pair';
 
 /** The kinds as GraphQL names (DUAL_LINK) over the JSONL values (dual-link). */
-export const PairKindEnum: Record<string, PairKind> = Object.fromEntries(PAIR_KINDS.map((k) => [k.replace(/-/g, '_').toUpperCase(), k]));
+export const PairKindEnum: Record<string, PairKind> = Object.fromEntries(PAIR_KINDS.map((k) => [pairKindName(k), k]));
 registerEnumType(PairKindEnum, {
   name: 'TrainingPairKind',
   description:
