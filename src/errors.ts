@@ -11,6 +11,8 @@ export enum ErrorCode {
   /** A document cannot be ingested (per-document outcome, not a request failure). */
   INGEST_INVALID = 'INGEST_INVALID',
   NOT_FOUND = 'NOT_FOUND',
+  /** The path does not serve the request's method (HTTP 405, with Allow); clients read BAD_REQUEST (REFUSALS). */
+  METHOD_NOT_ALLOWED = 'METHOD_NOT_ALLOWED',
   CONFLICT = 'CONFLICT',
   /** The server lacks something the request needs (e.g. encoders). */
   SERVICE_UNAVAILABLE = 'SERVICE_UNAVAILABLE',
@@ -60,6 +62,11 @@ export interface Refusal {
    * operation runs, or in the HTTP layer); raised while the operation runs, it is a field error.
    */
   anywhere?: true;
+  /**
+   * The code clients read (extensions.code, MCP's data.code) where it is not this one: a finer
+   * status inside a code they already handle (docs/graphql.md lists 405 under BAD_REQUEST).
+   */
+  reportedAs?: ErrorCode;
 }
 
 export const REFUSALS: Readonly<Partial<Record<ErrorCode, Refusal>>> = {
@@ -69,6 +76,9 @@ export const REFUSALS: Readonly<Partial<Record<ErrorCode, Refusal>>> = {
   [ErrorCode.QUERY_TOO_COSTLY]: { status: 400, anywhere: true },
   [ErrorCode.PAYLOAD_TOO_LARGE]: { status: 413, anywhere: true },
   [ErrorCode.BAD_REQUEST]: { status: 400, anywhere: true },
+  [ErrorCode.METHOD_NOT_ALLOWED]: { status: 405, anywhere: true, reportedAs: ErrorCode.BAD_REQUEST },
+  // A path that is off here (MCP without MCP_ENABLED); a resolver's (a missing document) is a field error.
+  [ErrorCode.NOT_FOUND]: { status: 404 },
   [ErrorCode.UNAUTHENTICATED]: { status: 401, anywhere: true },
   [ErrorCode.FORBIDDEN]: { status: 403, anywhere: true },
   [ErrorCode.RATE_LIMITED]: { status: 429, retryAfter: 'details', anywhere: true },
@@ -97,6 +107,11 @@ export function refusalHttp(code: ErrorCode, details: Record<string, unknown> | 
   if (!refusal || (!refusal.anywhere && !refusesRequest)) return undefined;
   const seconds = refusal.retryAfter === 'details' ? details?.retryAfterSeconds : refusal.retryAfter;
   return { status: refusal.status, ...(typeof seconds === 'number' ? { retryAfter: String(seconds) } : {}) };
+}
+
+/** The code clients read for `code`: REFUSALS' reportedAs, else the code itself. */
+export function reportedCode(code: ErrorCode): ErrorCode {
+  return REFUSALS[code]?.reportedAs ?? code;
 }
 
 export interface DomainErrorOptions {

@@ -2,7 +2,7 @@ import { createServer, maxHeaderSize, type IncomingMessage, type Server, type Se
 import type { Duplex } from 'node:stream';
 import { ApolloServer, HeaderMap, type HTTPGraphQLRequest } from '@apollo/server';
 import type { Config } from './config';
-import { DomainError, ErrorCode, unauthenticated } from './errors';
+import { DomainError, ErrorCode, reportedCode, unauthenticated } from './errors';
 import { bearerKey } from './graphql/auth';
 import { createContext, type Context, type ReadsState } from './graphql/context';
 import { formatError, newRequestId, toGraphQLError } from './graphql/errors';
@@ -267,7 +267,7 @@ async function handle(
   }
   if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'POST') {
     res.setHeader('allow', ALLOWED_METHODS);
-    sendError(res, new DomainError(ErrorCode.BAD_REQUEST, `${req.method} is not allowed: send GraphQL operations with POST (or GET for queries)`), {}, 405);
+    sendError(res, new DomainError(ErrorCode.METHOD_NOT_ALLOWED, `${req.method} is not allowed: send GraphQL operations with POST (or GET for queries)`));
     return;
   }
 
@@ -358,8 +358,8 @@ async function handle(
 }
 
 /** An error shaped like Apollo's, for what is refused before Apollo sees the request. */
-function sendError(res: ServerResponse, error: DomainError, extensions: Record<string, unknown> = {}, status?: number): void {
-  writeRefusal(res, error, { errors: [{ message: error.message, extensions: { code: error.code, ...error.details, ...extensions } }] }, status);
+function sendError(res: ServerResponse, error: DomainError, extensions: Record<string, unknown> = {}): void {
+  writeRefusal(res, error, { errors: [{ message: error.message, extensions: { code: reportedCode(error.code), ...error.details, ...extensions } }] });
 }
 
 const ALLOWED_METHODS = 'GET, HEAD, POST, OPTIONS';

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { ErrorCode, rateLimited, refusalHttp } from '../src/errors';
+import { ErrorCode, rateLimited, refusalHttp, reportedCode } from '../src/errors';
 import { databaseFaultError, storageFaultError } from '../src/graphql/db-faults';
 import { refusalError } from '../src/graphql/errors';
 import { packageRoot } from '../src/paths';
@@ -50,7 +50,14 @@ describe('the error table', () => {
     expect(refusalHttp(ErrorCode.TIMEOUT, undefined, false)).toBeUndefined();
     expect(refusalHttp(ErrorCode.UNAUTHENTICATED, undefined, false)).toEqual({ status: 401 });
     expect(refusalHttp(ErrorCode.OVERLOADED, undefined, false)).toEqual({ status: 503, retryAfter: '1' });
-    expect(refusalHttp(ErrorCode.NOT_FOUND, undefined, true)).toBeUndefined();
+    // NOT_FOUND refuses a path that is off (MCP); a resolver's is a field error.
+    expect(refusalHttp(ErrorCode.NOT_FOUND, undefined, true)).toEqual({ status: 404 });
+    expect(refusalHttp(ErrorCode.NOT_FOUND, undefined, false)).toBeUndefined();
+    expect(refusalHttp(ErrorCode.CONFLICT, undefined, true)).toBeUndefined();
+    // 405 is reported as BAD_REQUEST, the code clients already handle.
+    expect(refusalHttp(ErrorCode.METHOD_NOT_ALLOWED, undefined, true)).toEqual({ status: 405 });
+    expect(reportedCode(ErrorCode.METHOD_NOT_ALLOWED)).toBe(ErrorCode.BAD_REQUEST);
+    expect(reportedCode(ErrorCode.NOT_FOUND)).toBe(ErrorCode.NOT_FOUND);
   });
 
   it('takes a rate limit’s Retry-After from the limiter’s wait, in whole seconds', () => {

@@ -249,6 +249,7 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     const get = await fetch(new URL('/mcp', server.url), { headers: { accept: 'text/event-stream' } });
     expect(get.status).toBe(405);
     expect(get.headers.get('allow')).toBe('POST');
+    expect(((await get.json()) as Json).error).toMatchObject({ code: -32000, data: { code: 'BAD_REQUEST' } });
     const garbled = await fetch(new URL('/mcp', server.url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":' });
     expect(garbled.status).toBe(400);
     expect(((await garbled.json()) as Json).error).toMatchObject({ code: -32700, data: { code: 'BAD_REQUEST' } });

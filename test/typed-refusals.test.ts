@@ -116,6 +116,10 @@ describe('typed refusals over HTTP', () => {
       message: 'PUT is not allowed: send GraphQL operations with POST (or GET for queries)',
       extensions: { code: 'BAD_REQUEST' },
     });
+    const health = await send(server.url, { method: 'POST', path: '/healthz' });
+    expect(health.status).toBe(405);
+    expect(health.headers.allow).toBe('GET, HEAD');
+    expect(health.body).toEqual({ errors: [{ message: 'POST is not allowed here; use GET', extensions: { code: 'BAD_REQUEST' } }] });
     // node:http cannot parse these; the server still answers in JSON, then closes the connection.
     const foo = await raw(server.url, 'FOO / HTTP/1.1\r\nHost: x\r\n\r\n');
     expect(foo.status).toBe(501);

@@ -1,6 +1,6 @@
 import { HeaderMap } from '@apollo/server';
 import { GraphQLError, type GraphQLErrorOptions, type GraphQLFormattedError } from 'graphql';
-import { DomainError, ErrorCode, refusalHttp, type DomainErrorOptions } from '../errors';
+import { DomainError, ErrorCode, refusalHttp, reportedCode, type DomainErrorOptions } from '../errors';
 import { defaultLogger, type Logger } from '../observability/logger';
 import { currentLogger, currentRequest, newRequestId, runInRequest } from '../observability/request-scope';
 
@@ -41,7 +41,7 @@ function debug(): boolean {
 }
 
 function extensionsOf(code: ErrorCode, { argument, details }: DomainErrorOptions): Record<string, unknown> {
-  return { code, ...(argument ? { argument } : {}), ...details };
+  return { code: reportedCode(code), ...(argument ? { argument } : {}), ...details };
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { DomainError, ErrorCode } from '../errors';
+import { DomainError, ErrorCode, reportedCode } from '../errors';
 import type { ServerMetrics } from '../observability/metrics';
 import type { ReadyReport } from './readiness';
 import { writeRefusal } from './refusal';
@@ -43,8 +43,8 @@ export function operationalRoutes(deps: OperationalRoutes): (req: IncomingMessag
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('allow', 'GET, HEAD');
       res.setHeader('cache-control', 'no-store');
-      const refused = new DomainError(ErrorCode.BAD_REQUEST, `${req.method} is not allowed here; use GET`);
-      writeRefusal(res, refused, { errors: [{ message: refused.message, extensions: { code: refused.code } }] }, 405);
+      const refused = new DomainError(ErrorCode.METHOD_NOT_ALLOWED, `${req.method} is not allowed here; use GET`);
+      writeRefusal(res, refused, { errors: [{ message: refused.message, extensions: { code: reportedCode(refused.code) } }] });
       return true;
     }
     await route(req, res);

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { DomainError, ErrorCode, unauthenticated } from '../errors';
+import { DomainError, ErrorCode, reportedCode, unauthenticated } from '../errors';
 import { BodyTooLargeError, readBody } from '../http/body';
 import { writeRefusal } from '../http/refusal';
 import { requestsInFlight } from '../pipeline/foreground';
@@ -33,14 +33,14 @@ export function mcpRoute(options: McpRouteOptions): (req: IncomingMessage, res: 
     if (new URL(req.url ?? '/', 'http://localhost').pathname !== MCP_PATH) return false;
     if (!config.mcpEnabled) {
       req.resume();
-      refuse(res, new DomainError(ErrorCode.NOT_FOUND, 'the MCP server is off here: start the server with MCP_ENABLED=true'), 404);
+      refuse(res, new DomainError(ErrorCode.NOT_FOUND, 'the MCP server is off here: start the server with MCP_ENABLED=true'));
       return true;
     }
     // Stateless: no stream of server-initiated messages to open (GET) and no session to end (DELETE).
     if (req.method !== 'POST') {
       req.resume();
       res.setHeader('allow', 'POST');
-      refuse(res, new DomainError(ErrorCode.BAD_REQUEST, `${req.method} is not served at ${MCP_PATH}: send MCP messages with POST`), 405);
+      refuse(res, new DomainError(ErrorCode.METHOD_NOT_ALLOWED, `${req.method} is not served at ${MCP_PATH}: send MCP messages with POST`));
       return true;
     }
     // Load shedding as for GraphQL (MAX_IN_FLIGHT): refused before the body is read.
@@ -70,7 +70,7 @@ export function mcpRoute(options: McpRouteOptions): (req: IncomingMessage, res: 
         req.resume();
         refuse(res, error);
       } else if (error instanceof SyntaxError) {
-        refuse(res, new DomainError(ErrorCode.BAD_REQUEST, 'the request body is not valid JSON'), 400, PARSE_ERROR);
+        refuse(res, new DomainError(ErrorCode.BAD_REQUEST, 'the request body is not valid JSON'), PARSE_ERROR);
       } else throw error;
       return true;
     }
@@ -92,6 +92,7 @@ const PARSE_ERROR = -32700;
 const SERVER_ERROR = -32000;
 
 /** A refusal before MCP sees the request, as a JSON-RPC error carrying the API's code (data.code). */
-function refuse(res: ServerResponse, error: DomainError, status?: number, rpcCode = SERVER_ERROR): void {
-  writeRefusal(res, error, { jsonrpc: '2.0', error: { code: rpcCode, message: error.message, data: { code: error.code } }, id: null }, status, 400);
+function refuse(res: ServerResponse, error: DomainError, rpcCode = SERVER_ERROR): void {
+  const data = { code: reportedCode(error.code) };
+  writeRefusal(res, error, { jsonrpc: '2.0', error: { code: rpcCode, message: error.message, data }, id: null }, 400);
 }
