@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../src/paths';
 import { BM25_INDEX } from '../src/store/bm25-index';
-import { DOCUMENT_ROW, PASSAGE_ROW, SECTION_ROW, type Column } from '../src/store/rows';
+import { DOCUMENT_ROW, LINK_ROW, PASSAGE_ROW, SECTION_ROW, type Column } from '../src/store/rows';
 import { useTestDatabase } from './helpers/database';
 
 /**
@@ -95,6 +95,7 @@ describe('prisma/schema.prisma agrees with migrations/', () => {
       ['documents', DOCUMENT_ROW],
       ['sections', SECTION_ROW],
       ['passages', PASSAGE_ROW],
+      ['links', LINK_ROW],
     ];
     for (const [table, map] of maps) {
       const scalars = prisma.filter((c) => c.table === table && !c.type.startsWith('Unsupported')).map((c) => c.column);

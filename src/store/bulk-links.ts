@@ -1,4 +1,5 @@
 import type { Queryable } from './db';
+import { LINK_WRITE } from './rows';
 
 /** A document a bulk batch wrote: its place in the batch and what it was before (a re-write). */
 export interface BatchDocument {
@@ -35,7 +36,7 @@ export async function insertBatchLinks(tx: Queryable, batch: readonly BatchDocum
   if (links.length > 0) {
     await tx.query(
       `WITH b AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS b(id int, ord int, created boolean, key text, title text, old_title text)),
-       r AS (SELECT * FROM jsonb_to_recordset($2::jsonb) AS r(n int, ord int, document_id int, passage_id int, target text, anchor_text text)),
+       r AS (SELECT * FROM jsonb_to_recordset($2::jsonb) AS r(n int, ord int, document_id int, passage_id int, ${LINK_WRITE.definitions})),
        t AS (SELECT DISTINCT target FROM r),
        -- Joins on the key and lower(title) indexes, as insertLinks does (no subquery per link: Citus).
        m AS (
@@ -50,14 +51,9 @@ export async function insertBatchLinks(tx: Queryable, batch: readonly BatchDocum
          WHERE CASE WHEN m.old THEN b.ord > r.ord
                     ELSE b.id IS NULL OR b.ord <= r.ord OR (NOT b.created AND m.by_key) END
          ORDER BY r.n, m.by_key DESC, m.id)
-       INSERT INTO links (passage_id, document_id, target, target_document_id, anchor_text)
-       SELECT r.passage_id, r.document_id, r.target, resolved.id, r.anchor_text FROM r LEFT JOIN resolved USING (n) ORDER BY r.n`,
-      [
-        b,
-        JSON.stringify(
-          links.map((l, n) => ({ n, ord: l.ordinal, document_id: l.documentId, passage_id: l.passageId, target: l.target, anchor_text: l.anchorText })),
-        ),
-      ],
+       INSERT INTO links (passage_id, document_id, target_document_id, ${LINK_WRITE.names})
+       SELECT r.passage_id, r.document_id, resolved.id, ${LINK_WRITE.values('r')} FROM r LEFT JOIN resolved USING (n) ORDER BY r.n`,
+      [b, JSON.stringify(links.map((l, n) => ({ n, ord: l.ordinal, document_id: l.documentId, passage_id: l.passageId, ...LINK_WRITE.record(l) })))],
     );
   }
   // resolveLinksTo for each batch document in order: the first that matches wins. A link of the

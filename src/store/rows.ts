@@ -1,7 +1,7 @@
 /**
  * The row shapes the API reads and ingest writes: their TypeScript types, and one column map per
  * shape from which the raw SQL's column lists are made (SELECT lists here and in
- * retrieval/statements/rows.ts, ingest's INSERT lists in write.ts and bulk-write.ts).
+ * retrieval/statements/rows.ts, ingest's INSERT lists in write.ts, bulk-write.ts and bulk-links.ts).
  */
 import type { Document, Link, Passage, Section } from '../generated/prisma/client';
 
@@ -64,6 +64,17 @@ export const DOCUMENT_ROW = {
   updatedAt: { column: 'updated_at', type: 'timestamptz' },
 } as const satisfies Columns<DocumentRow>;
 
+/** Links are read through Prisma; the map gives their INSERT lists (write.ts, bulk-links.ts). */
+export const LINK_ROW = {
+  id: { column: 'id', type: 'int' },
+  passageId: { column: 'passage_id', type: 'int' },
+  documentId: { column: 'document_id', type: 'int' },
+  target: { column: 'target', type: 'text', ingested: true },
+  // Resolved by the writer from the target (a key or a title), so not ingested.
+  targetDocumentId: { column: 'target_document_id', type: 'int' },
+  anchorText: { column: 'anchor_text', type: 'text', ingested: true },
+} as const satisfies Columns<LinkRow>;
+
 type ColumnMap = Record<string, Column>;
 
 /** Each field's column under a table alias (`p.document_id`), typed to the letter. */
@@ -90,9 +101,9 @@ export const DOCUMENT_COLUMNS = selectList(DOCUMENT_ROW, 'd');
 export type Ingested<M extends ColumnMap> = { [F in keyof M]: M[F] extends { readonly ingested: true } ? F : never }[keyof M] & string;
 
 /**
- * How ingest writes a row shape's ingested columns (write.ts, bulk-write.ts), in the map's order:
- * prepared rows go to the statement as JSON records named by column, read back through
- * jsonb_to_recordset (arrays as JSON arrays), or as one parameter a column.
+ * How ingest writes a row shape's ingested columns (write.ts, bulk-write.ts, bulk-links.ts), in
+ * the map's order: prepared rows go to the statement as JSON records named by column, read back
+ * through jsonb_to_recordset (arrays as JSON arrays), or as one parameter a column.
  */
 export interface IngestColumns<R, F extends keyof R & string> {
   /** The columns: `ordinal, text, title_path, word_count`. */
@@ -139,3 +150,4 @@ export function ingestColumns<R, M extends Columns<R> & ColumnMap>(map: M): Inge
 export const DOCUMENT_WRITE = ingestColumns<DocumentRow, typeof DOCUMENT_ROW>(DOCUMENT_ROW);
 export const SECTION_WRITE = ingestColumns<SectionRow, typeof SECTION_ROW>(SECTION_ROW);
 export const PASSAGE_WRITE = ingestColumns<PassageRow, typeof PASSAGE_ROW>(PASSAGE_ROW);
+export const LINK_WRITE = ingestColumns<LinkRow, typeof LINK_ROW>(LINK_ROW);

@@ -2,7 +2,7 @@ import type { PreparedDocument } from '../ingest/types';
 import { DomainError, ErrorCode } from '../errors';
 import type { Database, Queryable } from './db';
 import { writeSuppliedVectors, type SuppliedVectorModels } from './embeddings';
-import { DOCUMENT_WRITE, PASSAGE_WRITE, SECTION_WRITE } from './rows';
+import { DOCUMENT_WRITE, LINK_WRITE, PASSAGE_WRITE, SECTION_WRITE } from './rows';
 
 /** Advisory lock held to commit by every writer of links (bulk-write.ts too). */
 export const LINK_RESOLUTION_LOCK = 7240312;
@@ -112,18 +112,18 @@ function treeParams(doc: PreparedDocument): unknown[] {
 }
 
 async function insertLinks(tx: Queryable, documentId: number, doc: PreparedDocument, passageIds: number[]): Promise<void> {
-  const rows = doc.passages.flatMap((p, i) => p.links.map((l) => ({ passage_id: passageIds[i], target: l.target, anchor_text: l.anchorText })));
+  const rows = doc.passages.flatMap((p, i) => p.links.map((l) => ({ passage_id: passageIds[i], ...LINK_WRITE.record(l) })));
   if (rows.length > 0) {
     // A target resolves to the document with that key, else to one with that title (any case).
     // A join, not a subquery per link: Citus cannot run a correlated subquery over a distributed table.
     await tx.query(
-      `WITH r AS (SELECT * FROM jsonb_to_recordset($2::jsonb) AS r(passage_id int, target text, anchor_text text)),
+      `WITH r AS (SELECT * FROM jsonb_to_recordset($2::jsonb) AS r(passage_id int, ${LINK_WRITE.definitions})),
        resolved AS (
          SELECT DISTINCT ON (t.target) t.target, d.id
          FROM (SELECT DISTINCT target FROM r) t JOIN documents d ON d.key = t.target OR lower(d.title) = lower(t.target)
          ORDER BY t.target, (d.key = t.target) DESC, d.id)
-       INSERT INTO links (passage_id, document_id, target, target_document_id, anchor_text)
-       SELECT r.passage_id, $1, r.target, resolved.id, r.anchor_text FROM r LEFT JOIN resolved ON resolved.target = r.target`,
+       INSERT INTO links (passage_id, document_id, target_document_id, ${LINK_WRITE.names})
+       SELECT r.passage_id, $1, resolved.id, ${LINK_WRITE.values('r')} FROM r LEFT JOIN resolved ON resolved.target = r.target`,
       [documentId, JSON.stringify(rows)],
     );
   }
