@@ -8,8 +8,9 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { MODES, modeDefaults, type RetrievalMode } from '../retrieval/modes';
+import { MODES, modeDefaults } from '../retrieval/modes';
 import { rankingProblem, type RankingLayer } from '../retrieval/parameters';
+import type { RequestArguments } from '../retrieval/request-parameters';
 import { hitAtK, percentile } from './metrics';
 import { runQuestions, type Corpus, type QuestionOutcome, type RunParams } from './run';
 import { splitOf, type Split } from './split';
@@ -17,7 +18,7 @@ import type { EvalDataset } from './types';
 
 /** A point as given on the command line: a mode (default: the default mode) and ranking parameters; k1 and k2 as the report's. */
 /** exact: false searches as the API does (HNSW, the BM25 index, stage 2 by candidates); the eval's default is exact, for reproducible rankings. */
-export type PointInput = RankingLayer & { mode?: RetrievalMode; k1?: number; k2?: number; exact?: boolean };
+export type PointInput = RankingLayer & Partial<Pick<RequestArguments, 'mode' | 'k1' | 'k2' | 'exact'>>;
 
 export interface PointRow {
   point: string;

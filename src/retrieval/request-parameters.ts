@@ -1,5 +1,5 @@
 import { RETRIEVE_DEFAULTS } from './defaults';
-import { DEFAULT_MODE } from './modes';
+import { DEFAULT_MODE, type RetrievalMode } from './modes';
 import { RETRIEVAL_LIMITS } from './validate';
 
 /**
@@ -32,3 +32,20 @@ export const REQUEST_ARGUMENTS = {
 
 export type RequestArgumentName = keyof typeof REQUEST_ARGUMENTS;
 export const REQUEST_ARGUMENT_NAMES = Object.keys(REQUEST_ARGUMENTS) as RequestArgumentName[];
+
+/** The TypeScript value of each argument type. */
+interface ArgumentValue {
+  int: number;
+  float: number;
+  boolean: boolean;
+  mode: RetrievalMode;
+}
+type ValueOf<K extends RequestArgumentName> = ArgumentValue[(typeof REQUEST_ARGUMENTS)[K]['type']];
+/** The arguments with a default: a question that leaves them out still has them. */
+type Defaulted = { [K in RequestArgumentName]: (typeof REQUEST_ARGUMENTS)[K] extends { readonly default: unknown } ? K : never }[RequestArgumentName];
+
+/**
+ * The request arguments' types, from the table: those with a default always there, the others
+ * optional, and null too where `Left` is null (GraphQL lets a client send null for them).
+ */
+export type RequestArguments<Left = never> = { [K in Defaulted]: ValueOf<K> } & { [K in Exclude<RequestArgumentName, Defaulted>]?: ValueOf<K> | Left };

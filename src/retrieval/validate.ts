@@ -1,7 +1,8 @@
 import { DomainError, ErrorCode } from '../errors';
 import { vectorProblem } from '../ingest/vectors';
-import { RETRIEVAL_MODES, type RetrievalMode } from './modes';
+import { RETRIEVAL_MODES } from './modes';
 import { RANKING_LIMITS, rankingProblem, type RankingLayer } from './parameters';
+import type { RequestArguments } from './request-parameters';
 import type { RetrievalFilter } from './types';
 
 /** The documented limits of `retrieve`. */
@@ -34,9 +35,11 @@ export function textProblem(value: string): string | undefined {
 
 /**
  * A question's arguments. The ranking parameters (parameters.ts) it leaves out are resolved from
- * the corpus's settings, the server's environment, then the mode's defaults (resolveRanking).
+ * the corpus's settings, the server's environment, then the mode's defaults (resolveRanking); the
+ * request arguments (k1, k2, mode, minScore, autocut) are typed from their table
+ * (request-parameters.ts), exact aside: it is how to search, not what (SearchExecution).
  */
-export interface RetrieveArgs extends RankingLayer {
+export interface RetrieveArgs extends RankingLayer, Omit<RequestArguments, 'exact'> {
   /** The question's text: encoded for the dense side, read by BM25 and answer highlights. Optional when a question vector is given. */
   question?: string;
   /**
@@ -49,14 +52,6 @@ export interface RetrieveArgs extends RankingLayer {
   questionDocumentVector?: readonly number[];
   /** E_Q^ψ(q), compared with passage vectors (overrides questionVector for that role). */
   questionPassageVector?: readonly number[];
-  k1: number;
-  k2: number;
-  /** Left out: the default mode (DEFAULT_MODE, or LEXICAL on a server without encoders). */
-  mode?: RetrievalMode;
-  /** Only results whose final score is at least this (left out: no bound). */
-  minScore?: number;
-  /** End the results before this many jumps in the final score (cutoff.ts; left out: no cut). */
-  autocut?: number;
   filter?: RetrievalFilter;
 }
 

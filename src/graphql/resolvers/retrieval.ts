@@ -1,10 +1,10 @@
 import type { GraphQLResolveInfo } from 'graphql';
 import { Args, ArgsType, Ctx, Field, FieldResolver, Float, Info, Int, Query, Resolver, Root } from 'type-graphql';
 import { isExternal } from '../../encoders/external';
-import { MODES, type RetrievalMode } from '../../retrieval/modes';
+import { MODES } from '../../retrieval/modes';
 import { highlighterFor } from '../../retrieval/highlight';
 import { RANKING, RANKING_NAMES, type Ranking, type RankingName } from '../../retrieval/parameters';
-import { REQUEST_ARGUMENT_NAMES, REQUEST_ARGUMENTS, type RequestArgument } from '../../retrieval/request-parameters';
+import { REQUEST_ARGUMENT_NAMES, REQUEST_ARGUMENTS, type RequestArgument, type RequestArguments } from '../../retrieval/request-parameters';
 import { retrieve } from '../../retrieval/retrieve';
 import { coverage } from '../../store/coverage';
 import type { DocumentRow, PassageRow } from '../../store/rows';
@@ -34,6 +34,9 @@ const leftOut = (name: RankingName) =>
 function requested<K extends RankingName>(name: K, value: Ranking[K] | null | undefined): Ranking[K] | undefined {
   return value === null && !nullMeansNone(name) ? undefined : (value as Ranking[K] | undefined);
 }
+
+// The request arguments (k1, k2, mode, minScore, autocut, exact): typed from their table, their fields generated below.
+export interface RetrieveArgs extends RequestArguments<null> {}
 
 /**
  * retrieve's arguments: the question (its text or vectors) and filter here, the request arguments
@@ -69,14 +72,6 @@ export class RetrieveArgs {
       'E_Q^ψ(q), compared with passage vectors, when another model serves questionPassage than questionDocument (overrides questionVector for that role).',
   })
   questionPassageVector?: number[] | null;
-
-  // Generated below from the table of request arguments (retrieval/request-parameters.ts).
-  declare k1: number;
-  declare k2: number;
-  declare mode?: RetrievalMode | null;
-  declare minScore?: number | null;
-  declare autocut?: number | null;
-  declare exact: boolean;
 
   @Field(() => RetrievalFilterInput, { nullable: true })
   filter?: RetrievalFilterInput | null;
