@@ -1,6 +1,6 @@
 import { RETRIEVE_DEFAULTS } from './defaults';
 import { DEFAULT_MODE, type RetrievalMode } from './modes';
-import { RETRIEVAL_LIMITS } from './validate';
+import { RETRIEVAL_LIMITS } from './limits';
 
 /**
  * retrieve's arguments that are not ranking parameters (those are parameters.ts' table, and a

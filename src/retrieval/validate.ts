@@ -1,19 +1,12 @@
 import { DomainError, ErrorCode } from '../errors';
 import { vectorProblem } from '../ingest/vectors';
 import { RETRIEVAL_MODES } from './modes';
-import { RANKING_LIMITS, rankingProblem, type RankingLayer } from './parameters';
+import { RETRIEVAL_LIMITS } from './limits';
+import { rankingProblem, type RankingLayer } from './parameters';
 import type { RequestArguments } from './request-parameters';
 import type { RetrievalFilter } from './types';
 
-/** The documented limits of `retrieve`. */
-export const RETRIEVAL_LIMITS = {
-  maxQuestionChars: 2000,
-  maxK: 1000,
-  ...RANKING_LIMITS,
-  maxFilterIds: 1000,
-  maxFilterSources: 100,
-  maxAutocut: 100,
-} as const;
+export { RETRIEVAL_LIMITS };
 
 /** A bad argument: names the argument and says what is allowed (BAD_USER_INPUT to clients). */
 export class RetrievalInputError extends DomainError {
