@@ -28,15 +28,16 @@
  *   BENCH_SEED (20261202)  BENCH_KEEP=1 (keep the temporary folder)
  *   BENCH_DOCUMENTS=n (the corpus's first n documents, loaded fresh: a quick check of the bench itself)
  *   BENCH_BM25_INDEX=0 (measure the store without the BM25 index: LEXICAL and HYBRID's lexical side
- *   read the SQL postings). By default the copy gets the index (migration 0026, as a store made with
- *   PGLITE_BM25_INDEX has it) where it lacks one: the eval loads its stores without it.
+ *   read the SQL postings; the copy's index is dropped). By default the copy gets the index
+ *   (migration 0026, as every new store has it) where it lacks one (a load made before it was the
+ *   default, or with PGLITE_BM25_INDEX=false).
  */
 import 'reflect-metadata';
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { pg_textsearch } from '@electric-sql/pglite/pg_textsearch';
+import { pg_textsearch } from '@electric-sql/pglite-pg_textsearch';
 import type { Table } from '@lancedb/lancedb';
 import { shuffle } from '../src/adapters/random';
 import { corpusSetup } from '../src/cli/eval';
@@ -94,11 +95,24 @@ function copyCachedLoads(work: string): string[] {
 }
 
 /**
- * Gives a copied store the BM25 index of migration 0026 where it has none (the eval's loader opens
- * its stores without PGLITE_BM25_INDEX, so 0026 ran there and created nothing): the migration's
- * own text, run again with pg_textsearch loaded, then the marker that makes later opens load it.
+ * Gives a copied store the BM25 index of migration 0026 where it has none (a load made before the
+ * index was the default, or with PGLITE_BM25_INDEX=false, so 0026 ran there and created nothing):
+ * the migration's own text, run again with pg_textsearch loaded, then the marker that makes later
+ * opens load it.
  * Returns whether the store now has the index.
  */
+/** BENCH_BM25_INDEX=0: the copy without the index, as PostgreSQL 15 reads BM25 (the bench writes nothing). */
+async function dropBm25Index(folder: string): Promise<void> {
+  const db = await PgliteDatabase.open({ dataDir: folder });
+  try {
+    await db.exec(`DROP TRIGGER IF EXISTS passages_search_texts_insert ON passages;
+      DROP TRIGGER IF EXISTS passages_search_texts_update ON passages;
+      DROP TABLE IF EXISTS passage_search_texts`);
+  } finally {
+    await db.close();
+  }
+}
+
 async function addBm25Index(folder: string): Promise<{ built: boolean; ms: number }> {
   const started = process.hrtime.bigint();
   const db = await PgliteDatabase.open({ dataDir: folder, bm25Index: true });
@@ -184,11 +198,13 @@ async function peers(work: string) {
   const pyapi = buildPyapi(datasets);
   if (documents !== undefined) pydocs.documents = pydocs.documents.slice(0, documents);
   const copied = documents === undefined ? copyCachedLoads(work) : [];
-  if (withIndex) {
-    for (const f of copied) {
-      const { built, ms: took } = await addBm25Index(path.join(work, f));
-      if (built) console.log(`BM25 index: built in the copy of ${f} (migration 0026), ${(took / 1000).toFixed(1)} s`);
+  for (const f of copied) {
+    if (!withIndex) {
+      await dropBm25Index(path.join(work, f));
+      continue;
     }
+    const { built, ms: took } = await addBm25Index(path.join(work, f));
+    if (built) console.log(`BM25 index: built in the copy of ${f} (migration 0026), ${(took / 1000).toFixed(1)} s`);
   }
   console.log(
     copied.length > 0

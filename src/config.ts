@@ -178,7 +178,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     questionQueue,
     dbPoolMax,
     dbPreparedStatements: intSetting(env, 'DB_PREPARED_STATEMENTS', DEFAULT_PREPARED_STATEMENTS, 0, 1000),
-    pgliteBm25Index: boolSetting(env, 'PGLITE_BM25_INDEX', false),
+    pgliteBm25Index: boolSetting(env, 'PGLITE_BM25_INDEX', true),
     dbConnectionsPerRequest: intSetting(env, 'DB_CONNECTIONS_PER_REQUEST', defaultConnectionShare(dbPoolMax), 1, 10_000),
     embedBatchSize: intSetting(env, 'EMBED_BATCH_SIZE', 64, 1, 4096),
     bulkDeferIndexesFrom: intSetting(env, 'BULK_DEFER_INDEXES_PASSAGES', DEFER_INDEXES_FROM_PASSAGES, 0, 1_000_000_000),

@@ -118,8 +118,8 @@ describe('metrics and request logs', () => {
       database: 'ok',
       storage: 'ok',
       migrations: 'ok',
-      // Passage BM25's candidates: the postings (PGlite's BM25 index only with PGLITE_BM25_INDEX; PostgreSQL 15 has none).
-      bm25: 'postings',
+      // Passage BM25's candidates: PGlite's BM25 index; the postings on PostgreSQL 15, which has none.
+      bm25: process.env.DATABASE_URL ? 'postings' : 'pg_textsearch',
       models: 'absent',
       // Indexed, but no model has embedded the one document yet: owed, and still ready.
       pending: { unindexedPassages: 0, unembeddedPassages: 1, unembeddedDocuments: 1 },

@@ -4,8 +4,8 @@ import type { Database, Queryable } from './db';
 
 /**
  * The BM25 index of migration 0026 (pg_textsearch over each indexed passage's search text), where
- * the store has one: a PGlite store made with PGLITE_BM25_INDEX (store/pglite.ts says why it is not
- * the default), not PostgreSQL 15 or Citus. Passage BM25 then takes its candidates
+ * the store has one: a PGlite store (unless made with PGLITE_BM25_INDEX=false), not PostgreSQL 15
+ * or Citus. Passage BM25 then takes its candidates
  * from the index and scores them exactly from the postings (retrieval/statements/bm25.ts).
  */
 /** The file that says a PGlite folder's store has the BM25 index, so its extension must be loaded (store/pglite.ts). */
@@ -52,14 +52,14 @@ export async function bm25Candidates(db: Database): Promise<Bm25Candidates> {
 }
 
 /**
- * At open: rebuilds the BM25 index when its corpus statistics disagree with its table. Found in
- * PGlite 0.4 (pg_textsearch 0.5): rows indexed after the index was built come back after a restart
- * from the index's recovery pages, but its document count does not (0 after a restart, or only
- * what CREATE INDEX counted), so it would rank every candidate 0 and offer none; and a deleted row
- * stays counted. A rebuild writes the statistics as they are (≈ 3 s at 31,000 passages, 2 cores),
- * and is needed only after writes. The count is read from bm25_summarize_index's report (the
- * extension has no other way to ask); a report it cannot read, or an index it cannot read after a
- * crash, counts as disagreeing.
+ * At open: rebuilds the BM25 index when its corpus statistics disagree with its table. A deleted
+ * row stays counted by pg_textsearch (1.5, in PGlite 0.5) until the index is rebuilt, which skews
+ * every candidate's rank; and a process killed while writing leaves the index's recovery pages
+ * unreadable. A restart keeps the count (pg_textsearch 0.5, in PGlite 0.4, lost that of rows
+ * indexed after the build). A rebuild writes the statistics as they are (≈ 3 s at 31,000 passages, 2
+ * cores), and is needed only after deletes. The count is read from bm25_summarize_index's report
+ * (the extension has no other way to ask); a report it cannot read, or an index it cannot read
+ * after a crash, counts as disagreeing.
  * Returns whether it rebuilt.
  */
 export async function refreshBm25Index(db: Database): Promise<boolean> {

@@ -1,15 +1,20 @@
 import { existsSync, mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite, types, type QueryOptions } from '@electric-sql/pglite';
-import { vector } from '@electric-sql/pglite/vector';
-import { pg_textsearch } from '@electric-sql/pglite/pg_textsearch';
+import { vector } from '@electric-sql/pglite-pgvector';
+import { pg_textsearch } from '@electric-sql/pglite-pg_textsearch';
+// The PGlite of stores made before this release (PostgreSQL 17), only to copy them (store/pglite-upgrade.ts).
+import { PGlite as PGlite17 } from 'pglite-pg17';
+import { vector as vector17 } from 'pglite-pg17/vector';
+import { pg_textsearch as pg_textsearch17 } from 'pglite-pg17/pg_textsearch';
 import { BM25_INDEX_MARKER } from './bm25-index';
 import { lockDataFolder } from './data-lock';
 import { letLoopTurn } from './loop-turn';
-import { settingsStatement, type Database, type Queryable } from './db';
+import { settingsStatement, type Queryable } from './db';
 import { StatementCounter } from './statements';
 import { vectorBinary } from './vector';
 import { createPrismaClient, type PrismaClient } from './prisma';
+import { upgradePg17Folder, type CopyableDatabase } from './pglite-upgrade';
 
 export interface PgliteOptions {
   /** Directory to persist into; undefined keeps everything in memory (tests). */
@@ -18,15 +23,16 @@ export interface PgliteOptions {
   pgvector?: boolean;
   /**
    * PGLITE_BM25_INDEX: load pg_textsearch, so that migration 0026 builds the BM25 index in a new
-   * store (store/bm25-index.ts). Off by default: in PGlite 0.4 a transaction that fails on a full
-   * or read-only folder after the index was used leaves the one connection unusable until the
-   * process restarts ("ResourceOwnerEnlarge called after release started" on every ROLLBACK). A
-   * folder whose store has the index (its marker file) always loads it.
+   * store (store/bm25-index.ts). On unless false. A folder whose store has the index (its marker
+   * file) always loads it: pg_textsearch is a preloaded library, needed to read the index at all.
    */
   bm25Index?: boolean;
 }
 
-export class PgliteDatabase implements Database {
+/** The same int8 handling as the pg driver: counts as numbers. */
+const parsers = { [types.INT8]: (v: string) => Number(v) };
+
+export class PgliteDatabase implements CopyableDatabase {
   readonly kind = 'pglite' as const;
   readonly statements = new StatementCounter();
   readonly location: string;
@@ -61,22 +67,59 @@ export class PgliteDatabase implements Database {
       release = await lockDataFolder(options.dataDir);
     }
     try {
+      const indexed = options.bm25Index !== false || (options.dataDir !== undefined && existsSync(join(options.dataDir, BM25_INDEX_MARKER)));
+      if (dataDir && options.pgvector !== false) {
+        await upgradePg17Folder(dataDir, {
+          openOld: (folder) => PgliteDatabase.openPostgres17(folder),
+          openNew: async (folder) =>
+            new PgliteDatabase(await PGlite.create({ dataDir: folder, extensions: indexed ? { vector, pg_textsearch } : { vector }, parsers }), folder),
+          log: (line) => console.error(line),
+        });
+      }
       const db = await PGlite.create({
         dataDir,
-        extensions:
-          options.pgvector === false
-            ? {}
-            : options.bm25Index || (options.dataDir !== undefined && existsSync(join(options.dataDir, BM25_INDEX_MARKER)))
-              ? { vector, pg_textsearch }
-              : { vector },
-        // Same int8 handling as the pg driver: counts as numbers.
-        parsers: { [types.INT8]: (v: string) => Number(v) },
+        extensions: options.pgvector === false ? {} : indexed ? { vector, pg_textsearch } : { vector },
+        parsers,
       });
       return new PgliteDatabase(db, options.dataDir ?? 'memory://', release);
     } catch (error) {
       await release?.();
       throw error;
     }
+  }
+
+  /**
+   * A folder opened with the PGlite of stores made before this release (PostgreSQL 17), without
+   * its lock: only to copy it (store/pglite-upgrade.ts), and in tests to make such a store.
+   */
+  static async openPostgres17(folder: string, options: { bm25Index?: boolean } = {}): Promise<PgliteDatabase> {
+    const indexed = options.bm25Index ?? existsSync(join(folder, BM25_INDEX_MARKER));
+    const old = await PGlite17.create({
+      dataDir: folder,
+      // pg_textsearch only where the store has its index (needed to read it) or is to get one
+      extensions: indexed ? { vector: vector17, pg_textsearch: pg_textsearch17 } : { vector: vector17 },
+      parsers,
+    });
+    // The same query API, from another build of it.
+    return new PgliteDatabase(old as unknown as PGlite, folder);
+  }
+
+  /** COPY … TO '/dev/blob': the rows as PGlite hands them back. */
+  async copyOut(sql: string): Promise<Blob> {
+    return this.use(async () => {
+      this.statements.add();
+      const { blob } = await this.db.query(sql);
+      if (!blob) throw new Error(`copyOut: no blob came back from ${sql}`);
+      return blob;
+    });
+  }
+
+  /** COPY … FROM '/dev/blob', from a blob. Returns the rows copied. */
+  async copyIn(sql: string, blob: Blob): Promise<number> {
+    return this.use(async () => {
+      this.statements.add();
+      return (await this.db.query(sql, [], { blob })).affectedRows ?? 0;
+    });
   }
 
   /**

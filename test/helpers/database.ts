@@ -108,7 +108,8 @@ async function pgliteTemplate(migrated: boolean): Promise<string> {
   const root = pgliteRoot();
   const pkg = join(packageRoot(), 'node_modules', '@electric-sql', 'pglite', 'package.json');
   const version = (JSON.parse(readFileSync(pkg, 'utf8')) as { version: string }).version;
-  const template = join(root, `template-${templateKey(version, migrated ? 'migrated' : 'bare')}`);
+  // pg_textsearch in the key: a store made with it has the BM25 index (migration 0026), one made without has not.
+  const template = join(root, `template-${templateKey(version, migrated ? 'migrated' : 'bare', 'pg_textsearch')}`);
   if (!existsSync(template)) {
     // Built aside and renamed into place: a reader never sees half a template, and of two
     // processes building at once the second's rename fails and its copy is dropped.
