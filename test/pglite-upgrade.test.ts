@@ -11,7 +11,7 @@ import { indexLexical } from '../src/store/lexical';
 import { migrate } from '../src/store/migrate';
 import { openMigratedDatabase } from '../src/store/open';
 import { PgliteDatabase } from '../src/store/pglite';
-import { pgMajorOf, UPGRADE_COMPLETE, UPGRADE_PHASE } from '../src/store/pglite-upgrade';
+import { pgMajorOf, UPGRADE_BACKUP, UPGRADE_BUILDING, UPGRADE_COMPLETE, UPGRADE_PHASE } from '../src/store/pglite-upgrade';
 import { placeCorpus } from './helpers/place-corpus';
 import { prng } from './helpers/prng';
 import { storeSnapshot } from './helpers/store-snapshot';
@@ -110,8 +110,8 @@ describe('a PGlite store made by PostgreSQL 17 opens in PostgreSQL 18', () => {
     const db = await openMigratedDatabase({ dataDir: folder });
     try {
       expect(pgMajorOf(folder)).toBe(18);
-      expect(pgMajorOf(`${folder}.pg17`)).toBe(17);
-      expect(existsSync(`${folder}.pg18`)).toBe(false);
+      expect(pgMajorOf(join(folder, UPGRADE_BACKUP))).toBe(17);
+      expect(existsSync(join(folder, UPGRADE_BUILDING))).toBe(false);
       expect(existsSync(join(folder, UPGRADE_PHASE))).toBe(false);
       expect(await storeSnapshot(db)).toEqual(before.snapshot);
       expect(await extras(db)).toEqual(before.extras);
@@ -138,14 +138,14 @@ describe('a PGlite store made by PostgreSQL 17 opens in PostgreSQL 18', () => {
     const before = await makeOldStore(folder, true);
     expect(existsSync(join(folder, BM25_INDEX_MARKER))).toBe(true);
     // A copy that died before it was complete.
-    mkdirSync(`${folder}.pg18`);
-    writeFileSync(join(`${folder}.pg18`, 'PG_VERSION'), '18\n');
+    mkdirSync(join(folder, UPGRADE_BUILDING));
+    writeFileSync(join(join(folder, UPGRADE_BUILDING), 'PG_VERSION'), '18\n');
     let db = await openMigratedDatabase({ dataDir: folder });
     expect(await storeSnapshot(db)).toEqual(before.snapshot);
     await db.close();
 
     // Killed while the new files moved in: some are in the folder, the rest still beside it.
-    const building = `${folder}.pg18`;
+    const building = join(folder, UPGRADE_BUILDING);
     mkdirSync(building);
     const names = readdirSync(folder).filter((n) => n === 'PG_VERSION' || n === 'base' || n === 'global');
     for (const name of names) renameSync(join(folder, name), join(building, name));

@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { BM25_INDEX, BM25_INDEX_MARKER } from './bm25-index';
 import { LOCK_NAME } from './data-lock';
 import type { Database } from './db';
@@ -11,10 +11,10 @@ import { migrate } from './migrate';
  * (PostgreSQL 18). PostgreSQL cannot open another major version's files, and PGlite has no
  * pg_upgrade, so this is a logical copy: the old folder is opened with the PGlite it was made
  * with (the `pglite-pg17` dependency), brought to the latest migration, and every table is copied
- * in binary COPY into a new store made by the same migrations. The old files are kept beside the
- * folder (`<folder>.pg17`); delete them once the store has been checked.
+ * in binary COPY into a new store made by the same migrations. The old files are kept in the
+ * folder (`dhr-upgrade.pg17` in it); delete them once the store has been checked.
  *
- * The new store is built beside the folder (`<folder>.pg18`) and only then moved in, entry by
+ * The new store is built in the folder (`dhr-upgrade.pg18`) and only then moved in, entry by
  * entry (the folder itself may be a mount point, which cannot be renamed), recorded in a phase
  * file inside the folder, so that a process killed at any point resumes where it stopped.
  */
@@ -29,9 +29,16 @@ export function pgMajorOf(dataDir: string): number | undefined {
 export const UPGRADE_PHASE = 'dhr-upgrade.phase';
 /** Written into the new store once its copy is complete (before that it is rebuilt from scratch). */
 export const UPGRADE_COMPLETE = 'dhr-upgrade.complete';
+/**
+ * Inside the folder, not beside it: the folder may be a mount point (a container's volume), where
+ * a sibling is another file system and a rename to it fails. PostgreSQL ignores them there.
+ */
+export const UPGRADE_BUILDING = 'dhr-upgrade.pg18';
+export const UPGRADE_BACKUP = 'dhr-upgrade.pg17';
 
 /** Entries of the folder that belong to the product, not to PostgreSQL: they stay where they are. */
-const kept = (name: string) => name.startsWith(LOCK_NAME) || name === UPGRADE_PHASE || name === BM25_INDEX_MARKER;
+const kept = (name: string) =>
+  name.startsWith(LOCK_NAME) || name === UPGRADE_PHASE || name === BM25_INDEX_MARKER || name === UPGRADE_BUILDING || name === UPGRADE_BACKUP;
 
 /** A PGlite store that can COPY to and from a blob (PGlite's /dev/blob). */
 export interface CopyableDatabase extends Database {
@@ -60,8 +67,8 @@ export interface UpgradeReport {
  * the folder needs none.
  */
 export async function upgradePg17Folder(dataDir: string, engines: UpgradeEngines): Promise<UpgradeReport | undefined> {
-  const building = `${dataDir}.pg18`;
-  const backup = join(dirname(dataDir), `${basename(dataDir)}.pg17`);
+  const building = join(dataDir, UPGRADE_BUILDING);
+  const backup = join(dataDir, UPGRADE_BACKUP);
   const phase = existsSync(join(dataDir, UPGRADE_PHASE)) ? readFileSync(join(dataDir, UPGRADE_PHASE), 'utf8').trim() : undefined;
   if (phase === undefined && pgMajorOf(dataDir) !== 17) return undefined;
   const log = engines.log ?? (() => undefined);
