@@ -103,12 +103,14 @@ function moveEntries(from: string, to: string, skip: (name: string) => boolean =
   }
 }
 
+type Copied = Omit<UpgradeReport, 'backup'>;
+
 interface Column {
   table: string;
   column: string;
 }
 
-async function copyStore(dataDir: string, target: string, engines: UpgradeEngines): Promise<UpgradeReport> {
+async function copyStore(dataDir: string, target: string, engines: UpgradeEngines): Promise<Copied> {
   const old = await engines.openOld(dataDir);
   try {
     // Same schema on both sides: the old store's pending migrations, and what a bulk ingest that
@@ -127,7 +129,7 @@ async function copyStore(dataDir: string, target: string, engines: UpgradeEngine
   }
 }
 
-async function copyTables(old: CopyableDatabase, fresh: CopyableDatabase): Promise<UpgradeReport> {
+async function copyTables(old: CopyableDatabase, fresh: CopyableDatabase): Promise<Copied> {
   const tableNames = (db: Database) =>
     db.query<{ name: string }>(`SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' ORDER BY 1`).then((r) => r.map((t) => t.name));
   const tables = await tableNames(fresh);
@@ -181,7 +183,7 @@ async function copyTables(old: CopyableDatabase, fresh: CopyableDatabase): Promi
   );
   for (const s of sequences) await fresh.query(`SELECT setval($1::regclass, $2::bigint)`, [quote(s.name), s.value]);
   await fresh.exec(`SET session_replication_role = DEFAULT`);
-  return { tables: copied, rows, backup: '' };
+  return { tables: copied, rows };
 }
 
 const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;

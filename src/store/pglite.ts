@@ -1,12 +1,8 @@
 import { existsSync, mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
-import { PGlite, types, type QueryOptions } from '@electric-sql/pglite';
+import { PGlite, types, type Extensions, type QueryOptions } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { pg_textsearch } from '@electric-sql/pglite-pg_textsearch';
-// The PGlite of stores made before this release (PostgreSQL 17), only to copy them (store/pglite-upgrade.ts).
-import { PGlite as PGlite17 } from 'pglite-pg17';
-import { vector as vector17 } from 'pglite-pg17/vector';
-import { pg_textsearch as pg_textsearch17 } from 'pglite-pg17/pg_textsearch';
 import { BM25_INDEX_MARKER } from './bm25-index';
 import { lockDataFolder } from './data-lock';
 import { letLoopTurn } from './loop-turn';
@@ -31,6 +27,9 @@ export interface PgliteOptions {
 
 /** The same int8 handling as the pg driver: counts as numbers. */
 const parsers = { [types.INT8]: (v: string) => Number(v) };
+
+/** pgvector always; pg_textsearch where the store has the BM25 index or is to get it. */
+const extensionsFor = (indexed: boolean): Extensions => (indexed ? { vector, pg_textsearch } : { vector });
 
 export class PgliteDatabase implements CopyableDatabase {
   readonly kind = 'pglite' as const;
@@ -71,14 +70,13 @@ export class PgliteDatabase implements CopyableDatabase {
       if (dataDir && options.pgvector !== false) {
         await upgradePg17Folder(dataDir, {
           openOld: (folder) => PgliteDatabase.openPostgres17(folder),
-          openNew: async (folder) =>
-            new PgliteDatabase(await PGlite.create({ dataDir: folder, extensions: indexed ? { vector, pg_textsearch } : { vector }, parsers }), folder),
+          openNew: async (folder) => new PgliteDatabase(await PGlite.create({ dataDir: folder, extensions: extensionsFor(indexed), parsers }), folder),
           log: (line) => console.error(line),
         });
       }
       const db = await PGlite.create({
         dataDir,
-        extensions: options.pgvector === false ? {} : indexed ? { vector, pg_textsearch } : { vector },
+        extensions: options.pgvector === false ? {} : extensionsFor(indexed),
         parsers,
       });
       return new PgliteDatabase(db, options.dataDir ?? 'memory://', release);
@@ -94,6 +92,12 @@ export class PgliteDatabase implements CopyableDatabase {
    */
   static async openPostgres17(folder: string, options: { bm25Index?: boolean } = {}): Promise<PgliteDatabase> {
     const indexed = options.bm25Index ?? existsSync(join(folder, BM25_INDEX_MARKER));
+    // The PGlite of stores made before this release, loaded only when one is met: not at every start.
+    const [{ PGlite: PGlite17 }, { vector: vector17 }, { pg_textsearch: pg_textsearch17 }] = await Promise.all([
+      import('pglite-pg17'),
+      import('pglite-pg17/vector'),
+      import('pglite-pg17/pg_textsearch'),
+    ]);
     const old = await PGlite17.create({
       dataDir: folder,
       // pg_textsearch only where the store has its index (needed to read it) or is to get one
