@@ -1,15 +1,12 @@
 import { join, resolve } from 'node:path';
 import { availableParallelism } from 'node:os';
-import { DEFAULT_QUERY_THREADS } from './encoders/types';
-import { DEFAULT_QUESTION_QUEUE, type QuestionQueueOptions } from './encoders/questions';
-import { DEFAULT_MODEL, type EncoderSpec } from './encoders/spec';
-import { DEFAULT_MAX_METADATA_DEPTH, DEFAULT_MAX_SECTION_DEPTH } from './ingest/depth';
-import { DEFAULT_INGEST_OPTIONS, type IngestOptions } from './ingest/types';
-import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './observability/logger';
-import { RANKING_LIMITS, type RankingLayer } from './retrieval/parameters';
-import { DEFAULT_BM25, DEFAULT_EF_FACTOR, DEFAULT_MAX_SCAN_TUPLES, ITERATIVE_SCANS, type Bm25Settings, type IterativeScan } from './retrieval/types';
-import { DEFER_INDEXES_FROM_PASSAGES } from './store/deferred-indexes';
-import { DEFAULT_PREPARED_STATEMENTS } from './store/postgres';
+import type { QuestionQueueOptions } from './encoders/questions';
+import type { EncoderSpec } from './encoders/spec';
+import type { IngestOptions } from './ingest/types';
+import type { LogFormat, LogLevel } from './observability/logger';
+import type { RankingLayer } from './retrieval/parameters';
+import type { Bm25Settings, IterativeScan } from './retrieval/types';
+import { type READ_ACCESSES, settingOf } from './config/variables';
 
 /** Settings from the environment; every one has a default so the embedded demo needs none. */
 export interface Config {
@@ -134,107 +131,107 @@ export interface Config {
   shutdownGraceMs: number;
 }
 
-export type ReadAccess = 'public' | 'key';
+export type ReadAccess = (typeof READ_ACCESSES)[number];
 
 export class ConfigError extends Error {}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const dbPoolMax = intSetting(env, 'DB_POOL_MAX', defaultPoolSize(availableParallelism()), 1, 10_000);
+  const dbPoolMax = intSetting(env, 'DB_POOL_MAX', defaultPoolSize(availableParallelism()));
   const questionQueue: QuestionQueueOptions = {
-    maxBatch: intSetting(env, 'QUESTION_BATCH', DEFAULT_QUESTION_QUEUE.maxBatch, 1, 1024),
-    maxWaiting: intSetting(env, 'QUESTION_QUEUE', DEFAULT_QUESTION_QUEUE.maxWaiting, 1, 1_000_000),
-    cacheEntries: intSetting(env, 'QUESTION_CACHE', DEFAULT_QUESTION_QUEUE.cacheEntries, 0, 10_000_000),
+    maxBatch: intSetting(env, 'QUESTION_BATCH'),
+    maxWaiting: intSetting(env, 'QUESTION_QUEUE'),
+    cacheEntries: intSetting(env, 'QUESTION_CACHE'),
   };
   return {
     databaseUrl: databaseUrlSetting(env),
     readUrls: readUrls(env),
-    replicaMaxLagMs: intSetting(env, 'REPLICA_MAX_LAG_MS', 5000, 100, 3_600_000),
-    replicaCheckMs: intSetting(env, 'REPLICA_CHECK_MS', 200, 10, 60_000),
-    distributed: env.DHR_DISTRIBUTED ? choiceSetting(env, 'DHR_DISTRIBUTED', ['citus'] as const, 'citus') : undefined,
-    dataDir: resolve(env.DATA_DIR || './data'),
-    port: intSetting(env, 'PORT', 4000, 0, 65535),
-    host: env.HOST || '127.0.0.1',
+    replicaMaxLagMs: intSetting(env, 'REPLICA_MAX_LAG_MS'),
+    replicaCheckMs: intSetting(env, 'REPLICA_CHECK_MS'),
+    distributed: env.DHR_DISTRIBUTED ? choiceSetting<'citus'>(env, 'DHR_DISTRIBUTED') : undefined,
+    dataDir: resolve(textSetting(env, 'DATA_DIR')),
+    port: intSetting(env, 'PORT'),
+    host: textSetting(env, 'HOST'),
     ingest: {
-      maxWords: intSetting(env, 'MAX_WORDS', DEFAULT_INGEST_OPTIONS.maxWords, 1, 10_000),
-      maxDocumentBytes: intSetting(env, 'MAX_DOCUMENT_BYTES', DEFAULT_INGEST_OPTIONS.maxDocumentBytes, 1, 1 << 30),
+      maxWords: intSetting(env, 'MAX_WORDS'),
+      maxDocumentBytes: intSetting(env, 'MAX_DOCUMENT_BYTES'),
       // ops-input: nesting bounds (ingest and GraphQL input checks)
-      maxSectionDepth: intSetting(env, 'MAX_SECTION_DEPTH', DEFAULT_MAX_SECTION_DEPTH, 1, 1000),
-      maxMetadataDepth: intSetting(env, 'MAX_METADATA_DEPTH', DEFAULT_MAX_METADATA_DEPTH, 1, 1000),
+      maxSectionDepth: intSetting(env, 'MAX_SECTION_DEPTH'),
+      maxMetadataDepth: intSetting(env, 'MAX_METADATA_DEPTH'),
     },
     // ops-input: the only folder registerEmbeddingModel (GraphQL) may load models from
-    modelsDir: resolve(env.MODELS_DIR || join(env.DATA_DIR || './data', 'models')),
-    maxIngestBatch: intSetting(env, 'MAX_INGEST_BATCH', 1000, 1, 100_000),
+    modelsDir: resolve(env.MODELS_DIR || join(textSetting(env, 'DATA_DIR'), 'models')),
+    maxIngestBatch: intSetting(env, 'MAX_INGEST_BATCH'),
     ingestJob: {
-      fromDocuments: intSetting(env, 'INGEST_JOB_DOCUMENTS', 64, 0, 100_000),
-      fromBytes: intSetting(env, 'INGEST_JOB_BYTES', 64 << 10, 0, 1 << 30),
-      batchDocuments: intSetting(env, 'INGEST_JOB_BATCH_DOCUMENTS', 16, 1, 10_000),
-      batchBytes: intSetting(env, 'INGEST_JOB_BATCH_BYTES', 256 << 10, 1, 1 << 30),
+      fromDocuments: intSetting(env, 'INGEST_JOB_DOCUMENTS'),
+      fromBytes: intSetting(env, 'INGEST_JOB_BYTES'),
+      batchDocuments: intSetting(env, 'INGEST_JOB_BATCH_DOCUMENTS'),
+      batchBytes: intSetting(env, 'INGEST_JOB_BATCH_BYTES'),
     },
-    maxPageSize: intSetting(env, 'MAX_PAGE_SIZE', 100, 1, 10_000),
+    maxPageSize: intSetting(env, 'MAX_PAGE_SIZE'),
     encoders: encoderSpec(env),
     modelCacheDir: env.MODEL_CACHE_DIR || undefined,
-    encoderThreads: intSetting(env, 'ENCODER_THREADS', 0, 0, 256),
-    encoderQueryThreads: intSetting(env, 'ENCODER_QUERY_THREADS', DEFAULT_QUERY_THREADS, 0, 256),
+    encoderThreads: intSetting(env, 'ENCODER_THREADS'),
+    encoderQueryThreads: intSetting(env, 'ENCODER_QUERY_THREADS'),
     questionQueue,
     dbPoolMax,
-    dbPreparedStatements: intSetting(env, 'DB_PREPARED_STATEMENTS', DEFAULT_PREPARED_STATEMENTS, 0, 1000),
-    pgliteBm25Index: boolSetting(env, 'PGLITE_BM25_INDEX', true),
-    dbConnectionsPerRequest: intSetting(env, 'DB_CONNECTIONS_PER_REQUEST', defaultConnectionShare(dbPoolMax), 1, 10_000),
-    embedBatchSize: intSetting(env, 'EMBED_BATCH_SIZE', 64, 1, 4096),
-    bulkDeferIndexesFrom: intSetting(env, 'BULK_DEFER_INDEXES_PASSAGES', DEFER_INDEXES_FROM_PASSAGES, 0, 1_000_000_000),
-    embedOnIngest: boolSetting(env, 'EMBED_ON_INGEST', true),
-    efSearch: intSetting(env, 'HNSW_EF_SEARCH', 100, 1, 1000),
-    efFactor: numberSetting(env, 'HNSW_EF_FACTOR', DEFAULT_EF_FACTOR, 1, 100),
-    iterativeScan: choiceSetting(env, 'HNSW_ITERATIVE_SCAN', ITERATIVE_SCANS, 'strict_order'),
-    maxScanTuples: intSetting(env, 'HNSW_MAX_SCAN_TUPLES', DEFAULT_MAX_SCAN_TUPLES, 1, 2_147_483_647),
+    dbPreparedStatements: intSetting(env, 'DB_PREPARED_STATEMENTS'),
+    pgliteBm25Index: boolSetting(env, 'PGLITE_BM25_INDEX'),
+    dbConnectionsPerRequest: intSetting(env, 'DB_CONNECTIONS_PER_REQUEST', defaultConnectionShare(dbPoolMax)),
+    embedBatchSize: intSetting(env, 'EMBED_BATCH_SIZE'),
+    bulkDeferIndexesFrom: intSetting(env, 'BULK_DEFER_INDEXES_PASSAGES'),
+    embedOnIngest: boolSetting(env, 'EMBED_ON_INGEST'),
+    efSearch: intSetting(env, 'HNSW_EF_SEARCH'),
+    efFactor: numberSetting(env, 'HNSW_EF_FACTOR'),
+    iterativeScan: choiceSetting<IterativeScan>(env, 'HNSW_ITERATIVE_SCAN'),
+    maxScanTuples: intSetting(env, 'HNSW_MAX_SCAN_TUPLES'),
     bm25: {
-      k1: numberSetting(env, 'BM25_K1', DEFAULT_BM25.k1, 0, 10),
-      b: numberSetting(env, 'BM25_B', DEFAULT_BM25.b, 0, 1),
-      summaryWeight: numberSetting(env, 'BM25_SUMMARY_WEIGHT', DEFAULT_BM25.summaryWeight, 0, 100),
-      termCap: intSetting(env, 'BM25_TERM_CAP', DEFAULT_BM25.termCap, 1, 100_000_000),
-      rescore: intSetting(env, 'BM25_RESCORE', DEFAULT_BM25.rescore, 1, 1_000_000),
-      candidateCap: intSetting(env, 'BM25_CANDIDATE_CAP', DEFAULT_BM25.candidateCap, 1, 100_000_000),
-      indexWorth: numberSetting(env, 'BM25_INDEX_WORTH', DEFAULT_BM25.indexWorth, 0, 1_000_000),
+      k1: numberSetting(env, 'BM25_K1'),
+      b: numberSetting(env, 'BM25_B'),
+      summaryWeight: numberSetting(env, 'BM25_SUMMARY_WEIGHT'),
+      termCap: intSetting(env, 'BM25_TERM_CAP'),
+      rescore: intSetting(env, 'BM25_RESCORE'),
+      candidateCap: intSetting(env, 'BM25_CANDIDATE_CAP'),
+      indexWorth: numberSetting(env, 'BM25_INDEX_WORTH'),
     },
     ranking: {
-      ...(env.HYBRID_ALPHA ? { alpha: numberSetting(env, 'HYBRID_ALPHA', 0, RANKING_LIMITS.alphaMin, RANKING_LIMITS.alphaMax) } : {}),
-      ...(env.PER_DOCUMENT ? { perDocument: intSetting(env, 'PER_DOCUMENT', 0, 1, RANKING_LIMITS.perDocumentMax) } : {}),
-      ...(env.PER_DOCUMENT_DECAY ? { perDocumentDecay: numberSetting(env, 'PER_DOCUMENT_DECAY', 0, 0, RANKING_LIMITS.perDocumentDecayMax) } : {}),
+      ...(env.HYBRID_ALPHA ? { alpha: numberSetting(env, 'HYBRID_ALPHA') } : {}),
+      ...(env.PER_DOCUMENT ? { perDocument: intSetting(env, 'PER_DOCUMENT') } : {}),
+      ...(env.PER_DOCUMENT_DECAY ? { perDocumentDecay: numberSetting(env, 'PER_DOCUMENT_DECAY') } : {}),
     },
-    jobWorkers: intSetting(env, 'JOB_WORKERS', 1, 0, 64),
-    jobBatchSize: intSetting(env, 'JOB_BATCH_SIZE', 32, 1, 4096),
-    jobPollMs: intSetting(env, 'JOB_POLL_MS', 1000, 10, 600_000),
-    jobRetentionDays: intSetting(env, 'JOB_RETENTION_DAYS', 30, 0, 36_500),
-    readAccess: choiceSetting(env, 'READ_ACCESS', ['public', 'key'] as const, 'public'),
-    maxQueryDepth: intSetting(env, 'MAX_QUERY_DEPTH', 12, 1, 1000),
-    maxQueryCost: intSetting(env, 'MAX_QUERY_COST', 500_000, 1, 1_000_000_000),
+    jobWorkers: intSetting(env, 'JOB_WORKERS'),
+    jobBatchSize: intSetting(env, 'JOB_BATCH_SIZE'),
+    jobPollMs: intSetting(env, 'JOB_POLL_MS'),
+    jobRetentionDays: intSetting(env, 'JOB_RETENTION_DAYS'),
+    readAccess: choiceSetting<ReadAccess>(env, 'READ_ACCESS'),
+    maxQueryDepth: intSetting(env, 'MAX_QUERY_DEPTH'),
+    maxQueryCost: intSetting(env, 'MAX_QUERY_COST'),
     // Room for one document of MAX_DOCUMENT_BYTES (2 MB) with its JSON escaping.
-    maxBodyBytes: intSetting(env, 'MAX_BODY_BYTES', 4 << 20, 1024, 1 << 30),
-    maxQueryTokens: intSetting(env, 'MAX_QUERY_TOKENS', 5000, 10, 10_000_000),
-    maxAliases: intSetting(env, 'MAX_ALIASES', 30, 0, 100_000),
+    maxBodyBytes: intSetting(env, 'MAX_BODY_BYTES'),
+    maxQueryTokens: intSetting(env, 'MAX_QUERY_TOKENS'),
+    maxAliases: intSetting(env, 'MAX_ALIASES'),
     // 10 retrievals of the default size (100 × 20), or two of the largest (1000 × 1000): what a
     // page comparing modes needs, not a pool's worth of stage-2 scans.
-    maxRetrieves: intSetting(env, 'MAX_RETRIEVES', 10, 1, 100_000),
-    maxRetrievalWork: intSetting(env, 'MAX_RETRIEVAL_WORK', 2_000_000, 1, 1_000_000_000),
-    maxDirectives: intSetting(env, 'MAX_DIRECTIVES', 50, 0, 100_000),
-    maxQueryNodes: intSetting(env, 'MAX_QUERY_NODES', 10_000, 10, 10_000_000),
-    maxArgumentLength: intSetting(env, 'MAX_ARGUMENT_LENGTH', 4096, 16, 1 << 30),
-    statementTimeoutMs: intSetting(env, 'STATEMENT_TIMEOUT_MS', 30_000, 0, 2_147_483_647),
-    requestTimeoutMs: intSetting(env, 'REQUEST_TIMEOUT_MS', 60_000, 0, 2_147_483_647),
+    maxRetrieves: intSetting(env, 'MAX_RETRIEVES'),
+    maxRetrievalWork: intSetting(env, 'MAX_RETRIEVAL_WORK'),
+    maxDirectives: intSetting(env, 'MAX_DIRECTIVES'),
+    maxQueryNodes: intSetting(env, 'MAX_QUERY_NODES'),
+    maxArgumentLength: intSetting(env, 'MAX_ARGUMENT_LENGTH'),
+    statementTimeoutMs: intSetting(env, 'STATEMENT_TIMEOUT_MS'),
+    requestTimeoutMs: intSetting(env, 'REQUEST_TIMEOUT_MS'),
     // Twice the question queue: a burst beyond what the queue could take is refused before it is
     // parsed and validated, instead of after (server.ts).
-    maxInFlight: intSetting(env, 'MAX_IN_FLIGHT', 2 * questionQueue.maxWaiting, 0, 2_000_000),
-    dbConnectTimeoutMs: intSetting(env, 'DB_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
-    rateLimitQueries: intSetting(env, 'RATE_LIMIT_QUERIES', 1200, 0, 1_000_000_000),
-    rateLimitMutations: intSetting(env, 'RATE_LIMIT_MUTATIONS', 120, 0, 1_000_000_000),
-    rateLimitWindowS: intSetting(env, 'RATE_LIMIT_WINDOW_S', 60, 1, 86_400),
-    rateLimitAuthFailures: intSetting(env, 'RATE_LIMIT_AUTH_FAILURES', 20, 0, 1_000_000_000),
+    maxInFlight: intSetting(env, 'MAX_IN_FLIGHT', 2 * questionQueue.maxWaiting),
+    dbConnectTimeoutMs: intSetting(env, 'DB_CONNECT_TIMEOUT_MS'),
+    rateLimitQueries: intSetting(env, 'RATE_LIMIT_QUERIES'),
+    rateLimitMutations: intSetting(env, 'RATE_LIMIT_MUTATIONS'),
+    rateLimitWindowS: intSetting(env, 'RATE_LIMIT_WINDOW_S'),
+    rateLimitAuthFailures: intSetting(env, 'RATE_LIMIT_AUTH_FAILURES'),
     // --- observability and shutdown
-    logLevel: choiceSetting(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
-    logFormat: ((f) => (f === 'auto' && env.NODE_ENV === 'production' ? 'json' : f))(choiceSetting(env, 'LOG_FORMAT', LOG_FORMATS, 'auto')),
-    metricsAccess: choiceSetting(env, 'METRICS_ACCESS', ['public', 'key'] as const, choiceSetting(env, 'READ_ACCESS', ['public', 'key'] as const, 'public')),
-    mcpEnabled: boolSetting(env, 'MCP_ENABLED', false),
-    shutdownGraceMs: intSetting(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    logLevel: choiceSetting<LogLevel>(env, 'LOG_LEVEL'),
+    logFormat: ((f) => (f === 'auto' && env.NODE_ENV === 'production' ? 'json' : f))(choiceSetting<LogFormat>(env, 'LOG_FORMAT')),
+    metricsAccess: choiceSetting<ReadAccess>(env, 'METRICS_ACCESS', choiceSetting<ReadAccess>(env, 'READ_ACCESS')),
+    mcpEnabled: boolSetting(env, 'MCP_ENABLED'),
+    shutdownGraceMs: intSetting(env, 'SHUTDOWN_GRACE_MS'),
   };
 }
 
@@ -257,17 +254,32 @@ export function defaultConnectionShare(poolMax: number): number {
   return Math.max(1, Math.ceil(poolMax / 4));
 }
 
-function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
-  return numberSetting(env, name, fallback, min, max, 'an integer');
+/** A setting's fixed default, else `fallback` (a default computed where it is read). */
+function fallbackOf<T>(name: string, value: T | undefined, fallback: T | undefined): T {
+  const chosen = value ?? fallback;
+  if (chosen === undefined) throw new Error(`${name} has no default: read it only when it is set`);
+  return chosen;
 }
 
-function numberSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number, kind: 'a number' | 'an integer' = 'a number'): number {
+function intSetting(env: NodeJS.ProcessEnv, name: string, fallback?: number): number {
+  return numeric(env, name, fallback);
+}
+
+function numberSetting(env: NodeJS.ProcessEnv, name: string, fallback?: number): number {
+  return numeric(env, name, fallback);
+}
+
+/** int and number settings: the table's kind says whether a fraction is accepted, and its range. */
+function numeric(env: NodeJS.ProcessEnv, name: string, fallback: number | undefined): number {
+  const setting = settingOf(name);
+  if (setting.kind !== 'int' && setting.kind !== 'number') throw new Error(`${name} is a ${setting.kind} setting`);
   const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
+  if (raw === undefined || raw === '') return fallbackOf(name, setting.value, fallback);
   const value = Number(raw);
-  const valid = kind === 'an integer' ? Number.isInteger(value) : Number.isFinite(value);
-  if (!valid || value < min || value > max) {
-    throw new ConfigError(`${name} must be ${kind} from ${min} to ${max}, got "${raw}"`);
+  const kind = setting.kind === 'int' ? 'an integer' : 'a number';
+  const valid = setting.kind === 'int' ? Number.isInteger(value) : Number.isFinite(value);
+  if (!valid || value < setting.min || value > setting.max) {
+    throw new ConfigError(`${name} must be ${kind} from ${setting.min} to ${setting.max}, got "${raw}"`);
   }
   return value;
 }
@@ -332,7 +344,7 @@ function readUrls(env: NodeJS.ProcessEnv): string[] {
 
 /** ENCODER names the model for every role; ENCODER_<ROLE> overrides one role. */
 function encoderSpec(env: NodeJS.ProcessEnv): EncoderSpec {
-  const all = env.ENCODER || DEFAULT_MODEL;
+  const all = textSetting(env, 'ENCODER');
   return {
     questionDocument: env.ENCODER_QUESTION_DOCUMENT || all,
     document: env.ENCODER_DOCUMENT || all,
@@ -341,17 +353,28 @@ function encoderSpec(env: NodeJS.ProcessEnv): EncoderSpec {
   };
 }
 
-function boolSetting(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+function boolSetting(env: NodeJS.ProcessEnv, name: string): boolean {
+  const setting = settingOf(name);
+  if (setting.kind !== 'bool') throw new Error(`${name} is a ${setting.kind} setting`);
   const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
+  if (raw === undefined || raw === '') return setting.value;
   if (/^(1|true|yes|on)$/i.test(raw)) return true;
   if (/^(0|false|no|off)$/i.test(raw)) return false;
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
 }
 
-function choiceSetting<T extends string>(env: NodeJS.ProcessEnv, name: string, choices: readonly T[], fallback: T): T {
+/** T: the union the table's choices make (the table holds them as strings). */
+function choiceSetting<T extends string>(env: NodeJS.ProcessEnv, name: string, fallback?: T): T {
+  const setting = settingOf(name);
+  if (setting.kind !== 'choice') throw new Error(`${name} is a ${setting.kind} setting`);
   const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if ((choices as readonly string[]).includes(raw)) return raw as T;
-  throw new ConfigError(`${name} must be one of ${choices.join(', ')}, got "${raw}"`);
+  if (raw === undefined || raw === '') return fallbackOf(name, setting.value as T | undefined, fallback);
+  if (setting.choices.includes(raw)) return raw as T;
+  throw new ConfigError(`${name} must be one of ${setting.choices.join(', ')}, got "${raw}"`);
+}
+
+function textSetting(env: NodeJS.ProcessEnv, name: string): string {
+  const setting = settingOf(name);
+  if (setting.kind !== 'text') throw new Error(`${name} is a ${setting.kind} setting`);
+  return env[name] || setting.value;
 }

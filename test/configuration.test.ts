@@ -2,7 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildProgram } from '../src/cli/program';
-import { configurationPage, ENVIRONMENT_VARIABLES, VARIABLE_GROUPS } from '../src/config/variables';
+import { ConfigError, loadConfig } from '../src/config';
+import { configurationPage, defaultText, ENVIRONMENT_VARIABLES, VARIABLE_GROUPS } from '../src/config/variables';
 import { packageRoot } from '../src/paths';
 
 /**
@@ -24,7 +25,7 @@ function variablesRead(): Map<string, string[]> {
     /process\.env\.([A-Z][A-Z0-9_]*)/g, // process.env.NAME
     /process\.env\[['"]([A-Z][A-Z0-9_]*)['"]\]/g, // process.env['NAME']
     /\benv\??\.([A-Z][A-Z0-9_]*)/g, // env.NAME of an env parameter (src/config.ts)
-    /Setting\(env, '([A-Z][A-Z0-9_]*)'/g, // intSetting(env, 'NAME', …) and the like (src/config.ts)
+    /Setting(?:<[^>]*>)?\(env, '([A-Z][A-Z0-9_]*)'/g, // intSetting(env, 'NAME') and the like (src/config.ts)
     /\.env\('([A-Z][A-Z0-9_]*)'\)/g, // commander's Option.env('NAME')
   ];
   const read = new Map<string, string[]>();
@@ -44,9 +45,34 @@ describe('the table of environment variables', () => {
     expect(new Set(names).size).toBe(names.length);
     for (const v of ENVIRONMENT_VARIABLES) {
       expect(Object.keys(VARIABLE_GROUPS)).toContain(v.group);
-      expect(v.default.trim()).not.toBe('');
+      expect(defaultText(v).trim()).not.toBe('');
       expect(v.description.trim()).not.toBe('');
-      expect(`${v.default}${v.description}`).not.toMatch(/[\n|]/);
+      expect(`${defaultText(v)}${v.description}`).not.toMatch(/[\n|]/);
+    }
+  });
+
+  it("is where loadConfig finds each setting's range and choices, and its default is one of them", () => {
+    for (const v of ENVIRONMENT_VARIABLES) {
+      const s = v.setting;
+      if (!s) continue;
+      const refused = (raw: string) => {
+        expect(() => loadConfig({ [v.name]: raw })).toThrow(ConfigError);
+        expect(() => loadConfig({ [v.name]: raw })).toThrow(v.name);
+      };
+      if (s.kind === 'int' || s.kind === 'number') {
+        if (s.value !== undefined) expect(s.value).toBeGreaterThanOrEqual(s.min);
+        if (s.value !== undefined) expect(s.value).toBeLessThanOrEqual(s.max);
+        refused(String(s.max + 1));
+        refused(String(s.min - 1));
+        if (s.kind === 'int') refused(String(s.min + 0.5));
+        expect(() => loadConfig({ [v.name]: String(s.max) })).not.toThrow();
+      }
+      if (s.kind === 'choice') {
+        if (s.value !== undefined) expect(s.choices).toContain(s.value);
+        refused('not-a-choice');
+        for (const c of s.choices) expect(() => loadConfig({ [v.name]: c })).not.toThrow();
+      }
+      if (s.kind === 'bool') refused('maybe');
     }
   });
 
