@@ -3,8 +3,9 @@ import type { EncoderSet } from '../encoders/set';
 import type { Encoder, EncoderRole } from '../encoders/types';
 import type { PreparedDocument } from '../ingest/types';
 import { DomainError, ErrorCode } from '../errors';
+import type { EmbeddingModel } from '../generated/prisma/client';
 import type { Database, Queryable } from './db';
-import { DOCUMENT_ROW, PASSAGE_ROW, selectList, type DocumentRow, type PassageRow } from './rows';
+import { DOCUMENT_ROW, PASSAGE_ROW, selectList, type Columns, type DocumentRow, type PassageRow } from './rows';
 import { firstOrdinals, float4Array, vectorAt, vectorLiteral, vectorsAt } from './vector';
 
 export { vectorLiteral };
@@ -17,16 +18,21 @@ export class EmbeddingModelError extends DomainError {
   }
 }
 
-export interface EmbeddingModelRow {
-  id: number;
-  name: string;
-  runtime: string;
-  dimension: number;
-  checksum: string;
-  settings: Record<string, unknown>;
-  /** 'use-lite' or a model folder; null for rows registered before sources were recorded. */
-  source: string | null;
-}
+/**
+ * A registered model: Prisma's model but its registration time, its settings a JSON object;
+ * source is 'use-lite' or a model folder, null for rows registered before sources were recorded.
+ */
+export type EmbeddingModelRow = Omit<EmbeddingModel, 'settings' | 'createdAt'> & { settings: Record<string, unknown> };
+
+export const MODEL_ROW = {
+  id: { column: 'id', type: 'int' },
+  name: { column: 'name', type: 'text' },
+  runtime: { column: 'runtime', type: 'text' },
+  dimension: { column: 'dimension', type: 'int' },
+  checksum: { column: 'checksum', type: 'text' },
+  settings: { column: 'settings', type: 'jsonb' },
+  source: { column: 'source', type: 'text' },
+} as const satisfies Columns<EmbeddingModelRow>;
 
 /** The encoders in use and the stored models their document and passage vectors go to. */
 export interface EmbeddingTargets {
@@ -39,7 +45,7 @@ export interface EmbeddingTargets {
   adapterWarning?: string;
 }
 
-export const MODEL_COLUMNS = 'id, name, runtime, dimension, checksum, settings, source';
+export const MODEL_COLUMNS = selectList(MODEL_ROW, '');
 
 /** HNSW build settings (pgvector defaults); ef_search is per query, in retrieval. */
 const HNSW = { m: 16, efConstruction: 64 };

@@ -1,14 +1,18 @@
 import { notFound } from '../errors';
+import type { Feedback } from '../generated/prisma/client';
 import type { Queryable } from './db';
+import { selectList, type Columns } from './rows';
 
-/** A judged (question, passage) pair (migrations/0009_feedback.sql). */
-export interface FeedbackRow {
-  id: number;
-  question: string;
-  passageId: number;
-  relevant: boolean;
-  createdAt: Date;
-}
+/** A judged (question, passage) pair (migrations/0009_feedback.sql): Prisma's model. */
+export type FeedbackRow = Feedback;
+
+export const FEEDBACK_ROW = {
+  id: { column: 'id', type: 'int' },
+  question: { column: 'question', type: 'text' },
+  passageId: { column: 'passage_id', type: 'int' },
+  relevant: { column: 'relevant', type: 'bool' },
+  createdAt: { column: 'created_at', type: 'timestamptz' },
+} as const satisfies Columns<FeedbackRow>;
 
 export interface FeedbackInput {
   question: string;
@@ -16,7 +20,7 @@ export interface FeedbackInput {
   relevant: boolean;
 }
 
-const COLUMNS = `id, question, passage_id AS "passageId", relevant, created_at AS "createdAt"`;
+const COLUMNS = selectList(FEEDBACK_ROW, '');
 
 /**
  * Stores judgements in one statement; when a passage id names no passage nothing is stored and the

@@ -1,6 +1,8 @@
 import { badUserInput, DomainError, ErrorCode, notFound } from '../errors';
+import type { IngestJob } from '../generated/prisma/client';
 import type { Database, Queryable } from './db';
 import { JOB_STATUSES, type JobStatus } from './jobs';
+import { selectList, type Columns } from './rows';
 
 /**
  * Durable ingest jobs (migration 0017): a large ingest through the API stores its documents here
@@ -14,33 +16,40 @@ const OPEN = `('queued', 'running')`;
 /** Advisory lock a batch holds to commit: ingest batches write one at a time, oldest job first, so a key given twice ends as given last. */
 export const INGEST_JOB_LOCK = 7240314;
 
-export interface IngestJobRow {
-  id: number;
+/**
+ * An ingest job: Prisma's model but the model its vectors were given for (read by the job runner
+ * alone), its status ours and its byte counts numbers (bigint columns, read as float8).
+ */
+export type IngestJobRow = Omit<IngestJob, 'status' | 'bytesTotal' | 'bytesDone' | 'vectorModel'> & {
   status: IngestJobStatus;
-  documentsTotal: number;
-  documentsDone: number;
   bytesTotal: number;
   bytesDone: number;
-  passagesDone: number;
-  created: number;
-  updated: number;
-  unchanged: number;
-  failed: number;
-  error: string | null;
-  createdAt: Date;
-  startedAt: Date | null;
-  finishedAt: Date | null;
-  updatedAt: Date;
-}
+};
+
+export const INGEST_JOB_ROW = {
+  id: { column: 'id', type: 'int' },
+  status: { column: 'status', type: 'text' },
+  documentsTotal: { column: 'documents_total', type: 'int' },
+  documentsDone: { column: 'documents_done', type: 'int' },
+  bytesTotal: { column: 'bytes_total', type: 'bigint', readAs: 'float8' },
+  bytesDone: { column: 'bytes_done', type: 'bigint', readAs: 'float8' },
+  passagesDone: { column: 'passages_done', type: 'int' },
+  created: { column: 'created', type: 'int' },
+  updated: { column: 'updated', type: 'int' },
+  unchanged: { column: 'unchanged', type: 'int' },
+  failed: { column: 'failed', type: 'int' },
+  error: { column: 'error', type: 'text' },
+  createdAt: { column: 'created_at', type: 'timestamptz' },
+  startedAt: { column: 'started_at', type: 'timestamptz' },
+  finishedAt: { column: 'finished_at', type: 'timestamptz' },
+  updatedAt: { column: 'updated_at', type: 'timestamptz' },
+} as const satisfies Columns<IngestJobRow>;
 
 /** What `dhr jobs --ingest` prints, locally and through a server (whose API has no bytes). */
 export type IngestJobListing = Omit<IngestJobRow, 'bytesTotal' | 'bytesDone'>;
 export const ingestJobListing = ({ bytesTotal: _total, bytesDone: _done, ...rest }: IngestJobRow): IngestJobListing => rest;
 
-const COLUMNS = `id, status, documents_total AS "documentsTotal", documents_done AS "documentsDone",
-  bytes_total::float8 AS "bytesTotal", bytes_done::float8 AS "bytesDone", passages_done AS "passagesDone",
-  created, updated, unchanged, failed, error, created_at AS "createdAt", started_at AS "startedAt",
-  finished_at AS "finishedAt", updated_at AS "updatedAt"`;
+const COLUMNS = selectList(INGEST_JOB_ROW, '');
 
 const date = (d: Date | string | null) => (d === null ? null : new Date(d));
 const asRow = (r: IngestJobRow): IngestJobRow => ({

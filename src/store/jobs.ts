@@ -1,6 +1,8 @@
 import { isExternal } from '../encoders/external';
 import { badUserInput, DomainError, ErrorCode, notFound } from '../errors';
+import type { EmbeddingJob } from '../generated/prisma/client';
 import type { Database, Queryable } from './db';
+import { fieldsOf, selectList, type Columns } from './rows';
 import { DOCUMENT_TO_EMBED, MODEL_COLUMNS, PASSAGE_TO_EMBED, type EmbeddingModelRow, type PendingDocument, type PendingPassage } from './embeddings';
 
 export const JOB_SCOPES = ['ALL', 'STALE', 'DOCUMENTS'] as const;
@@ -10,28 +12,32 @@ export type JobStatus = (typeof JOB_STATUSES)[number];
 export type JobLevel = 'documents' | 'passages';
 const OPEN = `('queued', 'running')`;
 
-export interface JobRow {
-  id: number;
-  modelId: number;
-  model: string;
-  scope: JobScope;
-  documentIds: number[];
-  status: JobStatus;
-  documentsTotal: number;
-  documentsDone: number;
-  passagesTotal: number;
-  passagesDone: number;
-  error: string | null;
-  createdAt: Date;
-  startedAt: Date | null;
-  finishedAt: Date | null;
-  updatedAt: Date;
-}
+/** A re-embedding job: Prisma's model with its model's name (a join), its scope and status ours. */
+export type JobRow = Omit<EmbeddingJob, 'scope' | 'status'> & { model: string; scope: JobScope; status: JobStatus };
 
-const JOB_SELECT = `SELECT j.id, j.model_id AS "modelId", m.name AS model, j.scope, j.document_ids AS "documentIds", j.status,
-  j.documents_total AS "documentsTotal", j.documents_done AS "documentsDone",
-  j.passages_total AS "passagesTotal", j.passages_done AS "passagesDone", j.error,
-  j.created_at AS "createdAt", j.started_at AS "startedAt", j.finished_at AS "finishedAt", j.updated_at AS "updatedAt"
+/** The job's own columns, in the order `dhr jobs list` prints them (the model's name after modelId). */
+export const JOB_ROW = {
+  id: { column: 'id', type: 'int' },
+  modelId: { column: 'model_id', type: 'int' },
+  scope: { column: 'scope', type: 'text' },
+  documentIds: { column: 'document_ids', type: 'int[]' },
+  status: { column: 'status', type: 'text' },
+  documentsTotal: { column: 'documents_total', type: 'int' },
+  documentsDone: { column: 'documents_done', type: 'int' },
+  passagesTotal: { column: 'passages_total', type: 'int' },
+  passagesDone: { column: 'passages_done', type: 'int' },
+  error: { column: 'error', type: 'text' },
+  createdAt: { column: 'created_at', type: 'timestamptz' },
+  startedAt: { column: 'started_at', type: 'timestamptz' },
+  finishedAt: { column: 'finished_at', type: 'timestamptz' },
+  updatedAt: { column: 'updated_at', type: 'timestamptz' },
+} as const satisfies Columns<Omit<JobRow, 'model'>>;
+
+const JOB_SELECT = `SELECT ${selectList(JOB_ROW, 'j', ['id', 'modelId'])}, m.name AS model, ${selectList(
+  JOB_ROW,
+  'j',
+  fieldsOf(JOB_ROW).filter((f) => f !== 'id' && f !== 'modelId'),
+)}
   FROM embedding_jobs j JOIN embedding_models m ON m.id = j.model_id`;
 
 /*

@@ -18,7 +18,9 @@ export type DocumentRow = Omit<Document, 'metadata'> & { metadata: Record<string
 /** A column of a row shape: its SQL name and type. */
 export interface Column {
   readonly column: string;
-  readonly type: 'int' | 'text' | 'text[]' | 'jsonb' | 'timestamptz';
+  readonly type: 'int' | 'int[]' | 'bigint' | 'bool' | 'text' | 'text[]' | 'jsonb' | 'timestamptz';
+  /** Read cast to this type (a bigint count the API serves as a JavaScript number). */
+  readonly readAs?: 'float8';
   /**
    * Ingest writes it from the prepared document's field of the same name (ingest/types.ts); the
    * other columns are ids the writer draws or links, or have their default.
@@ -87,9 +89,19 @@ export function qualified<M extends ColumnMap, A extends string>(map: M, alias: 
 /** The map's fields, in its order. */
 export const fieldsOf = <M extends ColumnMap>(map: M): (keyof M & string)[] => Object.keys(map);
 
-/** A SELECT list of the fields (all by default), each under its field name: `p.document_id AS "documentId"`. */
+/**
+ * A SELECT (or RETURNING) list of the fields (all by default), each under its field name:
+ * `p.document_id AS "documentId"`; alias '' for columns of the statement's one table.
+ */
 export function selectList<M extends ColumnMap>(map: M, alias: string, fields: readonly (keyof M & string)[] = fieldsOf(map)): string {
-  return fields.map((f) => (map[f].column === f ? `${alias}.${f}` : `${alias}.${map[f].column} AS "${f}"`)).join(', ');
+  const at = alias ? `${alias}.` : '';
+  return fields
+    .map((f) => {
+      const { column, readAs } = map[f];
+      if (readAs) return `${at}${column}::${readAs} AS "${f}"`;
+      return column === f ? `${at}${f}` : `${at}${column} AS "${f}"`;
+    })
+    .join(', ');
 }
 
 /** Every passage column, as the API reads it (PassageRow). */

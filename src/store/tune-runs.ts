@@ -1,27 +1,41 @@
+import type { TuneRun } from '../generated/prisma/client';
 import type { Queryable } from './db';
+import { selectList, type Columns } from './rows';
 
 export const TUNE_RUN_STATUSES = ['running', 'succeeded', 'failed'] as const;
 export type TuneRunStatus = (typeof TUNE_RUN_STATUSES)[number];
 
-export interface TuneRunRow {
-  id: number;
-  mode: string;
-  options: Record<string, unknown>;
-  apply: boolean;
+/** A tune run (migrations/0016_tune_runs.sql): Prisma's model, its status one of ours and its JSON objects typed as objects. */
+export type TuneRunRow = Omit<TuneRun, 'status' | 'options' | 'report'> & {
   status: TuneRunStatus;
-  pointsDone: number;
-  pointsTotal: number;
+  options: Record<string, unknown>;
   report: Record<string, unknown> | null;
-  settingsVersion: number | null;
-  error: string | null;
-  startedAt: Date;
-  finishedAt: Date | null;
-}
+};
 
-const COLUMNS = `id, mode, options, apply, status, points_done AS "pointsDone", points_total AS "pointsTotal", report,
-  settings_version AS "settingsVersion", error, started_at AS "startedAt", finished_at AS "finishedAt"`;
+export const TUNE_RUN_ROW = {
+  id: { column: 'id', type: 'int' },
+  mode: { column: 'mode', type: 'text' },
+  options: { column: 'options', type: 'jsonb' },
+  apply: { column: 'apply', type: 'bool' },
+  status: { column: 'status', type: 'text' },
+  pointsDone: { column: 'points_done', type: 'int' },
+  pointsTotal: { column: 'points_total', type: 'int' },
+  report: { column: 'report', type: 'jsonb' },
+  settingsVersion: { column: 'settings_version', type: 'int' },
+  error: { column: 'error', type: 'text' },
+  startedAt: { column: 'started_at', type: 'timestamptz' },
+  finishedAt: { column: 'finished_at', type: 'timestamptz' },
+  updatedAt: { column: 'updated_at', type: 'timestamptz' },
+} as const satisfies Columns<TuneRunRow>;
 
-const asRow = (r: TuneRunRow): TuneRunRow => ({ ...r, startedAt: new Date(r.startedAt), finishedAt: r.finishedAt && new Date(r.finishedAt) });
+const COLUMNS = selectList(TUNE_RUN_ROW, '');
+
+const asRow = (r: TuneRunRow): TuneRunRow => ({
+  ...r,
+  startedAt: new Date(r.startedAt),
+  finishedAt: r.finishedAt && new Date(r.finishedAt),
+  updatedAt: new Date(r.updatedAt),
+});
 
 export async function createTuneRun(db: Queryable, run: { mode: string; options: Record<string, unknown>; apply: boolean }): Promise<TuneRunRow> {
   const [row] = await db.query<TuneRunRow>(`INSERT INTO tune_runs (mode, options, apply) VALUES ($1, $2::jsonb, $3) RETURNING ${COLUMNS}`, [
