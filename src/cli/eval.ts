@@ -6,6 +6,7 @@ import { runProseEvaluation } from '../eval/prose-highlights';
 import type { RunSetup } from '../eval/run';
 import { packageRoot } from '../paths';
 import { RETRIEVE_DEFAULTS } from '../retrieval/defaults';
+import { QUESTIONS_PER_KIND } from '../tuning/pseudo-questions';
 
 /** What `dhr eval` takes from its command line (program.ts declares the options). */
 export interface EvalCommandOptions {
@@ -61,7 +62,7 @@ export async function evalCommand(config: Config, options: EvalCommandOptions): 
   const written = await runEvaluation({
     dataset: options.dataset,
     points: points ? { split: options.split ?? 'test', points } : undefined,
-    tuneGap: options.tuneGap ? { split: options.split ?? 'test', perKind: 40, seed: 0 } : undefined,
+    tuneGap: options.tuneGap ? { split: options.split ?? 'test', perKind: QUESTIONS_PER_KIND.default, seed: 0 } : undefined,
     cacheDir: path.resolve(options.cache ?? path.join(root, '.cache', 'datasets')),
     // The committed report changes only when asked for; other runs write under .cache/.
     outDir: path.resolve(options.out ?? (options.updateDocs ? path.join(root, 'docs', 'eval') : path.join(root, '.cache', 'eval'))),
@@ -73,7 +74,7 @@ export async function evalCommand(config: Config, options: EvalCommandOptions): 
     reuseSweepsFrom: options.reuseSweeps ? path.resolve(options.reuseSweeps) : undefined,
     skipSweeps: options.skipSweep?.length ? options.skipSweep : undefined,
     adapters: Boolean(options.adapters),
-    selfTune: options.selfTune ? { perKind: 40, seed: 0 } : undefined,
+    selfTune: options.selfTune ? { perKind: QUESTIONS_PER_KIND.default, seed: 0 } : undefined,
     questionEncoder: options.questionEncoder && roles ? { folder: path.resolve(options.questionEncoder), roles } : undefined,
     commandFlags: [
       options.updateDocs && '--update-docs',

@@ -10,7 +10,7 @@ import { FILE_EXTENSIONS } from '../ingest/formats';
 import { RETRIEVAL_MODES } from '../retrieval/modes';
 import { RETRIEVE_DEFAULTS } from '../retrieval/defaults';
 import { RANKING_NAMES } from '../retrieval/parameters';
-import { PSEUDO_KINDS, type PseudoKind } from '../tuning/pseudo-questions';
+import { PSEUDO_KINDS, QUESTIONS_PER_KIND, type PseudoKind } from '../tuning/pseudo-questions';
 import { JOB_SCOPES, JOB_STATUSES } from '../store/jobs';
 import { ROLES } from '../store/keys';
 import { isPairKind, PAIR_KINDS, type PairKind } from '../training/pair';
@@ -500,7 +500,7 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
         "choose the corpus's ranking parameters from questions it asks of itself (no labels): prints the grid and the choice; --apply stores it; with --url the server runs it",
       )
       .addOption(new Option('--mode <mode>', 'the mode to tune').choices(RETRIEVAL_MODES).default('HYBRID_HIERARCHICAL'))
-      .option('--per-kind <n>', 'pseudo-questions of each kind', integer(1, 10_000), 40)
+      .option('--per-kind <n>', 'pseudo-questions of each kind', integer(QUESTIONS_PER_KIND.min, QUESTIONS_PER_KIND.max), QUESTIONS_PER_KIND.default)
       .option('--kinds <kinds>', `comma-separated: ${PSEUDO_KINDS.join(', ')} (default: all; not with --url)`, (v: string) => pseudoKinds(v))
       .option('--seed <n>', 'drives every draw: the same seed and store give the same questions', integer(0, 2_147_483_647), 0)
       .option('--questions <file>', 'labelled questions too: JSONL of {"question", "passageIds" or "documentKeys"} (not with --url)')

@@ -1,6 +1,6 @@
 import type { Config } from '../config';
 import type { RetrievalMode } from '../retrieval/modes';
-import { PSEUDO_KINDS, type PseudoKind } from '../tuning/pseudo-questions';
+import { PSEUDO_KINDS, QUESTIONS_PER_KIND, type PseudoKind } from '../tuning/pseudo-questions';
 import { changedValues, type TuneRecord } from '../tuning/runs';
 import { ProgressBar } from './progress';
 import { type ServerOptions, withTransport } from './transport';
@@ -145,7 +145,7 @@ export function remoteTuneCommand(config: Config, o: TuneCommandOptions & Server
       `mutation($mode: RetrievalMode!, $perKind: Int!, $seed: Int!, $apply: Boolean!) {
         tuneRetrievalSettings(mode: $mode, questionsPerKind: $perKind, seed: $seed, apply: $apply) { ${RUN_FIELDS} }
       }`,
-      { mode: o.mode ?? 'HYBRID_HIERARCHICAL', perKind: o.perKind ?? 40, seed: o.seed ?? 0, apply: o.apply === true },
+      { mode: o.mode ?? 'HYBRID_HIERARCHICAL', perKind: o.perKind ?? QUESTIONS_PER_KIND.default, seed: o.seed ?? 0, apply: o.apply === true },
     );
     let run = started;
     let bar: ProgressBar | undefined;

@@ -62,6 +62,8 @@ export function tuneCommand(config: Config, o: TuneCommandOptions): Promise<numb
         bm25: config.bm25,
         onProgress: (done, total, label) => (bar ??= new ProgressBar(total, 'tune')).update(done, label),
       });
+      // The bar's line ends before the report is printed (on a terminal it is redrawn in place).
+      bar?.finish();
       // Printed from the record a run through the API stores, so that dhr tune --url prints the same.
       const record = reportRecord(report);
       printTuneReport(record);

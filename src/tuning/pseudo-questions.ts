@@ -19,6 +19,13 @@ import { candidates } from '../training/sources';
  * sections of two passages or more gets them, links or informative headings or not.
  */
 export type PseudoKind = PairKind | 'cloze';
+/**
+ * Pseudo-questions of each kind a tune draws: its default and the range `dhr tune`, `dhr tune
+ * --url` and tuneRetrievalSettings accept (a grid point scores every question, so the bound is
+ * the tune's running time: about 37 points × 5 kinds × this many searches).
+ */
+export const QUESTIONS_PER_KIND = { default: 40, min: 1, max: 1000 } as const;
+
 export const PSEUDO_KINDS: readonly PseudoKind[] = [...PAIR_KINDS, 'cloze'];
 
 export interface PseudoQuestion {

@@ -11,7 +11,7 @@ import { exclusively } from '../store/exclusive';
 import { currentSettings } from '../store/retrieval-settings';
 import { budgetPlan, budgetPoints, searchBudget, type BudgetSearch } from './budget';
 import { chooseSettings, lowersDense, type Choice } from './choose';
-import { pseudoQuestions, type PseudoKind, type PseudoQuestion } from './pseudo-questions';
+import { pseudoQuestions, QUESTIONS_PER_KIND, type PseudoKind, type PseudoQuestion } from './pseudo-questions';
 import { scorePoint, type PointScore } from './score';
 
 export type { PointScore } from './score';
@@ -109,7 +109,7 @@ async function tuneAlone(db: Database, targets: EmbeddingTargets, o: TuneOptions
     });
   }
   const seed = o.seed ?? 0;
-  const mined = await pseudoQuestions(db, { perKind: o.perKind ?? 40, seed, kinds: o.kinds });
+  const mined = await pseudoQuestions(db, { perKind: o.perKind ?? QUESTIONS_PER_KIND.default, seed, kinds: o.kinds });
   const questions = [...mined.questions, ...(o.labelled ?? [])];
   if (questions.length < MIN_TUNE_QUESTIONS) {
     throw new DomainError(

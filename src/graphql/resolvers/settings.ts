@@ -3,6 +3,7 @@ import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-g
 import { badUserInput, DomainError, ErrorCode, notFound } from '../../errors';
 import { DEFAULT_MODE } from '../../retrieval/modes';
 import { failStaleTuneRuns, tuneRun, tuneRunning, type TuneRunRow } from '../../store/tune-runs';
+import { QUESTIONS_PER_KIND } from '../../tuning/pseudo-questions';
 import { startTuneRun } from '../../tuning/runs';
 import { checkPageSize, parseId } from '../ids';
 import { currentLogger } from '../../observability/request-scope';
@@ -20,7 +21,6 @@ function present(version: SettingsVersion | undefined, ctx: Context): RetrievalS
   return { ...versionRecord(version), modes: parametersInForce(version, ctx.config.ranking) };
 }
 
-const MAX_PER_KIND = 1000;
 /** The most versions one retrievalSettingsHistory returns (dhr settings history --limit's bound). */
 const MAX_HISTORY = 1000;
 
@@ -74,13 +74,17 @@ export class RetrievalSettingsResolver {
   async tuneRetrievalSettings(
     @Ctx() ctx: Context,
     @Arg('mode', () => RetrievalModeEnum, { defaultValue: DEFAULT_MODE }) mode: RetrievalMode,
-    @Arg('questionsPerKind', () => Int, { defaultValue: 40, description: `Pseudo-questions of each kind (1–${MAX_PER_KIND}).` }) perKind: number,
+    @Arg('questionsPerKind', () => Int, {
+      defaultValue: QUESTIONS_PER_KIND.default,
+      description: `Pseudo-questions of each kind (${QUESTIONS_PER_KIND.min}–${QUESTIONS_PER_KIND.max}).`,
+    })
+    perKind: number,
     @Arg('seed', () => Int, { defaultValue: 0, description: 'Drives every draw: the same seed and store give the same questions.' }) seed: number,
     @Arg('apply', () => Boolean, { defaultValue: false, description: 'Store the choice as a new settings version when it beats the settings in force.' })
     apply: boolean,
   ): Promise<TuneRun> {
-    if (!Number.isInteger(perKind) || perKind < 1 || perKind > MAX_PER_KIND)
-      throw badUserInput(`questionsPerKind must be an integer from 1 to ${MAX_PER_KIND}, got ${perKind}`, 'questionsPerKind');
+    if (!Number.isInteger(perKind) || perKind < QUESTIONS_PER_KIND.min || perKind > QUESTIONS_PER_KIND.max)
+      throw badUserInput(`questionsPerKind must be an integer from ${QUESTIONS_PER_KIND.min} to ${QUESTIONS_PER_KIND.max}, got ${perKind}`, 'questionsPerKind');
     if (seed < 0) throw badUserInput(`seed must be 0 or more, got ${seed}`, 'seed');
     const targets = await ctx.models?.current();
     if (!targets) throw badUserInput('this server runs without encoders: a tune needs the active models to run its questions', 'mode');
