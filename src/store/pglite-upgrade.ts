@@ -54,11 +54,23 @@ export interface UpgradeEngines {
   /** A new folder opened with this release's PGlite. */
   openNew(dataDir: string): Promise<CopyableDatabase>;
   log?: (line: string) => void;
+  /** Heap blocks of a table one COPY step carries (default COPY_BLOCKS). */
+  blocksPerCopy?: number;
 }
+
+/**
+ * A table is copied a range of its heap blocks at a time (a TID range scan), not whole: each step
+ * is held in memory twice (the old PGlite's blob, then the new one's), and a PGlite's WebAssembly
+ * memory is bounded (4 GiB at most), which one table of a large store's vectors outgrows. 1,024
+ * blocks are 8 MiB of rows, plus the values stored out of line (TOAST) that they carry.
+ */
+export const COPY_BLOCKS = 1024;
 
 export interface UpgradeReport {
   tables: number;
   rows: number;
+  /** COPY steps taken (at least one a table). */
+  steps: number;
   backup: string;
 }
 
@@ -72,7 +84,7 @@ export async function upgradePg17Folder(dataDir: string, engines: UpgradeEngines
   const phase = existsSync(join(dataDir, UPGRADE_PHASE)) ? readFileSync(join(dataDir, UPGRADE_PHASE), 'utf8').trim() : undefined;
   if (phase === undefined && pgMajorOf(dataDir) !== 17) return undefined;
   const log = engines.log ?? (() => undefined);
-  let report: UpgradeReport = { tables: 0, rows: 0, backup };
+  let report: UpgradeReport = { tables: 0, rows: 0, steps: 0, backup };
   if (phase === undefined) {
     if (!existsSync(join(building, UPGRADE_COMPLETE))) {
       rmSync(building, { recursive: true, force: true });
@@ -120,7 +132,7 @@ async function copyStore(dataDir: string, target: string, engines: UpgradeEngine
     const fresh = await engines.openNew(target);
     try {
       await migrate(fresh);
-      return await copyTables(old, fresh);
+      return await copyTables(old, fresh, engines.blocksPerCopy ?? COPY_BLOCKS);
     } finally {
       await fresh.close();
     }
@@ -129,7 +141,7 @@ async function copyStore(dataDir: string, target: string, engines: UpgradeEngine
   }
 }
 
-async function copyTables(old: CopyableDatabase, fresh: CopyableDatabase): Promise<Copied> {
+async function copyTables(old: CopyableDatabase, fresh: CopyableDatabase, blocksPerCopy: number): Promise<Copied> {
   const tableNames = (db: Database) =>
     db.query<{ name: string }>(`SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' ORDER BY 1`).then((r) => r.map((t) => t.name));
   const tables = await tableNames(fresh);
@@ -158,15 +170,25 @@ async function copyTables(old: CopyableDatabase, fresh: CopyableDatabase): Promi
   await fresh.exec(`TRUNCATE ${tables.map(quote).join(', ')}`);
   let rows = 0;
   let copied = 0;
+  let steps = 0;
   for (const table of tables) {
     if (!oldTables.has(table)) continue;
     const list = columns
       .filter((c) => c.table === table)
       .map((c) => quote(c.column))
       .join(', ');
-    // Binary: a vector is not printed and parsed again; the formats are the same in 17 and 18.
-    const blob = await old.copyOut(`COPY (SELECT ${list} FROM ${quote(table)}) TO '/dev/blob' WITH (FORMAT binary)`);
-    rows += await fresh.copyIn(`COPY ${quote(table)} (${list}) FROM '/dev/blob' WITH (FORMAT binary)`, blob);
+    // Nothing writes the old store meanwhile (its lock is held), so its size now is its size.
+    const [{ blocks }] = await old.query<{ blocks: number }>(`SELECT (pg_relation_size($1::regclass) / current_setting('block_size')::int)::int AS blocks`, [
+      quote(table),
+    ]);
+    for (let from = 0; from === 0 || from < blocks; from += blocksPerCopy) {
+      // The last range is open-ended, so no row can fall past it.
+      const upTo = from + blocksPerCopy < blocks ? ` AND ctid < '(${from + blocksPerCopy},0)'::tid` : '';
+      // Binary: a vector is not printed and parsed again; the formats are the same in 17 and 18.
+      const blob = await old.copyOut(`COPY (SELECT ${list} FROM ${quote(table)} WHERE ctid >= '(${from},0)'::tid${upTo}) TO '/dev/blob' WITH (FORMAT binary)`);
+      rows += await fresh.copyIn(`COPY ${quote(table)} (${list}) FROM '/dev/blob' WITH (FORMAT binary)`, blob);
+      steps++;
+    }
     copied++;
   }
   // A store made without the BM25 index gets it: its text, as migration 0026 writes it.
@@ -183,7 +205,7 @@ async function copyTables(old: CopyableDatabase, fresh: CopyableDatabase): Promi
   );
   for (const s of sequences) await fresh.query(`SELECT setval($1::regclass, $2::bigint)`, [quote(s.name), s.value]);
   await fresh.exec(`SET session_replication_role = DEFAULT`);
-  return { tables: copied, rows };
+  return { tables: copied, rows, steps };
 }
 
 const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
