@@ -6,7 +6,7 @@ import { compactPair } from '../src/pipeline/adapt';
 import { ingestDocuments } from '../src/pipeline/ingest';
 import type { Database } from '../src/store/db';
 import { indexLexical } from '../src/store/lexical';
-import { importFeedbackFile } from '../src/training/feedback';
+import { importFeedback, readFeedbackFile } from '../src/training/feedback';
 import { feedbackPairs } from '../src/training/mine';
 import type { TrainingPair } from '../src/training/pair';
 import { createTestApi, dataOf, type TestApi } from './helpers/api';
@@ -41,6 +41,8 @@ async function collect(db: Database): Promise<TrainingPair[]> {
   for await (const p of feedbackPairs(db, { seed: 1 })) pairs.push(p);
   return pairs;
 }
+
+const IMPORT = `mutation($j: [FeedbackJudgementInput!]!) { importFeedback(judgements: $j) { imported relevant } }`;
 
 describe('feedback', () => {
   let api: TestApi;
@@ -123,6 +125,15 @@ describe('feedback', () => {
   });
 
   it('imports a JSONL file in one transaction: a bad line names its number and stores nothing', async () => {
+    // As dhr feedback import does in-process: every line read and checked, then one transaction.
+    const importFeedbackFile = async (_db: Database, file: string) => {
+      const items = await readFeedbackFile(file);
+      return importFeedback(
+        _db,
+        items.map((i) => i.input),
+        (i) => `line ${items[i].line}`,
+      );
+    };
     const before = await feedbackCount(db);
     const good = join(work, 'good.jsonl');
     await writeFile(
@@ -162,6 +173,32 @@ describe('feedback', () => {
     await writeFile(long, [...rows, JSON.stringify({ question: 'last', passageId: 999999, relevant: true })].join('\n'));
     await expect(importFeedbackFile(db, long)).rejects.toThrow(/^line 1201: no passage with id 999999$/);
     await expect(importFeedbackFile(db, join(work, 'missing.jsonl'))).rejects.toThrow(/cannot read .*missing\.jsonl/);
+    expect(await feedbackCount(db)).toBe(before + 2);
+  });
+
+  it('imports judgements through the API in one transaction: one bad judgement refuses them all, named by its index', async () => {
+    const before = await feedbackCount(db);
+    const good = [
+      { question: 'what is tea?', passageId: String(ids[0]), relevant: true },
+      { question: 'what is tea?', passageId: String(ids[1]), relevant: false },
+    ];
+    expect(dataOf(await api.exec(IMPORT, { j: good })).importFeedback).toEqual({ imported: 2, relevant: 1 });
+    expect(await feedbackCount(db)).toBe(before + 2);
+    const unknown = await api.exec(IMPORT, { j: [...good, { question: 'x', passageId: '999999', relevant: true }] });
+    expect(unknown.errors?.[0]).toMatchObject({
+      message: 'judgements[2]: no passage with id 999999',
+      extensions: { code: 'NOT_FOUND', argument: 'passageId' },
+    });
+    const empty = await api.exec(IMPORT, { j: [...good, { question: '  ', passageId: String(ids[0]), relevant: true }] });
+    expect(empty.errors?.[0]).toMatchObject({
+      message: 'judgements[2]: question must not be empty',
+      extensions: { code: 'BAD_USER_INPUT', argument: 'question' },
+    });
+    const malformed = await api.exec(IMPORT, { j: [{ question: 'x', passageId: 'x1', relevant: true }] });
+    expect(malformed.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'judgements[0].passageId' });
+    const reader = await api.execAs({ keyId: 9, role: 'reader', name: 'app' }, IMPORT, { j: good });
+    expect(reader.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    expect(dataOf(await api.exec(IMPORT, { j: [] })).importFeedback).toEqual({ imported: 0, relevant: 0 });
     expect(await feedbackCount(db)).toBe(before + 2);
   });
 

@@ -6,8 +6,7 @@ import type { Config } from '../config';
 import { badUserInput, DomainError, ErrorCode, messageOf, notFound } from '../errors';
 import { toGlobalId } from '../graphql/ids';
 import type { Database } from '../store/db';
-import type { FeedbackInput } from '../store/feedback';
-import { feedbackLines, importFeedbackFile, readFailure } from '../training/feedback';
+import { readFeedbackFile } from '../training/feedback';
 import { DEFAULT_MAX_QUESTION_WORDS, minePairs, type MineOptions } from '../training/mine';
 import { DEFAULT_NEGATIVES, MAX_TRAINING_PAIRS, type NegativeCounts, PAIR_KINDS, type PairKind, pairKindName, type TrainingPair } from '../training/pair';
 import { ProgressBar } from './progress';
@@ -246,59 +245,44 @@ async function pairsOfKind(t: Transport, kind: PairKind, limit: number, seed: nu
 
 /** How many passages one nodes request asks about (MAX_PAGE_SIZE's default). */
 const NODES_PER_REQUEST = 100;
+/** Judgements an importFeedback request carries to a server: about 1 MB at most, under its body limit (MAX_BODY_BYTES). */
+const JUDGEMENTS_PER_REQUEST = 500;
 
 /**
- * `dhr feedback import <file> --url`: each line through recordFeedback, the API's one write of a
- * judgement. All or none as locally as far as a file can be checked: every line is read and
- * checked here, and every passage it names looked up on the server (nodes), before the first is
- * sent, so a bad file changes nothing. A batch mutation would make the writes one transaction too,
- * but needs a new operation (and request-sized parts, each its own transaction, for a large
- * file); a server that fails midway is said with how many were recorded.
+ * `dhr feedback import <file>`, on the store or with --url: every line read and checked, every
+ * passage it names looked up (nodes), then the judgements stored by importFeedback, so a bad file
+ * changes nothing and a refusal names its line. In-process that is one request, one transaction;
+ * to a server, requests of JUDGEMENTS_PER_REQUEST (each its own transaction), and a server that
+ * fails midway is said with how many were recorded.
  */
-export function remoteFeedbackImportCommand(config: Config, path: string, options: ServerOptions): Promise<number> {
+export function feedbackImportCommand(config: Config, path: string, options: ServerOptions): Promise<number> {
   return withTransport(config, options, 'feedback import', async (t) => {
-    const items: { input: FeedbackInput; line: number }[] = [];
-    try {
-      for await (const item of feedbackLines(path)) items.push(item);
-    } catch (error) {
-      throw readFailure(path, error);
-    }
+    const items = await readFeedbackFile(path);
     for (let from = 0; from < items.length; from += NODES_PER_REQUEST) {
       const part = items.slice(from, from + NODES_PER_REQUEST);
       const { nodes } = await t.request<{ nodes: ({ id: string } | null)[] }>('query($ids: [ID!]!) { nodes(ids: $ids) { id } }', {
         ids: part.map((i) => toGlobalId('Passage', i.input.passageId)),
       });
       const missing = nodes.findIndex((n) => n === null);
-      // In the words of the local import (store/feedback.ts insertFeedback).
+      // In the words of store/feedback.ts insertFeedback.
       if (missing >= 0) throw notFound(`line ${part[missing].line}: no passage with id ${part[missing].input.passageId}`, 'passageId');
     }
+    const size = t.url ? JUDGEMENTS_PER_REQUEST : Math.max(items.length, 1);
     let relevant = 0;
-    for (const [n, { input, line }] of items.entries()) {
+    for (let from = 0; from < items.length; from += size) {
+      const part = items.slice(from, from + size);
       try {
-        await t.request(
-          'mutation($question: String!, $passageId: ID!, $relevant: Boolean!) { recordFeedback(question: $question, passageId: $passageId, relevant: $relevant) { id } }',
-          {
-            question: input.question,
-            passageId: String(input.passageId),
-            relevant: input.relevant,
-          },
+        const { importFeedback } = await t.request<{ importFeedback: { relevant: number } }>(
+          'mutation($judgements: [FeedbackJudgementInput!]!) { importFeedback(judgements: $judgements) { relevant } }',
+          { judgements: part.map(({ input }) => ({ question: input.question, passageId: String(input.passageId), relevant: input.relevant })) },
         );
+        relevant += importFeedback.relevant;
       } catch (error) {
-        console.error(`feedback import: ${n} of ${items.length} judgements recorded before line ${line} failed`);
+        if (from > 0) console.error(`feedback import: ${from} of ${items.length} judgements recorded before line ${part[0].line} failed`);
         throw error;
       }
-      if (input.relevant) relevant += 1;
     }
     console.log(`imported ${items.length} judgements (${relevant} relevant, ${items.length - relevant} not relevant)`);
-    return 0;
-  });
-}
-
-/** `dhr feedback import <file>`: every line or none. */
-export function feedbackImportCommand(config: Config, path: string): Promise<number> {
-  return withStore(config, 'feedback import', async (db) => {
-    const { imported, relevant } = await importFeedbackFile(db, path);
-    console.log(`imported ${imported} judgements (${relevant} relevant, ${imported - relevant} not relevant)`);
     return 0;
   });
 }

@@ -558,17 +558,11 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
     feedback
       .command('import')
       .description(
-        'import judgements from JSONL lines {"question": …, "passageId": …, "relevant": true|false}: all lines or none (with --url every line is checked before the first is sent)',
+        'import judgements from JSONL lines {"question": …, "passageId": …, "relevant": true|false}: all lines or none (every line and the passage it names are checked before any is stored; with --url sent 500 a request)',
       )
       .argument('<file>', 'the JSONL file'),
     { form: '<file>' },
-  ).action((file: string, options: ServerOptions) =>
-    run(async (config) =>
-      serverFor(config, options, 'feedback import')
-        ? pairsCli().remoteFeedbackImportCommand(config, file, options)
-        : pairsCli().feedbackImportCommand(config, file),
-    ),
-  );
+  ).action((file: string, options: ServerOptions) => run(async (config) => pairsCli().feedbackImportCommand(config, file, options)));
 
   program
     .command('eval')

@@ -61,38 +61,35 @@ export async function* feedbackLines(path: string): AsyncGenerator<{ input: Feed
 export const readFailure = (path: string, error: unknown): DomainError =>
   error instanceof DomainError ? error : badUserInput(`cannot read ${path}: ${(error as Error).message}`, 'file');
 
-/** Lines inserted per statement while importing. */
+/** Judgements inserted per statement while importing. */
 const IMPORT_BATCH = 500;
 
+/** A feedback JSONL file's judgements, every line read and checked (a bad one refused, named by its number; an unreadable file named). */
+export async function readFeedbackFile(path: string): Promise<{ input: FeedbackInput; line: number }[]> {
+  const items: { input: FeedbackInput; line: number }[] = [];
+  try {
+    for await (const item of feedbackLines(path)) items.push(item);
+  } catch (error) {
+    throw readFailure(path, error);
+  }
+  return items;
+}
+
 /**
- * Imports a feedback JSONL file in one transaction, read line by line (blank lines skipped): a bad
- * line or one naming an unknown passage rolls everything back and the error names its line.
+ * Stores judgements in one transaction (importFeedback, `dhr feedback import`), IMPORT_BATCH an
+ * insert: one that names an unknown passage rolls every one back, named by `describe`.
  */
-export async function importFeedbackFile(db: Database, path: string): Promise<{ imported: number; relevant: number }> {
+export async function importFeedback(
+  db: Database,
+  inputs: readonly FeedbackInput[],
+  describe: (index: number) => string,
+): Promise<{ imported: number; relevant: number }> {
   return db.transaction(async (tx) => {
-    let imported = 0;
     let relevant = 0;
-    let batch: { input: FeedbackInput; line: number }[] = [];
-    const flush = async () => {
-      const lines = batch;
-      batch = [];
-      const rows: FeedbackRow[] = await insertFeedback(
-        tx,
-        lines.map((l) => l.input),
-        (i) => `line ${lines[i].line}`,
-      );
-      imported += rows.length;
+    for (let from = 0; from < inputs.length; from += IMPORT_BATCH) {
+      const rows: FeedbackRow[] = await insertFeedback(tx, inputs.slice(from, from + IMPORT_BATCH), (i) => describe(from + i));
       relevant += rows.filter((r) => r.relevant).length;
-    };
-    try {
-      for await (const item of feedbackLines(path)) {
-        batch.push(item);
-        if (batch.length >= IMPORT_BATCH) await flush();
-      }
-    } catch (error) {
-      throw readFailure(path, error);
     }
-    if (batch.length) await flush();
-    return { imported, relevant };
+    return { imported: inputs.length, relevant };
   });
 }

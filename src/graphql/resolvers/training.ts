@@ -2,12 +2,12 @@ import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-g
 import { badUserInput } from '../../errors';
 import { insertFeedback } from '../../store/feedback';
 import type { Role } from '../../store/keys';
-import { checkFeedback } from '../../training/feedback';
+import { checkFeedback, importFeedback } from '../../training/feedback';
 import { minePairs } from '../../training/mine';
 import { MAX_TRAINING_PAIRS, type PairKind, type TrainingPair as Pair } from '../../training/pair';
 import type { Context } from '../context';
 import { checkPageSize, parseNodeId } from '../ids';
-import { Feedback, PairKindEnum, TrainingPair } from '../types/training';
+import { Feedback, FeedbackImport, FeedbackJudgementInput, PairKindEnum, TrainingPair } from '../types/training';
 
 @Resolver(() => TrainingPair)
 export class TrainingResolver {
@@ -44,5 +44,19 @@ export class TrainingResolver {
     const id = parseNodeId(passageId, 'Passage', 'passageId');
     const [row] = await insertFeedback(ctx.db, [{ question: checkFeedback(question, id), passageId: id, relevant }]);
     return row;
+  }
+
+  @Authorized<Role>('admin')
+  @Mutation(() => FeedbackImport, {
+    description:
+      'Stores judgements in one transaction, all or none: one that is invalid or names an unknown passage refuses every one, named by its index (`dhr feedback import`).',
+  })
+  async importFeedback(@Ctx() ctx: Context, @Arg('judgements', () => [FeedbackJudgementInput]) judgements: FeedbackJudgementInput[]): Promise<FeedbackImport> {
+    const at = (i: number) => `judgements[${i}]`;
+    const inputs = judgements.map((j, i) => {
+      const id = parseNodeId(j.passageId, 'Passage', `${at(i)}.passageId`);
+      return { question: checkFeedback(j.question, id, at(i)), passageId: id, relevant: j.relevant };
+    });
+    return importFeedback(ctx.db, inputs, at);
   }
 }

@@ -1,4 +1,4 @@
-import { Field, ID, ObjectType, registerEnumType } from 'type-graphql';
+import { Field, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { PAIR_KINDS, pairKindName, type PairKind } from '../../training/pair';
 
 /** The kinds as GraphQL names (DUAL_LINK) over the JSONL values (dual-link). */
@@ -91,4 +91,25 @@ export class Feedback {
 
   @Field(() => Date)
   createdAt!: Date;
+}
+
+@InputType({ description: 'A judgement to store: whether a passage answers a question (importFeedback).' })
+export class FeedbackJudgementInput {
+  @Field(() => String)
+  question!: string;
+
+  @Field(() => ID, { description: "The passage's global id, or its integer databaseId." })
+  passageId!: string;
+
+  @Field(() => Boolean)
+  relevant!: boolean;
+}
+
+@ObjectType({ description: 'What importFeedback stored.' })
+export class FeedbackImport {
+  @Field(() => Int)
+  imported!: number;
+
+  @Field(() => Int, { description: 'Of them, those judged relevant (the others are not relevant).' })
+  relevant!: number;
 }
