@@ -408,6 +408,7 @@ describe('tuneRetrievalSettings over GraphQL', () => {
   it('starts a tune at once, refuses a second meanwhile, reports progress, then the report and what it stored', async () => {
     const refused = await api.exec(TUNE, { n: 0 });
     expect(refused.errors?.[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'questionsPerKind' });
+    expect((await api.exec(TUNE, { n: 1001 })).errors?.[0].message).toBe('questionsPerKind must be an integer from 1 to 1000, got 1001');
     expect((await api.execAs({ keyId: 9, role: 'reader', name: 'app' }, TUNE, {})).errors?.[0].extensions?.code).toBe('FORBIDDEN');
 
     const started = dataOf(await api.exec(TUNE, { apply: true, n: 12 })).tuneRetrievalSettings;
