@@ -5,7 +5,7 @@ import type { PreparedDocument } from '../ingest/types';
 import { DomainError, ErrorCode } from '../errors';
 import type { EmbeddingModel } from '../generated/prisma/client';
 import type { Database, Queryable } from './db';
-import { DOCUMENT_ROW, PASSAGE_ROW, selectList, type Columns, type DocumentRow, type PassageRow } from './rows';
+import { columnsOf, DOCUMENT_ROW, PASSAGE_ROW, selectList, type DocumentRow, type PassageRow } from './rows';
 import { firstOrdinals, float4Array, vectorAt, vectorLiteral, vectorsAt } from './vector';
 
 export { vectorLiteral };
@@ -24,15 +24,15 @@ export class EmbeddingModelError extends DomainError {
  */
 export type EmbeddingModelRow = Omit<EmbeddingModel, 'settings' | 'createdAt'> & { settings: Record<string, unknown> };
 
-export const MODEL_ROW = {
-  id: { column: 'id', type: 'int' },
-  name: { column: 'name', type: 'text' },
-  runtime: { column: 'runtime', type: 'text' },
-  dimension: { column: 'dimension', type: 'int' },
-  checksum: { column: 'checksum', type: 'text' },
-  settings: { column: 'settings', type: 'jsonb' },
-  source: { column: 'source', type: 'text' },
-} as const satisfies Columns<EmbeddingModelRow>;
+export const MODEL_ROW = columnsOf<EmbeddingModelRow>()({
+  id: 'int',
+  name: 'text',
+  runtime: 'text',
+  dimension: 'int',
+  checksum: 'text',
+  settings: 'jsonb',
+  source: 'text',
+});
 
 /** The encoders in use and the stored models their document and passage vectors go to. */
 export interface EmbeddingTargets {

@@ -1,18 +1,18 @@
 import { notFound } from '../errors';
 import type { Feedback } from '../generated/prisma/client';
 import type { Queryable } from './db';
-import { selectList, type Columns } from './rows';
+import { columnsOf, selectList } from './rows';
 
 /** A judged (question, passage) pair (migrations/0009_feedback.sql): Prisma's model. */
 export type FeedbackRow = Feedback;
 
-export const FEEDBACK_ROW = {
-  id: { column: 'id', type: 'int' },
-  question: { column: 'question', type: 'text' },
-  passageId: { column: 'passage_id', type: 'int' },
-  relevant: { column: 'relevant', type: 'bool' },
-  createdAt: { column: 'created_at', type: 'timestamptz' },
-} as const satisfies Columns<FeedbackRow>;
+export const FEEDBACK_ROW = columnsOf<FeedbackRow>()({
+  id: 'int',
+  question: 'text',
+  passageId: 'int',
+  relevant: 'bool',
+  createdAt: 'timestamptz',
+});
 
 export interface FeedbackInput {
   question: string;

@@ -2,7 +2,7 @@ import { badUserInput, DomainError, ErrorCode, notFound } from '../errors';
 import type { IngestJob } from '../generated/prisma/client';
 import type { Database, Queryable } from './db';
 import { JOB_STATUSES, type JobStatus } from './jobs';
-import { selectList, type Columns } from './rows';
+import { columnsOf, selectList } from './rows';
 
 /**
  * Durable ingest jobs (migration 0017): a large ingest through the API stores its documents here
@@ -26,24 +26,24 @@ export type IngestJobRow = Omit<IngestJob, 'status' | 'bytesTotal' | 'bytesDone'
   bytesDone: number;
 };
 
-export const INGEST_JOB_ROW = {
-  id: { column: 'id', type: 'int' },
-  status: { column: 'status', type: 'text' },
-  documentsTotal: { column: 'documents_total', type: 'int' },
-  documentsDone: { column: 'documents_done', type: 'int' },
-  bytesTotal: { column: 'bytes_total', type: 'bigint', readAs: 'float8' },
-  bytesDone: { column: 'bytes_done', type: 'bigint', readAs: 'float8' },
-  passagesDone: { column: 'passages_done', type: 'int' },
-  created: { column: 'created', type: 'int' },
-  updated: { column: 'updated', type: 'int' },
-  unchanged: { column: 'unchanged', type: 'int' },
-  failed: { column: 'failed', type: 'int' },
-  error: { column: 'error', type: 'text' },
-  createdAt: { column: 'created_at', type: 'timestamptz' },
-  startedAt: { column: 'started_at', type: 'timestamptz' },
-  finishedAt: { column: 'finished_at', type: 'timestamptz' },
-  updatedAt: { column: 'updated_at', type: 'timestamptz' },
-} as const satisfies Columns<IngestJobRow>;
+export const INGEST_JOB_ROW = columnsOf<IngestJobRow>()({
+  id: 'int',
+  status: 'text',
+  documentsTotal: 'int',
+  documentsDone: 'int',
+  bytesTotal: { type: 'bigint', readAs: 'float8' },
+  bytesDone: { type: 'bigint', readAs: 'float8' },
+  passagesDone: 'int',
+  created: 'int',
+  updated: 'int',
+  unchanged: 'int',
+  failed: 'int',
+  error: 'text',
+  createdAt: 'timestamptz',
+  startedAt: 'timestamptz',
+  finishedAt: 'timestamptz',
+  updatedAt: 'timestamptz',
+});
 
 /** What `dhr jobs --ingest` prints, locally and through a server (whose API has no bytes). */
 export type IngestJobListing = Omit<IngestJobRow, 'bytesTotal' | 'bytesDone'>;

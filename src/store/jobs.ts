@@ -2,7 +2,7 @@ import { isExternal } from '../encoders/external';
 import { badUserInput, DomainError, ErrorCode, notFound } from '../errors';
 import type { EmbeddingJob } from '../generated/prisma/client';
 import type { Database, Queryable } from './db';
-import { fieldsOf, selectList, type Columns } from './rows';
+import { columnsOf, fieldsOf, selectList } from './rows';
 import { DOCUMENT_TO_EMBED, MODEL_COLUMNS, PASSAGE_TO_EMBED, type EmbeddingModelRow, type PendingDocument, type PendingPassage } from './embeddings';
 
 export const JOB_SCOPES = ['ALL', 'STALE', 'DOCUMENTS'] as const;
@@ -16,22 +16,22 @@ const OPEN = `('queued', 'running')`;
 export type JobRow = Omit<EmbeddingJob, 'scope' | 'status'> & { model: string; scope: JobScope; status: JobStatus };
 
 /** The job's own columns, in the order `dhr jobs list` prints them (the model's name after modelId). */
-export const JOB_ROW = {
-  id: { column: 'id', type: 'int' },
-  modelId: { column: 'model_id', type: 'int' },
-  scope: { column: 'scope', type: 'text' },
-  documentIds: { column: 'document_ids', type: 'int[]' },
-  status: { column: 'status', type: 'text' },
-  documentsTotal: { column: 'documents_total', type: 'int' },
-  documentsDone: { column: 'documents_done', type: 'int' },
-  passagesTotal: { column: 'passages_total', type: 'int' },
-  passagesDone: { column: 'passages_done', type: 'int' },
-  error: { column: 'error', type: 'text' },
-  createdAt: { column: 'created_at', type: 'timestamptz' },
-  startedAt: { column: 'started_at', type: 'timestamptz' },
-  finishedAt: { column: 'finished_at', type: 'timestamptz' },
-  updatedAt: { column: 'updated_at', type: 'timestamptz' },
-} as const satisfies Columns<Omit<JobRow, 'model'>>;
+export const JOB_ROW = columnsOf<Omit<JobRow, 'model'>>()({
+  id: 'int',
+  modelId: 'int',
+  scope: 'text',
+  documentIds: 'int[]',
+  status: 'text',
+  documentsTotal: 'int',
+  documentsDone: 'int',
+  passagesTotal: 'int',
+  passagesDone: 'int',
+  error: 'text',
+  createdAt: 'timestamptz',
+  startedAt: 'timestamptz',
+  finishedAt: 'timestamptz',
+  updatedAt: 'timestamptz',
+});
 
 const JOB_SELECT = `SELECT ${selectList(JOB_ROW, 'j', ['id', 'modelId'])}, m.name AS model, ${selectList(
   JOB_ROW,

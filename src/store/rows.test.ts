@@ -1,5 +1,16 @@
 import { fromJson } from '../retrieval/statements/rows';
-import { DOCUMENT_ROW, DOCUMENT_WRITE, ingestColumns, PASSAGE_COLUMNS, PASSAGE_ROW, PASSAGE_WRITE, selectList, type Columns, type PassageRow } from './rows';
+import {
+  columnsOf,
+  DOCUMENT_ROW,
+  DOCUMENT_WRITE,
+  ingestColumns,
+  PASSAGE_COLUMNS,
+  PASSAGE_ROW,
+  PASSAGE_WRITE,
+  selectList,
+  type Columns,
+  type PassageRow,
+} from './rows';
 
 describe('row maps', () => {
   it('give the SELECT lists, each column under its field name', () => {
@@ -47,6 +58,22 @@ describe('row maps', () => {
     // @ts-expect-error: text has no entry
     const partial: Columns<Pick<PassageRow, 'id' | 'text'>> = { id: { column: 'id', type: 'int' } };
     expect(partial.id.column).toBe('id');
+  });
+
+  it('are made from the fields’ types, each column the field in snake_case, read as a cast asks', () => {
+    const map = columnsOf<{ id: number; bytesDone: number; settingsVersion: number | null }>()({
+      id: 'int',
+      bytesDone: { type: 'bigint', readAs: 'float8' },
+      settingsVersion: 'int',
+    });
+    expect(map).toEqual({
+      id: { column: 'id', type: 'int' },
+      bytesDone: { column: 'bytes_done', type: 'bigint', readAs: 'float8' },
+      settingsVersion: { column: 'settings_version', type: 'int' },
+    });
+    expect(selectList(map, '')).toBe('id, bytes_done::float8 AS "bytesDone", settings_version AS "settingsVersion"');
+    // @ts-expect-error: a field the row lacks
+    columnsOf<{ id: number }>()({ id: 'int', extra: 'int' });
   });
 
   it('turn the ranked rows’ JSON timestamps into Dates', () => {

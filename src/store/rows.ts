@@ -31,6 +31,24 @@ export interface Column {
 /** One entry per field of the row type, no more: a column Prisma's model gains fails to compile until it is here. */
 export type Columns<R> = { readonly [F in keyof R]-?: Column };
 
+/** A column's type, or its type and how it is read, for columnsOf. */
+export type ColumnSpec = Column['type'] | { readonly type: Column['type']; readonly readAs?: 'float8' };
+
+/**
+ * A row shape's column map from its fields' types, each column named as the migrations name it:
+ * the field in snake_case (`pointsDone` → `points_done`). One entry per field of R, no more (the
+ * object literal is checked against R), in the SELECT lists' order.
+ */
+export const columnsOf =
+  <R>() =>
+  (spec: { readonly [F in keyof R]-?: ColumnSpec }): Columns<R> =>
+    Object.fromEntries(
+      Object.entries(spec as Record<string, ColumnSpec>).map(([field, c]) => [
+        field,
+        { column: field.replace(/[A-Z]/g, (l) => `_${l.toLowerCase()}`), ...(typeof c === 'string' ? { type: c } : c) },
+      ]),
+    ) as Columns<R>;
+
 /** Order is the SELECT lists' and INSERT lists' order. */
 export const PASSAGE_ROW = {
   id: { column: 'id', type: 'int' },

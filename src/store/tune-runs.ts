@@ -1,6 +1,6 @@
 import type { TuneRun } from '../generated/prisma/client';
 import type { Queryable } from './db';
-import { selectList, type Columns } from './rows';
+import { columnsOf, selectList } from './rows';
 
 export const TUNE_RUN_STATUSES = ['running', 'succeeded', 'failed'] as const;
 export type TuneRunStatus = (typeof TUNE_RUN_STATUSES)[number];
@@ -12,21 +12,21 @@ export type TuneRunRow = Omit<TuneRun, 'status' | 'options' | 'report'> & {
   report: Record<string, unknown> | null;
 };
 
-export const TUNE_RUN_ROW = {
-  id: { column: 'id', type: 'int' },
-  mode: { column: 'mode', type: 'text' },
-  options: { column: 'options', type: 'jsonb' },
-  apply: { column: 'apply', type: 'bool' },
-  status: { column: 'status', type: 'text' },
-  pointsDone: { column: 'points_done', type: 'int' },
-  pointsTotal: { column: 'points_total', type: 'int' },
-  report: { column: 'report', type: 'jsonb' },
-  settingsVersion: { column: 'settings_version', type: 'int' },
-  error: { column: 'error', type: 'text' },
-  startedAt: { column: 'started_at', type: 'timestamptz' },
-  finishedAt: { column: 'finished_at', type: 'timestamptz' },
-  updatedAt: { column: 'updated_at', type: 'timestamptz' },
-} as const satisfies Columns<TuneRunRow>;
+export const TUNE_RUN_ROW = columnsOf<TuneRunRow>()({
+  id: 'int',
+  mode: 'text',
+  options: 'jsonb',
+  apply: 'bool',
+  status: 'text',
+  pointsDone: 'int',
+  pointsTotal: 'int',
+  report: 'jsonb',
+  settingsVersion: 'int',
+  error: 'text',
+  startedAt: 'timestamptz',
+  finishedAt: 'timestamptz',
+  updatedAt: 'timestamptz',
+});
 
 const COLUMNS = selectList(TUNE_RUN_ROW, '');
 
