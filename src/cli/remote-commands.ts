@@ -142,7 +142,8 @@ export function remoteIngest(
     const interrupt = interruption();
     const retry = retryPolicy(target, options.retryForS ?? DEFAULT_RETRY_S, interrupt);
     try {
-      if (options.jobs?.length) return await follow(target, options.jobs.map(String), new Map(), 0, [], interrupt, retry);
+      if (options.jobs?.length)
+        return await follow({ target, ids: options.jobs.map(String), origins: new Map(), failedHere: 0, failures: [], interrupt, retry });
       for (const given of paths) {
         try {
           await access(given, constants.R_OK);
@@ -226,7 +227,7 @@ export function remoteIngest(
         );
         console.error(`ingest job ${job.id}: ${part.length} documents queued on ${target.url}`);
       }
-      return await follow(target, ids, origins, failures.length, failures, interrupt, retry);
+      return await follow({ target, ids, origins, failedHere: failures.length, failures, interrupt, retry });
     } finally {
       interrupt.dispose();
     }
@@ -286,18 +287,22 @@ function interruption(): { stopped: boolean; wait(ms: number): Promise<void>; di
   return state;
 }
 
+/** The jobs `dhr ingest --url` waits for, and what it knows of them. */
+interface Following {
+  target: RemoteTarget;
+  ids: string[];
+  origins: Map<string, string[]>;
+  failedHere: number;
+  failures: string[];
+  interrupt: ReturnType<typeof interruption>;
+  retry: RetryPolicy;
+}
+
 /** Polls the jobs with one progress bar over all their documents until they end, or until Ctrl-C. */
-async function follow(
-  target: RemoteTarget,
-  ids: string[],
-  origins: Map<string, string[]>,
-  failedHere: number,
-  failures: string[],
-  interrupt: ReturnType<typeof interruption>,
-  retry: RetryPolicy,
-): Promise<number> {
+async function follow(f: Following): Promise<number> {
+  const { target, ids, interrupt } = f;
   try {
-    return await followJobs(target, ids, origins, failedHere, failures, interrupt, retry);
+    return await followJobs(f);
   } catch (error) {
     if (!(error instanceof GaveUp)) throw error;
     // Interrupted while the server was away, or it stayed away: the jobs are stored on it either way.
@@ -310,15 +315,7 @@ async function follow(
   }
 }
 
-async function followJobs(
-  target: RemoteTarget,
-  ids: string[],
-  origins: Map<string, string[]>,
-  failedHere: number,
-  failures: string[],
-  interrupt: ReturnType<typeof interruption>,
-  retry: RetryPolicy,
-): Promise<number> {
+async function followJobs({ target, ids, origins, failedHere, failures, interrupt, retry }: Following): Promise<number> {
   const query = `query { ${ids.map((id, i) => `j${i}: ingestJob(id: "${id}") { ${JOB_FIELDS} }`).join(' ')} }`;
   const bar = new ProgressBar(0, 'ingest');
   let jobs: RemoteIngestJob[] = [];
