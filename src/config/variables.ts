@@ -13,7 +13,7 @@ import { LOG_FORMATS, LOG_LEVELS } from '../observability/logger';
 import { RANKING_LIMITS } from '../retrieval/parameters';
 import { DEFAULT_BM25, DEFAULT_EF_FACTOR, DEFAULT_MAX_SCAN_TUPLES, ITERATIVE_SCANS } from '../retrieval/types';
 import { DEFER_INDEXES_FROM_PASSAGES } from '../store/deferred-indexes';
-import { DEFAULT_PREPARED_STATEMENTS } from '../store/postgres';
+import { DEFAULT_PREPARED_STATEMENTS } from '../store/statements';
 
 /** Who may read: `public`, no key needed; `key`, a reader or admin key (READ_ACCESS, METRICS_ACCESS). */
 export const READ_ACCESSES = ['public', 'key'] as const;

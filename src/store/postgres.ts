@@ -4,7 +4,7 @@ import { BusyAwarePool } from './busy-pool';
 import { guardPool } from './faults';
 import { defaultSearchLimit, SearchGate } from './search-gate';
 import { localSettingsStatement, settingsStatement, type Database, type Distribution, type PoolUsage, type Queryable } from './db';
-import { StatementCounter } from './statements';
+import { DEFAULT_PREPARED_STATEMENTS, StatementCounter } from './statements';
 import { createPrismaClient, type PrismaClient } from './prisma';
 import { vectorBinary } from './vector';
 
@@ -27,9 +27,6 @@ export interface PostgresOptions {
   /** Search statements (queryWithSettings) run at once, at most; default half the pool (search-gate.ts). */
   maxSearches?: number;
 }
-
-/** The default of PostgresOptions.preparedStatements (DB_PREPARED_STATEMENTS). */
-export const DEFAULT_PREPARED_STATEMENTS = 16;
 
 export class PostgresDatabase implements Database {
   readonly kind = 'postgres' as const;

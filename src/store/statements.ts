@@ -8,3 +8,9 @@ export class StatementCounter {
     this.count = 0;
   }
 }
+
+/**
+ * The default of PostgresOptions.preparedStatements (DB_PREPARED_STATEMENTS). Here, not in
+ * postgres.ts, so that the table of variables (what `dhr --help` prints) loads no driver.
+ */
+export const DEFAULT_PREPARED_STATEMENTS = 16;
