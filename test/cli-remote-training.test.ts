@@ -100,15 +100,24 @@ describe('dhr tune | pairs | feedback import with --url print what they print lo
       expect(JSON.parse(settingsThere.stdout)).toMatchObject(stored);
     }
 
-    // A tune the server's run refuses is its message alone, as locally; what the API does not take is refused before anything is sent.
+    // A tune the server's run refuses is its message alone, as locally.
     const [lexical, lexicalThere] = await both(['tune', '--mode', 'LEXICAL']);
     expect(lexical).toMatchObject({ code: 1, stderr: expect.stringMatching(/^tune: mode LEXICAL has no weights to tune/) });
     expect(lexicalThere).toEqual(lexical);
-    expect(await remote(['tune', '--kinds', 'cloze'])).toEqual({
-      code: 1,
-      stdout: '',
-      stderr: "tune: --kinds is not taken with --url: the server's tune draws every kind of pseudo-question and no labelled ones\n",
-    });
+
+    // Some sources of pseudo-questions and labelled questions (a file read here): the same report either way.
+    const labelled = join(local.work, 'labelled.jsonl');
+    await writeFile(
+      labelled,
+      `${JSON.stringify({ question: 'which river shelters salmon and otters?', documentKeys: ['rhine'] })}\n${JSON.stringify({ question: 'barges of grain and salt', documentKeys: ['elbe', 'oder'] })}\n`,
+    );
+    const [some, someThere] = await both(['tune', '--per-kind', '14', '--kinds', 'cloze,section-path', '--questions', labelled]);
+    expect(some).toMatchObject({ code: 0, stdout: expect.stringMatching(/^HYBRID_HIERARCHICAL: 30 questions \(section-path 14, cloze 14, labelled 2\)/) });
+    expect(someThere).toMatchObject({ code: 0, stdout: some.stdout });
+    await writeFile(labelled, `${JSON.stringify({ question: 'no answer given' })}\n`);
+    const [unanswered, unansweredThere] = await both(['tune', '--questions', labelled]);
+    expect(unanswered).toMatchObject({ code: 1, stderr: `tune: ${labelled} line 1 needs a question and passageIds or documentKeys\n` });
+    expect(unansweredThere).toMatchObject({ code: 1, stderr: unanswered.stderr });
     // The range is the API's (QUESTIONS_PER_KIND): refused before anything is sent.
     expect(await remote(['tune', '--per-kind', '2000'])).toMatchObject({
       code: 1,

@@ -409,6 +409,15 @@ describe('tuneRetrievalSettings over GraphQL', () => {
     const refused = await api.exec(TUNE, { n: 0 });
     expect(refused.errors?.[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'questionsPerKind' });
     expect((await api.exec(TUNE, { n: 1001 })).errors?.[0].message).toBe('questionsPerKind must be an integer from 1 to 1000, got 1001');
+    const WITH = `mutation($kinds: [PseudoQuestionKind!], $questions: [LabelledQuestionInput!]) { tuneRetrievalSettings(kinds: $kinds, questions: $questions) { id } }`;
+    expect((await api.exec(WITH, { kinds: [] })).errors?.[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'kinds' });
+    const unanswered = await api.exec(WITH, { questions: [{ question: 'which river?', documentKeys: ['rhine'] }, { question: 'no answer' }] });
+    expect(unanswered.errors?.[0]).toMatchObject({
+      message: 'questions[1] needs a question and passageIds or documentKeys',
+      extensions: { code: 'BAD_USER_INPUT', argument: 'questions' },
+    });
+    const badId = await api.exec(WITH, { questions: [{ question: 'which river?', passageIds: ['x1'] }] });
+    expect(badId.errors?.[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'questions[0].passageIds' });
     expect((await api.execAs({ keyId: 9, role: 'reader', name: 'app' }, TUNE, {})).errors?.[0].extensions?.code).toBe('FORBIDDEN');
 
     const started = dataOf(await api.exec(TUNE, { apply: true, n: 12 })).tuneRetrievalSettings;

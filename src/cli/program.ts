@@ -38,7 +38,6 @@ const remoteCli = () => require('./remote-commands') as typeof import('./remote-
 const serveCli = () => require('./serve') as typeof import('./serve');
 const storeCli = () => require('./store') as typeof import('./store');
 const tuneCli = () => require('./tune') as typeof import('./tune');
-const tuneReportCli = () => require('./tune-report') as typeof import('./tune-report');
 
 /**
  * The `dhr` command line. `dhr <command> --help` opens no database and reads no settings: they
@@ -506,9 +505,7 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
       .option('--questions <file>', 'labelled questions too: JSONL of {"question", "passageIds" or "documentKeys"} (not with --url)')
       .option('--apply', 'store the choice as a new settings version when it beats the settings in force'),
     { form: '[--apply]' },
-  ).action((options: TuneCommandOptions & ServerOptions) =>
-    run(async (config) => (serverFor(config, options, 'tune') ? tuneReportCli().remoteTuneCommand(config, options) : tuneCli().tuneCommand(config, options))),
-  );
+  ).action((options: TuneCommandOptions & ServerOptions) => run(async (config) => tuneCli().tuneCommand(config, options)));
 
   // Training data from the stored corpus: docs/training.md.
   remotable(

@@ -1,14 +1,10 @@
-import type { Config } from '../config';
 import type { RetrievalMode } from '../retrieval/modes';
-import { PSEUDO_KINDS, QUESTIONS_PER_KIND, type PseudoKind } from '../tuning/pseudo-questions';
+import { PSEUDO_KINDS, type PseudoKind } from '../tuning/pseudo-questions';
 import { changedValues, type TuneRecord } from '../tuning/runs';
-import { ProgressBar } from './progress';
-import { type ServerOptions, withTransport } from './transport';
 
 /**
  * What `dhr tune` prints, from the record of its report that a tune run stores (tuning/runs.ts
- * reportRecord): the local command prints the record of the tune it ran, `dhr tune --url` the
- * record the server's run stored, so the two print the same. Loads neither PGlite nor onnxruntime.
+ * reportRecord), whichever store ran it. Loads neither PGlite nor onnxruntime.
  */
 
 /** `dhr tune`'s options, here and with --url. */
@@ -99,7 +95,7 @@ function inKindOrder<T extends object>(byKind: T): T {
  * which orders an object's keys by length, and the report lists the sources of questions in the
  * order they were drawn. Arrays keep their order; the other objects are read by name.
  */
-function asWritten(r: TuneRecord): TuneRecord {
+export function asWritten(r: TuneRecord): TuneRecord {
   const point = <P extends Point>(p: P): P => ({ ...p, byKind: inKindOrder(p.byKind) });
   return {
     ...r,
@@ -110,58 +106,4 @@ function asWritten(r: TuneRecord): TuneRecord {
     hybrid: point(r.hybrid),
     grid: r.grid.map(point),
   };
-}
-
-interface RemoteTuneRun {
-  id: string;
-  status: 'running' | 'succeeded' | 'failed';
-  pointsDone: number;
-  pointsTotal: number;
-  report: TuneRecord | null;
-  settingsVersion: number | null;
-  error: string | null;
-}
-
-const RUN_FIELDS = 'id status pointsDone pointsTotal report settingsVersion error';
-/** How often `dhr tune --url` asks for its run's progress. */
-const TUNE_POLL_MS = 500;
-
-/**
- * `dhr tune --url`: the server runs the tune in its background (tuneRetrievalSettings) and this
- * command follows the run (tuneRun) until it ends, drawing its progress, then prints what the
- * local command prints. What the API does not take is refused before anything is sent: labelled
- * questions (--questions, a file here) and --kinds (the server's tune draws every kind). A run that
- * fails is its message, as a local refusal is.
- */
-export function remoteTuneCommand(config: Config, o: TuneCommandOptions & ServerOptions): Promise<number> {
-  if (o.questions !== undefined || o.kinds !== undefined) {
-    console.error(
-      `tune: ${o.questions !== undefined ? '--questions' : '--kinds'} is not taken with --url: the server's tune draws every kind of pseudo-question and no labelled ones`,
-    );
-    return Promise.resolve(1);
-  }
-  return withTransport(config, o, 'tune', async (t) => {
-    const { tuneRetrievalSettings: started } = await t.request<{ tuneRetrievalSettings: RemoteTuneRun }>(
-      `mutation($mode: RetrievalMode!, $perKind: Int!, $seed: Int!, $apply: Boolean!) {
-        tuneRetrievalSettings(mode: $mode, questionsPerKind: $perKind, seed: $seed, apply: $apply) { ${RUN_FIELDS} }
-      }`,
-      { mode: o.mode ?? 'HYBRID_HIERARCHICAL', perKind: o.perKind ?? QUESTIONS_PER_KIND.default, seed: o.seed ?? 0, apply: o.apply === true },
-    );
-    let run = started;
-    let bar: ProgressBar | undefined;
-    while (run.status === 'running') {
-      await new Promise((resolve) => setTimeout(resolve, TUNE_POLL_MS));
-      ({ tuneRun: run } = await t.request<{ tuneRun: RemoteTuneRun }>(`query($id: ID!) { tuneRun(id: $id) { ${RUN_FIELDS} } }`, { id: started.id }));
-      // (no point's label, as the local bar has: the run records counts only)
-      if (run.pointsTotal > 0) (bar ??= new ProgressBar(run.pointsTotal, 'tune')).update(run.pointsDone, '', run.pointsTotal);
-    }
-    bar?.finish();
-    if (run.status === 'failed' || !run.report) {
-      console.error(`tune: ${run.error ?? 'the run ended without a report'}`);
-      return 1;
-    }
-    const report = asWritten(run.report);
-    printTuneReport(report);
-    return printStored(report, o.apply, run.settingsVersion);
-  });
 }

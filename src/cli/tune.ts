@@ -1,21 +1,24 @@
 import { readFileSync } from 'node:fs';
 import type { Config } from '../config';
-import { badUserInput } from '../errors';
-import type { Database } from '../store/db';
-import type { PseudoQuestion } from '../tuning/pseudo-questions';
-import { applyChoice, reportRecord } from '../tuning/runs';
-import { tune } from '../tuning/tune';
-import { loadEmbedding } from './embed';
-import { onStore } from './answering';
+import { badUserInput, DomainError } from '../errors';
+import { enumSpelling } from '../graphql/enum-spelling';
+import type { LabelledQuestionInput } from '../tuning/labelled';
+import { QUESTIONS_PER_KIND } from '../tuning/pseudo-questions';
+import type { TuneRecord } from '../tuning/runs';
 import { ProgressBar } from './progress';
-import { printStored, printTuneReport, type TuneCommandOptions } from './tune-report';
+import { asWritten, printStored, printTuneReport, type TuneCommandOptions } from './tune-report';
+import { type ServerOptions, withTransport } from './transport';
 
-/** Labelled questions from a file: each line a question and the passages (by id) or documents (by key) that answer it. */
-async function readLabelled(db: Database, file: string): Promise<PseudoQuestion[]> {
-  const lines = readFileSync(file, 'utf8')
-    .split('\n')
-    .map((l) => l.trim());
-  const parsed = lines.flatMap((line, i) => {
+/** Labelled questions from a JSONL file: each line a question and the passages (by id) or documents (by key) that answer it. */
+function readLabelled(file: string): LabelledQuestionInput[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw badUserInput(`cannot read ${file}: ${(error as Error).message}`, 'questions');
+  }
+  return text.split('\n').flatMap((raw, i) => {
+    const line = raw.trim();
     if (!line) return [];
     let row: { question?: unknown; passageIds?: unknown; documentKeys?: unknown };
     try {
@@ -23,53 +26,83 @@ async function readLabelled(db: Database, file: string): Promise<PseudoQuestion[
     } catch {
       throw badUserInput(`${file} line ${i + 1} is not JSON`, 'questions');
     }
-    const ids = Array.isArray(row.passageIds) ? row.passageIds.filter((x): x is number => Number.isInteger(x)) : [];
-    const keys = Array.isArray(row.documentKeys) ? row.documentKeys.filter((x): x is string => typeof x === 'string') : [];
-    if (typeof row.question !== 'string' || !row.question.trim() || ids.length + keys.length === 0) {
+    const passageIds = Array.isArray(row.passageIds) ? row.passageIds.filter((x): x is number => Number.isInteger(x) && x > 0) : [];
+    const documentKeys = Array.isArray(row.documentKeys) ? row.documentKeys.filter((x): x is string => typeof x === 'string') : [];
+    if (typeof row.question !== 'string' || !row.question.trim() || passageIds.length + documentKeys.length === 0) {
       throw badUserInput(`${file} line ${i + 1} needs a question and passageIds or documentKeys`, 'questions');
     }
-    return [{ question: row.question, ids, keys }];
-  });
-  const allKeys = [...new Set(parsed.flatMap((p) => p.keys))];
-  const byKey = new Map(
-    (await db.query<{ key: string; id: number }>('SELECT key, id FROM documents WHERE key = ANY($1::text[])', [allKeys])).map((r) => [r.key, r.id]),
-  );
-  return parsed.map((p) => {
-    const passages = new Set(p.ids);
-    const documents = new Set(p.keys.map((k) => byKey.get(k)).filter((id): id is number => id !== undefined));
-    return { kind: 'feedback' as const, question: p.question, excluded: [], answers: (k) => passages.has(k.passageId) || documents.has(k.documentId) };
+    return [{ question: row.question, passageIds, documentKeys }];
   });
 }
 
+interface TuneRunAnswer {
+  id: string;
+  status: 'running' | 'succeeded' | 'failed';
+  pointsDone: number;
+  pointsTotal: number;
+  report: TuneRecord | null;
+  settingsVersion: number | null;
+  error: string | null;
+}
+
+const RUN_FIELDS = 'id status pointsDone pointsTotal report settingsVersion error';
+/** How often `dhr tune` asks for its run's progress. */
+const TUNE_POLL_MS = 500;
+
 /**
- * `dhr tune`: scores a small grid of the mode's parameters on pseudo-questions from the corpus
- * (and labelled ones with --questions) and prints the grid and the choice; with --apply, stores
- * the choice as a new settings version, with the evidence, when it beats the settings in force.
+ * `dhr tune`, on the store or with --url: starts the tune with tuneRetrievalSettings (its
+ * pseudo-questions, the sources `--kinds` names, the labelled questions of `--questions`), which
+ * runs it in the background of the process that holds the store (this one, or the server), follows
+ * the run (tuneRun) until it ends, drawing its progress, and prints its report and what it stored:
+ * a grid of the mode's parameters scored on questions the corpus asks of itself, and the choice,
+ * stored as a new settings version with --apply when it beats the settings in force. A run that
+ * fails is its message, as a refusal is.
  */
-export function tuneCommand(config: Config, o: TuneCommandOptions): Promise<number> {
-  return onStore(config, 'tune', async (db) => {
-    const labelled = o.questions ? await readLabelled(db, o.questions) : undefined;
-    const { models, targets } = await loadEmbedding(db, config);
-    try {
+export function tuneCommand(config: Config, o: TuneCommandOptions & ServerOptions): Promise<number> {
+  let questions: LabelledQuestionInput[] | undefined;
+  try {
+    questions = o.questions !== undefined ? readLabelled(o.questions) : undefined;
+  } catch (error) {
+    // A file this process reads: refused alike on the store and with --url (no server refused it).
+    if (!(error instanceof DomainError)) throw error;
+    console.error(`tune: ${error.message}`);
+    return Promise.resolve(1);
+  }
+  return withTransport(
+    config,
+    o,
+    'tune',
+    async (t) => {
+      const { tuneRetrievalSettings: started } = await t.request<{ tuneRetrievalSettings: TuneRunAnswer }>(
+        `mutation($mode: RetrievalMode!, $perKind: Int!, $seed: Int!, $apply: Boolean!, $kinds: [PseudoQuestionKind!], $questions: [LabelledQuestionInput!]) {
+          tuneRetrievalSettings(mode: $mode, questionsPerKind: $perKind, seed: $seed, apply: $apply, kinds: $kinds, questions: $questions) { ${RUN_FIELDS} }
+        }`,
+        {
+          mode: o.mode ?? 'HYBRID_HIERARCHICAL',
+          perKind: o.perKind ?? QUESTIONS_PER_KIND.default,
+          seed: o.seed ?? 0,
+          apply: o.apply === true,
+          kinds: o.kinds?.map(enumSpelling) ?? null,
+          questions: questions?.map((q) => ({ ...q, passageIds: q.passageIds?.map(String) })) ?? null,
+        },
+      );
+      let run = started;
       let bar: ProgressBar | undefined;
-      const report = await tune(db, targets, {
-        mode: o.mode,
-        perKind: o.perKind,
-        seed: o.seed,
-        kinds: o.kinds,
-        labelled,
-        environment: config.ranking,
-        bm25: config.bm25,
-        onProgress: (done, total, label) => (bar ??= new ProgressBar(total, 'tune')).update(done, label),
-      });
-      // The bar's line ends before the report is printed (on a terminal it is redrawn in place).
+      while (run.status === 'running') {
+        await new Promise((resolve) => setTimeout(resolve, TUNE_POLL_MS));
+        ({ tuneRun: run } = await t.request<{ tuneRun: TuneRunAnswer }>(`query($id: ID!) { tuneRun(id: $id) { ${RUN_FIELDS} } }`, { id: started.id }));
+        // (counts only: the run records no point's label)
+        if (run.pointsTotal > 0) (bar ??= new ProgressBar(run.pointsTotal, 'tune')).update(run.pointsDone, '', run.pointsTotal);
+      }
       bar?.finish();
-      // Printed from the record a run through the API stores, so that dhr tune --url prints the same.
-      const record = reportRecord(report);
-      printTuneReport(record);
-      return printStored(record, o.apply, o.apply ? await applyChoice(db, report, o.seed ?? 0) : null);
-    } finally {
-      await models.close();
-    }
-  });
+      if (run.status === 'failed' || !run.report) {
+        console.error(`tune: ${run.error ?? 'the run ended without a report'}`);
+        return 1;
+      }
+      const report = asWritten(run.report);
+      printTuneReport(report);
+      return printStored(report, o.apply, run.settingsVersion);
+    },
+    { encoders: true },
+  );
 }

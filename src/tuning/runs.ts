@@ -117,7 +117,13 @@ export async function startTuneRun(
     onError?: (error: unknown) => void;
   },
 ): Promise<{ run: TuneRunRow; settled: Promise<void> }> {
-  const run = await createTuneRun(db, { mode: o.mode, options: { perKind: o.perKind, seed: o.seed }, apply: o.apply });
+  const options = {
+    perKind: o.perKind,
+    seed: o.seed,
+    ...(o.tune?.kinds ? { kinds: o.tune.kinds } : {}),
+    ...(o.tune?.labelled ? { labelled: o.tune.labelled.length } : {}),
+  };
+  const run = await createTuneRun(db, { mode: o.mode, options, apply: o.apply });
   const settled = (async () => {
     try {
       const report = await tune(db, targets, {

@@ -3,11 +3,12 @@ import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-g
 import { badUserInput, DomainError, ErrorCode, notFound } from '../../errors';
 import { DEFAULT_MODE } from '../../retrieval/modes';
 import { failStaleTuneRuns, tuneRun, tuneRunning, type TuneRunRow } from '../../store/tune-runs';
-import { QUESTIONS_PER_KIND } from '../../tuning/pseudo-questions';
+import { labelledQuestions } from '../../tuning/labelled';
+import { QUESTIONS_PER_KIND, type PseudoKind } from '../../tuning/pseudo-questions';
 import { startTuneRun } from '../../tuning/runs';
-import { checkPageSize, parseId } from '../ids';
+import { checkPageSize, parseId, parseNodeId } from '../ids';
 import { currentLogger } from '../../observability/request-scope';
-import { TuneRun } from '../types/tune';
+import { LabelledQuestionInput, PseudoQuestionKindEnum, TuneRun } from '../types/tune';
 import { parametersInForce, rollbackSettings, setModeSettings, versionRecord } from '../../retrieval/settings';
 import type { RetrievalMode } from '../../retrieval/modes';
 import type { Role } from '../../store/keys';
@@ -82,12 +83,29 @@ export class RetrievalSettingsResolver {
     @Arg('seed', () => Int, { defaultValue: 0, description: 'Drives every draw: the same seed and store give the same questions.' }) seed: number,
     @Arg('apply', () => Boolean, { defaultValue: false, description: 'Store the choice as a new settings version when it beats the settings in force.' })
     apply: boolean,
+    @Arg('kinds', () => [PseudoQuestionKindEnum], { nullable: true, description: 'The sources of pseudo-questions to draw (default: every one).' })
+    kinds?: PseudoKind[] | null,
+    @Arg('questions', () => [LabelledQuestionInput], { nullable: true, description: 'Labelled questions, scored beside the pseudo-questions.' })
+    questions?: LabelledQuestionInput[] | null,
   ): Promise<TuneRun> {
+    if (kinds && kinds.length === 0) throw badUserInput('kinds must name at least one kind (or be left out for all)', 'kinds');
     if (!Number.isInteger(perKind) || perKind < QUESTIONS_PER_KIND.min || perKind > QUESTIONS_PER_KIND.max)
       throw badUserInput(`questionsPerKind must be an integer from ${QUESTIONS_PER_KIND.min} to ${QUESTIONS_PER_KIND.max}, got ${perKind}`, 'questionsPerKind');
     if (seed < 0) throw badUserInput(`seed must be 0 or more, got ${seed}`, 'seed');
     const targets = await ctx.models?.current();
     if (!targets) throw badUserInput('this server runs without encoders: a tune needs the active models to run its questions', 'mode');
+    const at = (i: number) => `questions[${i}]`;
+    const labelled = questions
+      ? await labelledQuestions(
+          ctx.db,
+          questions.map((q, i) => ({
+            question: q.question,
+            passageIds: (q.passageIds ?? []).map((id) => parseNodeId(id, 'Passage', `${at(i)}.passageIds`)),
+            documentKeys: q.documentKeys ?? [],
+          })),
+          at,
+        )
+      : undefined;
     const logger = currentLogger();
     await failStaleTuneRuns(ctx.db);
     if (await tuneRunning(ctx.db))
@@ -98,7 +116,7 @@ export class RetrievalSettingsResolver {
       perKind,
       seed,
       apply,
-      tune: { environment: ctx.config.ranking, bm25: ctx.config.bm25 },
+      tune: { environment: ctx.config.ranking, bm25: ctx.config.bm25, kinds: kinds ?? undefined, labelled },
       onApplied: () => ctx.settings?.invalidate(),
       onError: (error) => logger.error({ err: error }, 'tune failed'),
     });

@@ -1,8 +1,27 @@
 import { GraphQLJSONObject } from 'graphql-scalars';
-import { Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { Field, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
 import type { RetrievalMode as Mode } from '../../retrieval/modes';
 import { TUNE_RUN_STATUSES, type TuneRunStatus } from '../../store/tune-runs';
+import { PSEUDO_KINDS } from '../../tuning/pseudo-questions';
+import { graphqlEnum } from './enums';
 import { RetrievalModeEnum } from './retrieval';
+
+export const PseudoQuestionKindEnum = graphqlEnum(PSEUDO_KINDS, {
+  name: 'PseudoQuestionKind',
+  description: 'A source of the questions a tune asks of the corpus itself (docs/tuning.md).',
+});
+
+@InputType({ description: 'A question whose answers are known, for a tune to score beside its pseudo-questions.' })
+export class LabelledQuestionInput {
+  @Field(() => String)
+  question!: string;
+
+  @Field(() => [ID], { nullable: true, description: 'Passages (integer databaseIds or global ids) that answer it.' })
+  passageIds?: string[] | null;
+
+  @Field(() => [String], { nullable: true, description: 'Documents (by key) any passage of which answers it.' })
+  documentKeys?: string[] | null;
+}
 
 export const TuneRunStatusEnum = Object.fromEntries(TUNE_RUN_STATUSES.map((s) => [s, s])) as { [K in TuneRunStatus]: K };
 registerEnumType(TuneRunStatusEnum, {
