@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Config } from '../config';
 import { badUserInput, DomainError } from '../errors';
 import { enumSpelling } from '../graphql/enum-spelling';
-import type { LabelledQuestionInput } from '../tuning/labelled';
+import { checkLabelled, type LabelledQuestionInput } from '../tuning/labelled';
 import { QUESTIONS_PER_KIND } from '../tuning/pseudo-questions';
 import type { TuneRecord } from '../tuning/runs';
 import { ProgressBar } from './progress';
@@ -28,10 +28,9 @@ function readLabelled(file: string): LabelledQuestionInput[] {
     }
     const passageIds = Array.isArray(row.passageIds) ? row.passageIds.filter((x): x is number => Number.isInteger(x) && x > 0) : [];
     const documentKeys = Array.isArray(row.documentKeys) ? row.documentKeys.filter((x): x is string => typeof x === 'string') : [];
-    if (typeof row.question !== 'string' || !row.question.trim() || passageIds.length + documentKeys.length === 0) {
-      throw badUserInput(`${file} line ${i + 1} needs a question and passageIds or documentKeys`, 'questions');
-    }
-    return [{ question: row.question, passageIds, documentKeys }];
+    const question = { question: typeof row.question === 'string' ? row.question : '', passageIds, documentKeys };
+    checkLabelled(question, `${file} line ${i + 1}`);
+    return [question];
   });
 }
 

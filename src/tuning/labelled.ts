@@ -9,6 +9,13 @@ export interface LabelledQuestionInput {
   documentKeys?: readonly string[];
 }
 
+/** A labelled question needs its text and at least one answer; `where` names it in the refusal. */
+export function checkLabelled(q: LabelledQuestionInput, where: string): void {
+  if (!q.question.trim() || (q.passageIds?.length ?? 0) + (q.documentKeys?.length ?? 0) === 0) {
+    throw badUserInput(`${where} needs a question and passageIds or documentKeys`, 'questions');
+  }
+}
+
 /**
  * Labelled questions as a tune reads them (`dhr tune --questions`, tuneRetrievalSettings'
  * `questions`): each needs a question and at least one answer; `describe` names one in a refusal.
@@ -19,11 +26,7 @@ export async function labelledQuestions(
   inputs: readonly LabelledQuestionInput[],
   describe: (index: number) => string,
 ): Promise<PseudoQuestion[]> {
-  inputs.forEach((q, i) => {
-    if (!q.question.trim() || (q.passageIds?.length ?? 0) + (q.documentKeys?.length ?? 0) === 0) {
-      throw badUserInput(`${describe(i)} needs a question and passageIds or documentKeys`, 'questions');
-    }
-  });
+  inputs.forEach((q, i) => checkLabelled(q, describe(i)));
   const keys = [...new Set(inputs.flatMap((q) => q.documentKeys ?? []))];
   const byKey = new Map(
     (await db.query<{ key: string; id: number }>('SELECT key, id FROM documents WHERE key = ANY($1::text[])', [keys])).map((r) => [r.key, r.id]),
