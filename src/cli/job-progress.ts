@@ -1,9 +1,8 @@
 import { ProgressBar } from './progress';
 
 /**
- * What `dhr reembed` shows of a re-embedding job while it follows it, whoever reads the job: the
- * store itself (cli/jobs.ts) or a server's `job` query (`--url`, cli/remote-commands.ts). Loads no
- * store, so the remote form stays a GraphQL client.
+ * What `dhr reembed` (cli/reembed.ts) shows of a re-embedding job while it follows it, in-process
+ * or through a server's `job` query. Loads no store, so the remote form stays a GraphQL client.
  */
 export interface FollowedJob {
   id: number;

@@ -34,6 +34,7 @@ const jobsCli = () => require('./jobs') as typeof import('./jobs');
 const mcpCli = () => require('./mcp') as typeof import('./mcp');
 const operationsCli = () => require('./operations') as typeof import('./operations');
 const pairsCli = () => require('./pairs') as typeof import('./pairs');
+const reembedCli = () => require('./reembed') as typeof import('./reembed');
 const remoteCli = () => require('./remote-commands') as typeof import('./remote-commands');
 const serveCli = () => require('./serve') as typeof import('./serve');
 const storeCli = () => require('./store') as typeof import('./store');
@@ -402,15 +403,7 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
       .option('--trace <file>', 'append the ids of each encoded batch to this file (crash tests; not with --url)'),
     { form: '--model <name>' },
   ).action((options: { model?: string; scope: string; documents?: number[]; job?: number; work: boolean; trace?: string } & ServerOptions) =>
-    run(async (config) => {
-      const target = serverFor(config, options, 'reembed');
-      if (!target) return jobsCli().reembedCommand(config, options);
-      if (options.trace !== undefined) {
-        console.error("reembed: --trace records the batches this process encodes; with --url the server's workers encode them");
-        return 1;
-      }
-      return remoteCli().remoteReembed(target, options);
-    }),
+    run(async (config) => reembedCli().reembedCommand(config, options)),
   );
 
   program

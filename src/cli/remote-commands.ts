@@ -7,19 +7,19 @@ import { readInputFiles } from '../ingest/files';
 import { SOURCE_FIELDS } from '../ingest/formats';
 import { prepareDocument } from '../ingest/prepare';
 import type { DocumentInput, SectionInput } from '../ingest/types';
-import { followJob, jobOutcome } from './job-progress';
 import { ProgressBar } from './progress';
 import { remoteGraphQL } from './remote';
 import { GaveUp, withRetry, type RetryPolicy } from './retry';
 import type { RemoteTarget } from './transport';
 
 /**
- * What has no GraphQL twin among the commands that reach a server: `dhr ingest --url` and
- * `dhr reembed --url`. Locally the pipeline reads, writes and embeds the files (or the job's
- * batches) in this process; through a server they become durable jobs that this command sends
+ * What has no GraphQL twin among the commands that reach a server: `dhr ingest --url`. Locally
+ * the pipeline streams the files through this process (any size, written and embedded here);
+ * through a server they become durable ingest jobs of request-sized parts that this command sends
  * and follows (with `--job`, follows alone), which no in-process operation does. Every other
  * command that reaches a server is operations and a printer over cli/transport.ts
- * (cli/operations.ts, cli/ask.ts, cli/pairs.ts; cli/tune-report.ts, whose run the server keeps).
+ * (cli/operations.ts, cli/ask.ts, cli/pairs.ts, cli/reembed.ts; cli/tune-report.ts, whose run the
+ * server keeps).
  */
 
 /** A refused or failed remote call is exit code 1 with the server's message. */
@@ -31,72 +31,6 @@ async function remote(command: string, fn: () => Promise<number>): Promise<numbe
     console.error(`${command}: ${error.message} (${error.code})`);
     return 1;
   }
-}
-
-interface RemoteEmbeddingJob {
-  id: string;
-  model: string;
-  status: string;
-  documents: { done: number; total: number };
-  passages: { done: number; total: number };
-  error: string | null;
-}
-
-const EMBEDDING_JOB_FIELDS = 'id model status documents { done total } passages { done total } error';
-const OPEN_JOB = new Set(['QUEUED', 'RUNNING']);
-/** How often `dhr reembed --url` asks for its job's progress. */
-const REEMBED_POLL_MS = 500;
-
-/** A job as the store spells it, for what `dhr reembed` prints (cli/job-progress.ts). */
-const followed = (j: RemoteEmbeddingJob) => ({
-  id: Number(j.id),
-  model: j.model,
-  status: j.status.toLowerCase(),
-  documentsDone: j.documents.done,
-  documentsTotal: j.documents.total,
-  passagesDone: j.passages.done,
-  passagesTotal: j.passages.total,
-  error: j.error,
-});
-
-/**
- * `dhr reembed --url`: the job goes to the server (attached to the model's open one, or to
- * `--job`, as locally; else queued with the reembed mutation) and this command follows it with the
- * job query until it ends, printing what the local command prints. It works nothing itself: the
- * server's workers (JOB_WORKERS) or a `dhr worker` on its store do. Refusals are the message alone,
- * as locally.
- */
-export async function remoteReembed(target: RemoteTarget, options: { model?: string; scope: string; documents?: number[]; job?: number }): Promise<number> {
-  const request = <T>(document: string, variables?: Record<string, unknown>) => remoteGraphQL<T>(target.url, document, variables ?? {}, target);
-  const read = async (id: string) =>
-    (await request<{ job: RemoteEmbeddingJob | null }>(`query($id: ID!) { job(id: $id) { ${EMBEDDING_JOB_FIELDS} } }`, { id })).job;
-  let job: RemoteEmbeddingJob | null;
-  if (options.job) {
-    job = await read(String(options.job));
-    if (!job) throw new Error(`no job with id ${options.job}`);
-    console.error(`attaching to job ${job.id} (${job.model}, ${job.status.toLowerCase()})`);
-  } else {
-    if (!options.model) throw new Error('reembed: give --model NAME (or --job ID to attach)');
-    const { jobs } = await request<{ jobs: RemoteEmbeddingJob[] }>(`{ jobs { ${EMBEDDING_JOB_FIELDS} } }`);
-    job = jobs.find((j) => j.model === options.model && OPEN_JOB.has(j.status)) ?? null;
-    if (job) {
-      console.error(`attaching to job ${job.id} (${job.status.toLowerCase()}) of model ${job.model}`);
-    } else {
-      ({ reembed: job } = await request<{ reembed: RemoteEmbeddingJob }>(
-        `mutation($model: String!, $scope: ReembedScope!, $ids: [ID!]) { reembed(model: $model, scope: $scope, documentIds: $ids) { ${EMBEDDING_JOB_FIELDS} } }`,
-        { model: options.model, scope: options.scope.toUpperCase(), ids: options.documents?.map(String) ?? null },
-      ));
-      console.error(`job ${job.id}: ${job.documents.total} documents and ${job.passages.total} passages for ${job.model}`);
-    }
-  }
-  const id = job.id;
-  return jobOutcome(
-    await followJob(async () => {
-      const now = await read(id);
-      if (!now) throw new Error(`the server at ${target.url} has no job ${id} any more`);
-      return followed(now);
-    }, REEMBED_POLL_MS),
-  );
 }
 
 /** Requests stay well inside the server's MAX_INGEST_BATCH (1000) and MAX_BODY_BYTES (4 MiB) defaults. */

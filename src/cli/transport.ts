@@ -1,5 +1,6 @@
 import type { Config } from '../config';
 import { DomainError } from '../errors';
+import type { Database } from '../store/db';
 import type { Principal, Role } from '../store/keys';
 import { operationError, remoteGraphQL } from './remote';
 import { servedTarget } from './running-server';
@@ -17,6 +18,8 @@ export interface Transport {
   readonly location: string;
   /** The server's URL; absent in-process. */
   readonly url?: string;
+  /** In-process only: the opened store, for work a command does in this process beside its operations (dhr reembed's worker). */
+  readonly store?: Database;
   request<T>(document: string, variables?: Record<string, unknown>): Promise<T>;
 }
 
@@ -113,6 +116,7 @@ async function inProcess(config: Config, encoders: boolean, fn: (transport: Tran
         return await fn({
           database: db.kind,
           location: db.location,
+          store: db,
           request: async <T>(document: string, variables?: Record<string, unknown>) => {
             const response = await server.executeOperation<T & Record<string, unknown>>(
               { query: document, variables },
