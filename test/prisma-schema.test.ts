@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../src/paths';
 import { BM25_INDEX } from '../src/store/bm25-index';
+import { ADAPTER_ROW } from '../src/store/adapters';
 import { MODEL_ROW } from '../src/store/embeddings';
 import { FEEDBACK_ROW } from '../src/store/feedback';
 import { INGEST_JOB_ROW } from '../src/store/ingest-jobs';
@@ -116,6 +117,7 @@ describe('prisma/schema.prisma agrees with migrations/', () => {
       ['embedding_jobs', JOB_ROW, []],
       ['embedding_models', MODEL_ROW, ['created_at']],
       ['ingest_jobs', INGEST_JOB_ROW, ['vector_model']],
+      ['query_adapters', ADAPTER_ROW, ['document_weights', 'passage_weights']],
     ];
     for (const [table, map, unread] of maps) {
       const scalars = prisma.filter((c) => c.table === table && !c.type.startsWith('Unsupported') && !unread.includes(c.column)).map((c) => c.column);

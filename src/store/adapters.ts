@@ -3,6 +3,8 @@ import { DomainError, ErrorCode, conflict, notFound } from '../errors';
 import type { Database, Queryable } from './db';
 import { activeAssignment, type ActiveAssignment } from './active';
 import type { EmbeddingModelRow } from './embeddings';
+import type { QueryAdapter as QueryAdapterModel } from '../generated/prisma/client';
+import { columnsOf, selectList } from './rows';
 
 /** The question role and the stored-vector role each adapter level sits between. */
 export const LEVEL_ROLES = {
@@ -35,9 +37,27 @@ export interface NewAdapter {
   training: Record<string, unknown>;
 }
 
-const ROW_SQL = `SELECT a.id, a.name, a.dimension, a.training, a.created_at AS "createdAt",
-    a.question_document_model_id AS qd_id, qd.name AS qd_name, a.document_model_id AS d_id, d.name AS d_name,
-    a.question_passage_model_id AS qp_id, qp.name AS qp_name, a.passage_model_id AS p_id, p.name AS p_name,
+/**
+ * The stored record as Prisma's model has it, its training notes a JSON object; the weights are
+ * left out (only loadAdapter reads them, as bytes).
+ */
+export type StoredAdapter = Omit<QueryAdapterModel, 'documentWeights' | 'passageWeights' | 'training'> & { training: Record<string, unknown> };
+
+export const ADAPTER_ROW = columnsOf<StoredAdapter>()({
+  id: 'int',
+  name: 'text',
+  dimension: 'int',
+  questionDocumentModelId: 'int',
+  documentModelId: 'int',
+  questionPassageModelId: 'int',
+  passageModelId: 'int',
+  training: 'jsonb',
+  createdAt: 'timestamptz',
+});
+
+/** The record, its base models' names and whether it is the active one. */
+const ROW_SQL = `SELECT ${selectList(ADAPTER_ROW, 'a')},
+    qd.name AS "questionDocumentModel", d.name AS "documentModel", qp.name AS "questionPassageModel", p.name AS "passageModel",
     (s.adapter_id IS NOT NULL) AS active
   FROM query_adapters a
   LEFT JOIN embedding_models qd ON qd.id = a.question_document_model_id
@@ -46,27 +66,22 @@ const ROW_SQL = `SELECT a.id, a.name, a.dimension, a.training, a.created_at AS "
   LEFT JOIN embedding_models p ON p.id = a.passage_model_id
   LEFT JOIN active_adapter s ON s.adapter_id = a.id`;
 
-interface RawRow {
-  id: number;
-  name: string;
-  dimension: number;
-  training: Record<string, unknown>;
-  createdAt: Date;
-  qd_id: number | null;
-  qd_name: string | null;
-  d_id: number | null;
-  d_name: string | null;
-  qp_id: number | null;
-  qp_name: string | null;
-  p_id: number | null;
-  p_name: string | null;
+interface RawRow extends StoredAdapter {
+  questionDocumentModel: string | null;
+  documentModel: string | null;
+  questionPassageModel: string | null;
+  passageModel: string | null;
   active: boolean;
 }
 
 function toRow(r: RawRow): AdapterRow {
   const models: AdapterRow['models'] = {};
-  if (r.d_id !== null) models.document = { questionId: r.qd_id!, question: r.qd_name!, targetId: r.d_id, target: r.d_name! };
-  if (r.p_id !== null) models.passage = { questionId: r.qp_id!, question: r.qp_name!, targetId: r.p_id, target: r.p_name! };
+  if (r.documentModelId !== null) {
+    models.document = { questionId: r.questionDocumentModelId!, question: r.questionDocumentModel!, targetId: r.documentModelId, target: r.documentModel! };
+  }
+  if (r.passageModelId !== null) {
+    models.passage = { questionId: r.questionPassageModelId!, question: r.questionPassageModel!, targetId: r.passageModelId, target: r.passageModel! };
+  }
   return {
     id: Number(r.id),
     name: r.name,
@@ -228,7 +243,7 @@ export interface LoadedAdapter {
 
 export async function loadAdapter(db: Queryable, id: number): Promise<LoadedAdapter | undefined> {
   const [raw] = await db.query<RawRow & { document_weights: Uint8Array | null; passage_weights: Uint8Array | null }>(
-    `${ROW_SQL.replace('SELECT a.id,', 'SELECT a.document_weights, a.passage_weights, a.id,')} WHERE a.id = $1`,
+    `${ROW_SQL.replace('SELECT ', 'SELECT a.document_weights, a.passage_weights, ')} WHERE a.id = $1`,
     [id],
   );
   if (!raw) return undefined;
