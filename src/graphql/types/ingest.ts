@@ -5,6 +5,7 @@ import type { SourceField } from '../../ingest/types';
 import { INGEST_STATUSES, type IngestStatus } from '../../pipeline/ingest';
 import { EmbedResult } from './embedding';
 import { graphqlEnum } from './enums';
+import { withIngestCounts } from './ingest-counts';
 import { IngestJob } from './job';
 
 @InputType({
@@ -114,19 +115,7 @@ export class IngestOutcome {
 }
 
 @ObjectType()
-export class IngestResult {
-  @Field(() => Int)
-  created!: number;
-
-  @Field(() => Int)
-  updated!: number;
-
-  @Field(() => Int)
-  unchanged!: number;
-
-  @Field(() => Int)
-  failed!: number;
-
+export class IngestResult extends withIngestCounts(class {}) {
   @Field(() => Int)
   passages!: number;
 

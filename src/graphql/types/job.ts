@@ -1,6 +1,7 @@
 import { Field, Float, ID, Int, ObjectType } from 'type-graphql';
 import { JOB_SCOPES, JOB_STATUSES, type JobScope, type JobStatus } from '../../store/jobs';
 import { graphqlEnum } from './enums';
+import { withIngestCounts } from './ingest-counts';
 
 export const ReembedScope = graphqlEnum(JOB_SCOPES, {
   name: 'ReembedScope',
@@ -90,7 +91,7 @@ export class IngestPassageProgress {
   description:
     'A durable ingest job: a large ingestDocuments, or startIngest, stores its documents and returns at once; job workers write them a batch at a time (rows, outcomes and progress in one transaction), so a restart resumes where it stopped.',
 })
-export class IngestJob extends JobTimes {
+export class IngestJob extends withIngestCounts(JobTimes) {
   @Field(() => ID)
   id!: string;
 
@@ -104,18 +105,6 @@ export class IngestJob extends JobTimes {
 
   @Field(() => IngestPassageProgress)
   passages!: IngestPassageProgress;
-
-  @Field(() => Int)
-  created!: number;
-
-  @Field(() => Int)
-  updated!: number;
-
-  @Field(() => Int)
-  unchanged!: number;
-
-  @Field(() => Int, { description: 'Documents that failed alone; their messages are in outcomes(status: FAILED).' })
-  failed!: number;
 
   @Field(() => Float, { nullable: true, description: 'Documents per second since the job started.' })
   documentsPerSecond!: number | null;
