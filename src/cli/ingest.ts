@@ -11,8 +11,8 @@ import { describeEmbed, embedProgress, loadEmbedding } from './embed';
 import { crashPoint } from './crash';
 import { ProgressBar } from './progress';
 
-/** `dhr ingest <paths…>`: exit code 2 when some documents failed. */
-export async function ingestCommand(config: Config, paths: string[], options: { source?: string; embed: boolean; batchPassages?: number }): Promise<number> {
+/** `dhr ingest <paths…>` on the store (cli/ingest-command.ts chooses): exit code 2 when some documents failed. */
+export async function ingestFiles(config: Config, paths: string[], options: { source?: string; embed: boolean; batchPassages?: number }): Promise<number> {
   const db = await openMigratedDatabase(config);
   let models: ModelRegistry | undefined;
   let targets: EmbeddingTargets | undefined;

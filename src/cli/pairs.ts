@@ -10,7 +10,7 @@ import { readFeedbackFile } from '../training/feedback';
 import { DEFAULT_MAX_QUESTION_WORDS, minePairs, type MineOptions } from '../training/mine';
 import { DEFAULT_NEGATIVES, MAX_TRAINING_PAIRS, type NegativeCounts, PAIR_KINDS, type PairKind, pairKindName, type TrainingPair } from '../training/pair';
 import { ProgressBar } from './progress';
-import { type ServerOptions, type Transport, withTransport } from './transport';
+import { type ServerOptions, serverFor, type Transport, withTransport } from './transport';
 
 /** Opens the store for one command; a DomainError (bad input, too few pairs) is exit code 1 with its message. */
 async function withStore(config: Config, name: string, fn: (db: Database) => Promise<number>): Promise<number> {
@@ -80,8 +80,17 @@ export interface PairsCommandOptions extends Omit<MineOptions, 'onPlan'> {
   out?: string;
 }
 
-/** `dhr pairs`: training pairs as JSONL, with a progress bar and the count of each kind at the end. */
-export function pairsCommand(config: Config, options: PairsCommandOptions): Promise<number> {
+/**
+ * `dhr pairs`: mined on the store (every pair, streamed to the file) or, with --url, the server's
+ * trainingPairs (at most MAX_TRAINING_PAIRS of a kind: the API has no cursor over a mining run),
+ * as the transport chooses (cli/transport.ts serverFor).
+ */
+export function pairsCommand(config: Config, options: PairsCommandOptions & ServerOptions): Promise<number> {
+  return serverFor(config, options, 'pairs') ? remotePairsCommand(config, options) : minePairsCommand(config, options);
+}
+
+/** `dhr pairs` on the store: training pairs as JSONL, with a progress bar and the count of each kind at the end. */
+function minePairsCommand(config: Config, options: PairsCommandOptions): Promise<number> {
   return withStore(config, 'pairs', async (db) => {
     const counts = Object.fromEntries(PAIR_KINDS.map((k) => [k, 0])) as Record<PairKind, number>;
     let bar: ProgressBar | undefined;
@@ -172,7 +181,7 @@ function minedPair(p: SentPair): TrainingPair {
  * defaults, so --negatives and --max-question-words other than theirs are refused before anything
  * is sent, and without --limit each kind is its first MAX_TRAINING_PAIRS, which is said.
  */
-export function remotePairsCommand(config: Config, options: PairsCommandOptions & ServerOptions): Promise<number> {
+function remotePairsCommand(config: Config, options: PairsCommandOptions & ServerOptions): Promise<number> {
   const negatives = { ...DEFAULT_NEGATIVES, ...options.negatives };
   const other = [
     ...((Object.keys(DEFAULT_NEGATIVES) as (keyof NegativeCounts)[]).some((k) => negatives[k] !== DEFAULT_NEGATIVES[k])

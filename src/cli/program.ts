@@ -17,7 +17,8 @@ import { isPairKind, PAIR_KINDS, type PairKind } from '../training/pair';
 import type { AskOptions } from './ask';
 import type { EvalCommandOptions } from './eval';
 import { refuseWhileServed } from './running-server';
-import { asksServedStore, serverFor, type ServerOptions } from './transport';
+import { asksServedStore, type ServerOptions } from './transport';
+import type { IngestOptions } from './ingest-command';
 import type { TuneCommandOptions } from './tune-report';
 
 /*
@@ -29,13 +30,12 @@ const adaptCli = () => require('./adapt') as typeof import('./adapt');
 const askCli = () => require('./ask') as typeof import('./ask');
 const embedCli = () => require('./embed') as typeof import('./embed');
 const evalCli = () => require('./eval') as typeof import('./eval');
-const ingestCli = () => require('./ingest') as typeof import('./ingest');
+const ingestCli = () => require('./ingest-command') as typeof import('./ingest-command');
 const jobsCli = () => require('./jobs') as typeof import('./jobs');
 const mcpCli = () => require('./mcp') as typeof import('./mcp');
 const operationsCli = () => require('./operations') as typeof import('./operations');
 const pairsCli = () => require('./pairs') as typeof import('./pairs');
 const reembedCli = () => require('./reembed') as typeof import('./reembed');
-const remoteCli = () => require('./remote-commands') as typeof import('./remote-commands');
 const serveCli = () => require('./serve') as typeof import('./serve');
 const storeCli = () => require('./store') as typeof import('./store');
 const tuneCli = () => require('./tune') as typeof import('./tune');
@@ -200,26 +200,7 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
         integer(0, 86_400),
       ),
     { form: '<paths…>' },
-  ).action((paths: string[], options: { source?: string; embed: boolean; batchPassages?: number; job?: number[]; retryFor?: number } & ServerOptions) =>
-    run(async (config) => {
-      const target = serverFor(config, options, 'ingest');
-      // With --url the files become durable ingest jobs on the server; the command waits for them (Ctrl-C: they go on).
-      if (options.job && !target) {
-        console.error('ingest: --job follows an ingest job on a server: give --url too');
-        return 1;
-      }
-      if (paths.length === 0 && !options.job) {
-        console.error('ingest: give the files or directories to ingest');
-        return 1;
-      }
-      if (!target) return ingestCli().ingestCommand(config, paths, options);
-      if (!options.embed) {
-        console.error('ingest: --no-embed cannot be used with --url (the server embeds when its EMBED_ON_INGEST is on)');
-        return 1;
-      }
-      return remoteCli().remoteIngest(config, target, paths, { source: options.source, jobs: options.job, retryForS: options.retryFor });
-    }),
-  );
+  ).action((paths: string[], options: IngestOptions) => run(async (config) => ingestCli().ingestCommand(config, paths, options)));
 
   program
     .command('embed')
@@ -537,9 +518,7 @@ export function buildProgram(runAction: (action: Action) => Promise<void>): Comm
           maxQuestionWords: options.maxQuestionWords,
           minPairs: options.minPairs,
         };
-        return serverFor(config, options, 'pairs')
-          ? pairsCli().remotePairsCommand(config, { ...mine, url: options.url, key: options.key })
-          : pairsCli().pairsCommand(config, mine);
+        return pairsCli().pairsCommand(config, { ...mine, url: options.url, key: options.key });
       }),
   );
 
