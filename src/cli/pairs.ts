@@ -86,7 +86,8 @@ export interface PairsCommandOptions extends Omit<MineOptions, 'onPlan'> {
  * as the transport chooses (cli/transport.ts serverFor).
  */
 export function pairsCommand(config: Config, options: PairsCommandOptions & ServerOptions): Promise<number> {
-  return serverFor(config, options, 'pairs') ? remotePairsCommand(config, options) : minePairsCommand(config, options);
+  const { url, key, ...mine } = options;
+  return serverFor(config, { url, key }, 'pairs') ? remotePairsCommand(config, options) : minePairsCommand(config, mine);
 }
 
 /** `dhr pairs` on the store: training pairs as JSONL, with a progress bar and the count of each kind at the end. */

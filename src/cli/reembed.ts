@@ -59,7 +59,7 @@ export function reembedCommand(config: Config, options: ReembedOptions): Promise
       const job = await findOrQueue(t, options);
       const read = async () => {
         const now = await readJob(t, job.id);
-        if (!now) throw new Error(`the server at ${t.url} has no job ${job.id} any more`);
+        if (!now) throw new Error(`${t.url ? `the server at ${t.url} has` : 'the store has'} no job ${job.id} any more`);
         return followed(now);
       };
       const everyMs = t.store ? POLL_MS.store : POLL_MS.server;
